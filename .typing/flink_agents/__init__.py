@@ -1,0 +1,1 @@
+../../flink_agents/__init__.py

@@ -1,0 +1,71 @@
+"""The public API: everything a user imports is also importable from here."""
+
+from flink_agents.api.chat_message import (
+    CANONICAL_FINISH_REASONS,
+    AudioBlock,
+    ChatMessage,
+    ChatResult,
+    ContentBlock,
+    DocumentBlock,
+    FinishReason,
+    ImageBlock,
+    MediaBlock,
+    MessageRole,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResponse,
+    ToolResultBlock,
+    ToolResultContent,
+    UnsupportedContentBlockError,
+    Usage,
+    VideoBlock,
+    normalize_tool_output,
+)
+from flink_agents.api.chat_models.chat_model import (
+    BaseChatModelConnection,
+    BaseChatModelSetup,
+    ToolSpec,
+)
+from flink_agents.api.errors import ChatModelError
+from flink_agents.api.resource import (
+    Resource,
+    ResourceDescriptor,
+    ResourceType,
+    SerializableResource,
+)
+from flink_agents.api.tools.tool import BaseTool, ToolMetadata, as_tool_metadata
+
+__all__ = [
+    "CANONICAL_FINISH_REASONS",
+    "AudioBlock",
+    "BaseChatModelConnection",
+    "BaseChatModelSetup",
+    "BaseTool",
+    "ChatMessage",
+    "ChatModelError",
+    "ChatResult",
+    "ContentBlock",
+    "DocumentBlock",
+    "FinishReason",
+    "ImageBlock",
+    "MediaBlock",
+    "MessageRole",
+    "ReasoningBlock",
+    "Resource",
+    "ResourceDescriptor",
+    "ResourceType",
+    "SerializableResource",
+    "TextBlock",
+    "ToolCallBlock",
+    "ToolMetadata",
+    "ToolResponse",
+    "ToolResultBlock",
+    "ToolResultContent",
+    "ToolSpec",
+    "UnsupportedContentBlockError",
+    "Usage",
+    "VideoBlock",
+    "as_tool_metadata",
+    "normalize_tool_output",
+]

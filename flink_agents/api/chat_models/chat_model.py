@@ -1,0 +1,96 @@
+"""Chat model resources: the connection (transport) and the setup (model and options)."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import Field
+
+from flink_agents.api.chat_result import ChatResult
+from flink_agents.api.message import ChatMessage
+from flink_agents.api.resource import Resource, ResourceType
+from flink_agents.api.tools.tool import BaseTool, ToolMetadata
+
+__all__ = ["BaseChatModelConnection", "BaseChatModelSetup", "ToolSpec"]
+
+ToolSpec = ToolMetadata | BaseTool
+"""What a connection accepts as a tool: its metadata, or the tool itself."""
+
+
+class BaseChatModelConnection(Resource):
+    """Talks to one provider API: credentials, endpoint, client.
+
+    Subclasses implement `achat` (preferred) or `chat`; the base gives the other.
+    Both return a `ChatResult` whose message is the assistant's reply.
+    """
+
+    @classmethod
+    def resource_type(cls) -> ResourceType:
+        return ResourceType.CHAT_MODEL_CONNECTION
+
+    def _overrides(self, name: str) -> bool:
+        return getattr(type(self), name) is not getattr(BaseChatModelConnection, name)
+
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec] | None = None,
+        **params: Any,
+    ) -> ChatResult:
+        """Send the conversation, return the model's answer (blocking)."""
+        if not self._overrides("achat"):
+            raise NotImplementedError(f"{type(self).__name__} implements neither chat nor achat")
+        coro = self.achat(messages, tools, **params)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(coro)
+        # Called from inside a running loop: run on a private loop in a worker thread.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(asyncio.run, coro).result()
+
+    async def achat(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec] | None = None,
+        **params: Any,
+    ) -> ChatResult:
+        """Send the conversation, return the model's answer (non-blocking)."""
+        if not self._overrides("chat"):
+            raise NotImplementedError(f"{type(self).__name__} implements neither chat nor achat")
+        return await asyncio.to_thread(self.chat, messages, tools, **params)
+
+
+class BaseChatModelSetup(Resource):
+    """Which model to use and how: refers to a connection by name.
+
+    ``model_kwargs`` are passed to the connection on every call; provider setups
+    add typed fields (``max_tokens``, ``temperature``...) and extend it.
+    """
+
+    connection: str
+    """Name of the `BaseChatModelConnection` resource to send through."""
+    model: str | None = None
+    """The provider's model name."""
+    prompt: Any = None
+    """A `Prompt` (or its resource name) applied to the messages before each call."""
+    tools: list[str] = Field(default_factory=list)
+    """Names of the tool resources the model may call."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Extra provider parameters, passed through."""
+
+    @classmethod
+    def resource_type(cls) -> ResourceType:
+        return ResourceType.CHAT_MODEL
+
+    @property
+    def model_kwargs(self) -> dict[str, Any]:
+        """Parameters for the connection: the model name and any extras."""
+        kwargs: dict[str, Any] = {}
+        if self.model is not None:
+            kwargs["model"] = self.model
+        kwargs.update(self.params)
+        return kwargs

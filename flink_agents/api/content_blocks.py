@@ -1,0 +1,208 @@
+"""Typed content blocks: the ordered parts that make up a `ChatMessage`.
+
+Every block is a small pydantic model with a ``type`` discriminator, so a list of
+blocks round-trips through JSON exactly. Media blocks carry either base64 ``data``
+or a ``url`` (exactly one), plus optional descriptive fields that stay when a
+message is sanitized for logs.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "AudioBlock",
+    "ContentBlock",
+    "DocumentBlock",
+    "ImageBlock",
+    "MediaBlock",
+    "ReasoningBlock",
+    "TextBlock",
+    "ToolCallBlock",
+    "ToolResultBlock",
+    "ToolResultContent",
+    "VideoBlock",
+    "base64_decoded_size",
+]
+
+
+class _Block(BaseModel):
+    model_config = ConfigDict(frozen=False, extra="forbid")
+
+    def __repr_args__(self) -> Any:
+        # Omit defaults so test failures read well.
+        for name, value in super().__repr_args__():
+            field = type(self).model_fields.get(name) if name else None
+            if field is not None and not field.is_required() and value == field.default:
+                continue
+            yield name, value
+
+
+class TextBlock(_Block):
+    """Plain text."""
+
+    type: Literal["text"] = "text"
+    text: str
+    """The text itself."""
+
+
+class MediaBlock(_Block):
+    """Common shape of image, audio, video and document blocks.
+
+    Exactly one of ``data`` (base64) or ``url`` is set, except in the log-safe form
+    made by `ChatMessage.sanitize`, where both are dropped and ``redacted`` is true.
+    """
+
+    mime_type: str = Field(min_length=1)
+    """IANA media type, for example ``image/png`` or ``application/pdf``."""
+    data: str | None = None
+    """Base64-encoded content (no ``data:`` prefix)."""
+    url: str | None = None
+    """Where the content can be fetched (``https:``, ``gs:``, ``data:``...)."""
+    name: str | None = None
+    """A file name or title, when known."""
+    size_bytes: int | None = Field(default=None, ge=0)
+    """Size of the decoded content, when known."""
+    sha256: str | None = None
+    """Hex SHA-256 of the decoded content, when known."""
+    redacted: bool = False
+    """True in the log-safe form: ``data`` and ``url`` were removed."""
+
+    _mime_prefix: str = ""
+
+    @model_validator(mode="after")
+    def _check_source(self) -> MediaBlock:
+        kind = type(self).model_fields["type"].default
+        if self.redacted:
+            if self.data is not None or self.url is not None:
+                raise ValueError(f"a redacted {kind} block carries neither data nor url")
+        elif (self.data is None) == (self.url is None):
+            raise ValueError(f"a {kind} block needs exactly one of data (base64) or url")
+        prefix = self._mime_prefix
+        if prefix and not self.mime_type.lower().startswith(prefix):
+            raise ValueError(f"a {kind} block needs a {prefix}* mime type, got {self.mime_type!r}")
+        return self
+
+    def redact(self) -> MediaBlock:
+        """The log-safe copy: same descriptive fields, no data and no URL."""
+        size = self.size_bytes
+        if size is None and self.data is not None:
+            size = base64_decoded_size(self.data)
+        return self.model_copy(
+            update={"data": None, "url": None, "size_bytes": size, "redacted": True}
+        )
+
+
+def base64_decoded_size(data: str) -> int:
+    """Size in bytes of what a base64 string decodes to, without decoding it."""
+    stripped = data.strip()
+    padding = len(stripped) - len(stripped.rstrip("="))
+    return max(0, (len(stripped) * 3) // 4 - padding)
+
+
+class ImageBlock(MediaBlock):
+    """An image (PNG, JPEG, GIF, WebP...)."""
+
+    type: Literal["image"] = "image"
+    _mime_prefix = "image/"
+
+
+class AudioBlock(MediaBlock):
+    """An audio clip."""
+
+    type: Literal["audio"] = "audio"
+    _mime_prefix = "audio/"
+
+
+class VideoBlock(MediaBlock):
+    """A video clip."""
+
+    type: Literal["video"] = "video"
+    _mime_prefix = "video/"
+
+
+class DocumentBlock(MediaBlock):
+    """A document: PDF, plain text, or another file type."""
+
+    type: Literal["document"] = "document"
+
+
+class ReasoningBlock(_Block):
+    """Model reasoning, with the provider's opaque continuation data.
+
+    Providers need their reasoning back, unchanged and in place, on later turns;
+    ``provider`` says which one produced it so it is never sent to another.
+    """
+
+    type: Literal["reasoning"] = "reasoning"
+    text: str = ""
+    """Readable reasoning or its summary (may be empty when redacted)."""
+    provider: str | None = None
+    """Which provider API produced it: ``anthropic``, ``openai-responses``..."""
+    signature: str | None = None
+    """Anthropic's thinking signature."""
+    redacted_data: str | None = None
+    """Anthropic's redacted-thinking payload."""
+    encrypted_content: str | None = None
+    """OpenAI Responses' encrypted reasoning content."""
+    id: str | None = None
+    """The provider's id for the reasoning item, when it has one."""
+    summary: list[str] | None = None
+    """OpenAI Responses' summary texts, in order, when the reasoning came as a summary."""
+
+
+class ToolCallBlock(_Block):
+    """A request from the model to run a tool."""
+
+    type: Literal["tool_call"] = "tool_call"
+    id: str = Field(min_length=1)
+    """Call id; the matching `ToolResultBlock` carries the same id."""
+    name: str = Field(min_length=1)
+    """The tool's name."""
+    input: dict[str, Any] = Field(default_factory=dict)
+    """Arguments, as a JSON object."""
+
+
+ToolResultContent = Annotated[
+    TextBlock | ImageBlock | AudioBlock | VideoBlock | DocumentBlock,
+    Field(discriminator="type"),
+]
+"""What a tool result may hold: text and media."""
+
+
+class ToolResultBlock(_Block):
+    """The model-facing result of one tool call."""
+
+    type: Literal["tool_result"] = "tool_result"
+    call_id: str = Field(min_length=1)
+    """Id of the `ToolCallBlock` this answers."""
+    content: list[ToolResultContent] = Field(default_factory=list)
+    """Text and media, in order."""
+    is_error: bool = False
+    """True when the tool failed; the content then says why."""
+
+    @property
+    def text(self) -> str:
+        """The text blocks of the content, concatenated in order."""
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    @property
+    def is_text_only(self) -> bool:
+        """True when every content block is text (also when there is none)."""
+        return all(isinstance(b, TextBlock) for b in self.content)
+
+
+ContentBlock = Annotated[
+    TextBlock
+    | ImageBlock
+    | AudioBlock
+    | VideoBlock
+    | DocumentBlock
+    | ReasoningBlock
+    | ToolCallBlock
+    | ToolResultBlock,
+    Field(discriminator="type"),
+]
+"""Any block a `ChatMessage` can hold."""

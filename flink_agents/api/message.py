@@ -1,0 +1,153 @@
+"""`ChatMessage`: a role plus ordered content blocks, with the role matrix enforced."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from flink_agents.api.content_blocks import (
+    AudioBlock,
+    ContentBlock,
+    DocumentBlock,
+    ImageBlock,
+    MediaBlock,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    VideoBlock,
+)
+
+__all__ = ["ChatMessage", "MessageRole"]
+
+
+class MessageRole(str, Enum):
+    """Who speaks a message."""
+
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+_MEDIA = (ImageBlock, AudioBlock, VideoBlock, DocumentBlock)
+
+_ALLOWED: dict[MessageRole, tuple[type, ...]] = {
+    MessageRole.SYSTEM: (TextBlock,),
+    MessageRole.USER: (TextBlock, *_MEDIA),
+    MessageRole.ASSISTANT: (TextBlock, *_MEDIA, ReasoningBlock, ToolCallBlock),
+    MessageRole.TOOL: (ToolResultBlock,),
+}
+
+
+class ChatMessage(BaseModel):
+    """One message of a conversation.
+
+    The role decides which blocks it may hold: system takes text; user takes text
+    and media; assistant takes text, media, reasoning and tool calls; a tool
+    message holds exactly one `ToolResultBlock`.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: MessageRole
+    """Who speaks."""
+    blocks: list[ContentBlock] = Field(default_factory=list)
+    """Content, in order."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Free-form annotations (not sent to providers)."""
+
+    @model_validator(mode="after")
+    def _check_role_matrix(self) -> ChatMessage:
+        allowed = _ALLOWED[self.role]
+        for block in self.blocks:
+            if not isinstance(block, allowed):
+                raise ValueError(f"a {self.role.value} message cannot hold a {block.type} block")
+        if self.role is MessageRole.TOOL and len(self.blocks) != 1:
+            raise ValueError(
+                f"a tool message holds exactly one tool_result block, got {len(self.blocks)} blocks"
+            )
+        seen: set[str] = set()
+        for block in self.blocks:
+            if isinstance(block, ToolCallBlock):
+                if block.id in seen:
+                    raise ValueError(
+                        f"a {self.role.value} message has two tool_call blocks with id {block.id!r}"
+                    )
+                seen.add(block.id)
+        return self
+
+    # ----------------------------------------------------------------- factories
+
+    @classmethod
+    def system(cls, text: str) -> ChatMessage:
+        """A system message holding one text block."""
+        return cls(role=MessageRole.SYSTEM, blocks=[TextBlock(text=text)])
+
+    @classmethod
+    def user(cls, content: str | Sequence[ContentBlock]) -> ChatMessage:
+        """A user message from text or from blocks."""
+        return cls(role=MessageRole.USER, blocks=_as_blocks(content))
+
+    @classmethod
+    def assistant(
+        cls,
+        content: str | Sequence[ContentBlock] = (),
+        tool_calls: Sequence[ToolCallBlock] = (),
+    ) -> ChatMessage:
+        """An assistant message from text or blocks, then any tool calls."""
+        return cls(role=MessageRole.ASSISTANT, blocks=[*_as_blocks(content), *tool_calls])
+
+    @classmethod
+    def tool_result(cls, block: ToolResultBlock) -> ChatMessage:
+        """A tool message carrying one result."""
+        return cls(role=MessageRole.TOOL, blocks=[block])
+
+    # ---------------------------------------------------------------- projections
+
+    @property
+    def text(self) -> str:
+        """The top-level text blocks, concatenated in order."""
+        return "".join(b.text for b in self.blocks if isinstance(b, TextBlock))
+
+    @property
+    def tool_calls(self) -> list[ToolCallBlock]:
+        """The tool-call blocks, in order."""
+        return [b for b in self.blocks if isinstance(b, ToolCallBlock)]
+
+    @property
+    def tool_result_block(self) -> ToolResultBlock | None:
+        """The result a tool message carries (None for other roles)."""
+        if self.role is MessageRole.TOOL:
+            block = self.blocks[0]
+            assert isinstance(block, ToolResultBlock)
+            return block
+        return None
+
+    def sanitize(self) -> ChatMessage:
+        """The log-safe copy: media keep their descriptive fields, lose data and URL.
+
+        Reasoning, tool-call input and metadata stay as they are.
+        """
+        return self.model_copy(update={"blocks": [_sanitize_block(b) for b in self.blocks]})
+
+
+def _as_blocks(content: str | Sequence[ContentBlock]) -> list[ContentBlock]:
+    if isinstance(content, str):
+        return [TextBlock(text=content)]
+    return list(content)
+
+
+def _sanitize_block(block: ContentBlock) -> ContentBlock:
+    if isinstance(block, MediaBlock):
+        return block.redact()  # type: ignore[return-value]
+    if isinstance(block, ToolResultBlock):
+        return block.model_copy(
+            update={
+                "content": [b.redact() if isinstance(b, MediaBlock) else b for b in block.content]
+            }
+        )
+    return block

@@ -1,0 +1,1 @@
+"""Tools an agent's chat models can call."""

@@ -1,0 +1,1 @@
+"""The agent plan: what an `Agent` compiles to before it runs."""

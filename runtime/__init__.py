@@ -1,0 +1,1 @@
+"""Runtimes that execute agents: the local runner and the PyFlink operator."""
