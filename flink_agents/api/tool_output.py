@@ -147,8 +147,8 @@ def _media_from_source(
             mime_type = mime_type or uri_mime
             url = None
     if mime_type is None:
-        guessed = mimetypes.guess_type(name or url or "")[0]
-        mime_type = guessed or _default_mime(kind)
+        guesses = (mimetypes.guess_type(hint)[0] for hint in (name, url) if hint)
+        mime_type = next((g for g in guesses if g), None) or _default_mime(kind)
     cls = kind or _media_class_for(mime_type)
     return cls(mime_type=mime_type, data=data, url=url, name=name)
 
