@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-from collections.abc import Sequence
-from typing import Any
+import threading
+from collections.abc import Coroutine, Sequence
+from typing import Any, TypeVar
 
 from pydantic import Field
 
@@ -18,6 +18,36 @@ __all__ = ["BaseChatModelConnection", "BaseChatModelSetup", "ToolSpec"]
 
 ToolSpec = ToolMetadata | BaseTool
 """What a connection accepts as a tool: its metadata, or the tool itself."""
+
+_T = TypeVar("_T")
+_sync_loop: asyncio.AbstractEventLoop | None = None
+_sync_loop_lock = threading.Lock()
+
+
+def _run_on_sync_loop(coro: Coroutine[Any, Any, _T]) -> _T:
+    """Run ``coro`` on one long-lived background loop and wait for it.
+
+    Sync ``chat`` calls all share this loop, so async SDK clients (whose connection
+    pools belong to the loop they first ran on) are created once and reused,
+    whether or not the caller is itself inside a running loop.
+    """
+    global _sync_loop
+    with _sync_loop_lock:
+        if _sync_loop is None or _sync_loop.is_closed():
+            loop = asyncio.new_event_loop()
+            threading.Thread(
+                target=loop.run_forever, name="flink-agents-sync-chat", daemon=True
+            ).start()
+            _sync_loop = loop
+        loop = _sync_loop
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        coro.close()
+        raise RuntimeError("chat() was called from inside its own loop; await achat() instead")
+    return asyncio.run_coroutine_threadsafe(coro, loop).result()
 
 
 class BaseChatModelConnection(Resource):
@@ -43,14 +73,7 @@ class BaseChatModelConnection(Resource):
         """Send the conversation, return the model's answer (blocking)."""
         if not self._overrides("achat"):
             raise NotImplementedError(f"{type(self).__name__} implements neither chat nor achat")
-        coro = self.achat(messages, tools, **params)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(coro)
-        # Called from inside a running loop: run on a private loop in a worker thread.
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(asyncio.run, coro).result()
+        return _run_on_sync_loop(self.achat(messages, tools, **params))
 
     async def achat(
         self,

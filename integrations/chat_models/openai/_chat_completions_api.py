@@ -1,0 +1,516 @@
+"""OpenAI Chat Completions on the wire: typed messages -> request JSON, response JSON -> result.
+
+Pure functions, no I/O. `build_chat_completions_request` gives exactly the JSON body
+to POST to ``/chat/completions``; `parse_chat_completion` turns the response body
+into a `ChatResult`. The same format is spoken by OpenAI-compatible servers (vLLM,
+Ollama, llama.cpp), so the parser also reads their ``reasoning_content`` /
+``reasoning`` fields.
+
+Tool messages on this API carry text only. With ``tool_media="user_message"`` (the
+default) a tool result holding media becomes a tool message whose text lists the
+media that follow, and one user message placed right after the run of tool
+messages carries the media themselves; with ``tool_media="error"`` such a result
+raises `UnsupportedContentBlockError` before anything is sent.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from flink_agents.integrations.chat_models._sdk_errors import scrub_secrets
+
+from flink_agents.api.chat_result import ChatResult, Usage
+from flink_agents.api.content_blocks import (
+    AudioBlock,
+    DocumentBlock,
+    ImageBlock,
+    MediaBlock,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    VideoBlock,
+)
+from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
+from flink_agents.api.message import ChatMessage, MessageRole
+from flink_agents.api.tool_output import parse_data_uri
+from flink_agents.api.tools.tool import ToolMetadata
+
+__all__ = [
+    "ASSISTANT_MEDIA_REASON",
+    "AUDIO_FORMAT_REASON",
+    "AUDIO_URL_REASON",
+    "DOCUMENT_TYPE_REASON",
+    "DOCUMENT_URL_REASON",
+    "PROVIDER",
+    "RAW_ARGUMENTS_KEY",
+    "REDACTED_REASON",
+    "TOOL_ERROR_PREFIX",
+    "TOOL_MEDIA_ERROR_REASON",
+    "VIDEO_REASON",
+    "MaxTokensParam",
+    "ToolMedia",
+    "build_chat_completions_request",
+    "message_to_wire",
+    "messages_to_wire",
+    "parse_chat_completion",
+    "tool_to_wire",
+]
+
+PROVIDER = "openai-chat"
+"""Name used in errors and in `ReasoningBlock.provider`."""
+
+ToolMedia = Literal["user_message", "error"]
+"""What to do with media in tool results (tool messages carry text only)."""
+
+MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
+"""Which request field carries the ``max_tokens`` option."""
+
+RAW_ARGUMENTS_KEY = "_raw_arguments"
+"""Tool-call input key holding arguments that were not a JSON object, kept verbatim."""
+
+TOOL_ERROR_PREFIX = "Error: "
+"""Put before the text of a tool result with ``is_error=True`` (the API has no error field)."""
+
+ASSISTANT_MEDIA_REASON = (
+    "only user messages and tool results can carry media, not assistant messages"
+)
+VIDEO_REASON = "OpenAI Chat Completions does not accept video"
+AUDIO_URL_REASON = "audio is accepted only as base64 data (input_audio), not by URL"
+AUDIO_FORMAT_REASON = "audio must be audio/wav or audio/mpeg (mp3)"
+DOCUMENT_URL_REASON = "documents are accepted only as base64 data (file_data), not by URL"
+DOCUMENT_TYPE_REASON = "only application/pdf documents are accepted"
+REDACTED_REASON = "a redacted block (from sanitize()) has no data or URL to send"
+TOOL_MEDIA_ERROR_REASON = (
+    "tool messages can only carry text (tool_media='error'; "
+    "use tool_media='user_message' to send tool media in a user message)"
+)
+
+_AUDIO_FORMATS: dict[str, str] = {
+    "audio/wav": "wav",
+    "audio/x-wav": "wav",
+    "audio/wave": "wav",
+    "audio/vnd.wave": "wav",
+    "audio/mpeg": "mp3",
+    "audio/mp3": "mp3",
+}
+_DEFAULT_PDF_NAME = "document.pdf"
+_Media = ImageBlock | AudioBlock | VideoBlock | DocumentBlock
+_MEDIA_TYPES = (ImageBlock, AudioBlock, VideoBlock, DocumentBlock)
+_CANONICAL_FINISH = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool_calls",
+    "content_filter": "content_filter",
+    "function_call": "tool_calls",
+}
+# Request options read here and never sent as such.
+_LOCAL_OPTIONS = ("tool_media", "max_tokens_param")
+
+
+# ============================================================================ request
+
+
+def build_chat_completions_request(
+    messages: Sequence[ChatMessage],
+    tools: Sequence[ToolMetadata] | None = None,
+    **params: Any,
+) -> dict[str, Any]:
+    """The JSON body of a ``POST /chat/completions`` call.
+
+    ``params`` must name the ``model``. Read here: ``tool_media`` (`ToolMedia`,
+    default ``"user_message"``), ``max_tokens_param`` (`MaxTokensParam`, default
+    ``"max_tokens"``: the field ``max_tokens`` is sent as). Every other parameter
+    whose value is not ``None`` goes into the body as it is (``temperature``,
+    ``tool_choice``, ``response_format``, ``top_p``, server-specific fields...);
+    ``tool_choice`` may also be a bare tool name.
+
+    Raises `UnsupportedContentBlockError` for a block this API cannot take, and
+    ``ValueError`` for bad options; either way before anything is sent.
+    """
+    options = {key: value for key, value in params.items() if value is not None}
+    tool_media = options.pop("tool_media", "user_message")
+    if tool_media not in ("user_message", "error"):
+        raise ValueError(f"tool_media must be 'user_message' or 'error', got {tool_media!r}")
+    max_tokens_param = options.pop("max_tokens_param", "max_tokens")
+    if max_tokens_param not in ("max_tokens", "max_completion_tokens"):
+        raise ValueError(
+            "max_tokens_param must be 'max_tokens' or 'max_completion_tokens', "
+            f"got {max_tokens_param!r}"
+        )
+    model = options.pop("model", None)
+    if not isinstance(model, str) or not model:
+        raise ValueError("the model parameter is required (a model name)")
+    if options.get("stream"):
+        raise ValueError("streaming is not supported by this connection; do not pass stream")
+    options.pop("stream", None)
+
+    request: dict[str, Any] = {
+        "model": model,
+        "messages": messages_to_wire(messages, tool_media=tool_media),
+    }
+    if tools:
+        request["tools"] = [tool_to_wire(tool) for tool in tools]
+    if "max_tokens" in options:
+        request[max_tokens_param] = options.pop("max_tokens")
+    if "tool_choice" in options:
+        request["tool_choice"] = _tool_choice(options.pop("tool_choice"))
+    request.update(options)
+    return request
+
+
+def tool_to_wire(tool: ToolMetadata) -> dict[str, Any]:
+    """A function tool definition."""
+    function: dict[str, Any] = {"name": tool.name}
+    if tool.description:
+        function["description"] = tool.description
+    function["parameters"] = tool.args_schema
+    return {"type": "function", "function": function}
+
+
+def _tool_choice(choice: Any) -> Any:
+    if isinstance(choice, str) and choice not in ("auto", "none", "required"):
+        return {"type": "function", "function": {"name": choice}}
+    return choice
+
+
+def messages_to_wire(
+    messages: Sequence[ChatMessage], *, tool_media: ToolMedia = "user_message"
+) -> list[dict[str, Any]]:
+    """The ``messages`` array, with tool media moved into user messages after each tool run."""
+    wire: list[dict[str, Any]] = []
+    pending_media: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role is not MessageRole.TOOL and pending_media:
+            wire.append({"role": "user", "content": pending_media})
+            pending_media = []
+        if message.role is MessageRole.TOOL:
+            result = message.tool_result_block
+            assert result is not None
+            tool_message, media_parts = _tool_result_to_wire(result, tool_media)
+            wire.append(tool_message)
+            pending_media.extend(media_parts)
+        else:
+            wire.append(message_to_wire(message))
+    if pending_media:
+        wire.append({"role": "user", "content": pending_media})
+    return wire
+
+
+def message_to_wire(message: ChatMessage) -> dict[str, Any]:
+    """One system, user or assistant message (tool messages go through `messages_to_wire`)."""
+    if message.role is MessageRole.SYSTEM:
+        return {"role": "system", "content": message.text}
+    if message.role is MessageRole.USER:
+        return {"role": "user", "content": _user_content(message)}
+    if message.role is MessageRole.ASSISTANT:
+        return _assistant_to_wire(message)
+    raise ValueError("tool messages are converted by messages_to_wire")
+
+
+def _user_content(message: ChatMessage) -> str | list[dict[str, Any]]:
+    blocks = message.blocks
+    if not blocks:
+        return ""
+    if len(blocks) == 1 and isinstance(blocks[0], TextBlock):
+        return blocks[0].text
+    parts: list[dict[str, Any]] = []
+    for block in blocks:
+        if isinstance(block, TextBlock):
+            parts.append({"type": "text", "text": block.text})
+        elif isinstance(block, _MEDIA_TYPES):
+            parts.append(_media_part(block))
+        else:  # the role matrix keeps other blocks out of user messages
+            raise UnsupportedContentBlockError(
+                block.type, "not allowed in a user message", provider=PROVIDER
+            )
+    return parts
+
+
+def _media_part(block: _Media) -> dict[str, Any]:
+    """The user-message part for a media block, or the reason it cannot be sent."""
+    if block.redacted:
+        raise UnsupportedContentBlockError(block.type, REDACTED_REASON, provider=PROVIDER)
+    mime = block.mime_type.split(";", 1)[0].strip().lower()
+    if isinstance(block, ImageBlock):
+        url = block.url if block.url is not None else f"data:{block.mime_type};base64,{block.data}"
+        return {"type": "image_url", "image_url": {"url": url}}
+    if isinstance(block, VideoBlock):
+        raise UnsupportedContentBlockError(block.type, VIDEO_REASON, provider=PROVIDER)
+    data = _base64_data(block)
+    if isinstance(block, AudioBlock):
+        if data is None:
+            raise UnsupportedContentBlockError(block.type, AUDIO_URL_REASON, provider=PROVIDER)
+        audio_format = _AUDIO_FORMATS.get(mime)
+        if audio_format is None:
+            raise UnsupportedContentBlockError(block.type, AUDIO_FORMAT_REASON, provider=PROVIDER)
+        return {"type": "input_audio", "input_audio": {"data": data, "format": audio_format}}
+    # A document.
+    if mime != "application/pdf":
+        raise UnsupportedContentBlockError(block.type, DOCUMENT_TYPE_REASON, provider=PROVIDER)
+    if data is None:
+        raise UnsupportedContentBlockError(block.type, DOCUMENT_URL_REASON, provider=PROVIDER)
+    return {
+        "type": "file",
+        "file": {
+            "file_data": f"data:application/pdf;base64,{data}",
+            "filename": block.name or _DEFAULT_PDF_NAME,
+        },
+    }
+
+
+def _base64_data(block: MediaBlock) -> str | None:
+    """The block's base64 payload: its ``data``, or a ``data:`` URI given as its ``url``."""
+    if block.data is not None:
+        return block.data
+    if block.url is not None:
+        parsed = parse_data_uri(block.url)
+        if parsed is not None:
+            return parsed[1]
+    return None
+
+
+def _assistant_to_wire(message: ChatMessage) -> dict[str, Any]:
+    texts: list[str] = []
+    tool_calls: list[dict[str, Any]] = []
+    for block in message.blocks:
+        if isinstance(block, TextBlock):
+            texts.append(block.text)
+        elif isinstance(block, ToolCallBlock):
+            tool_calls.append(
+                {
+                    "id": block.id,
+                    "type": "function",
+                    "function": {"name": block.name, "arguments": _arguments_json(block.input)},
+                }
+            )
+        elif isinstance(block, ReasoningBlock):
+            continue  # never replayed: the API takes no reasoning input
+        elif isinstance(block, _MEDIA_TYPES):
+            raise UnsupportedContentBlockError(
+                block.type, ASSISTANT_MEDIA_REASON, provider=PROVIDER
+            )
+    wire: dict[str, Any] = {"role": "assistant"}
+    if tool_calls:
+        wire["content"] = "".join(texts) or None
+        wire["tool_calls"] = tool_calls
+    else:
+        wire["content"] = "".join(texts)
+    return wire
+
+
+def _arguments_json(arguments: dict[str, Any]) -> str:
+    raw = arguments.get(RAW_ARGUMENTS_KEY)
+    if len(arguments) == 1 and isinstance(raw, str):
+        return raw  # arguments that came back as invalid JSON go back verbatim
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+def _tool_result_to_wire(
+    result: ToolResultBlock, tool_media: ToolMedia
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The tool message, and the user-message parts carrying the result's media."""
+    media = [block for block in result.content if isinstance(block, _MEDIA_TYPES)]
+    text = result.text
+    parts: list[dict[str, Any]] = []
+    if media:
+        if tool_media == "error":
+            raise UnsupportedContentBlockError(
+                media[0].type, TOOL_MEDIA_ERROR_REASON, provider=PROVIDER
+            )
+        labels: list[str] = []
+        for number, block in enumerate(media, start=1):
+            part = _media_part(block)  # same checks and reasons as in user messages
+            label = f"{block.type} {number}"
+            details = block.mime_type if block.name is None else f"{block.mime_type}, {block.name}"
+            labels.append(f"{label} ({details})")
+            parts.append({"type": "text", "text": f"{label} from tool call {result.call_id}:"})
+            parts.append(part)
+        line = f"[attached below: {', '.join(labels)}]"
+        text = f"{text}\n{line}" if text else line
+    if result.is_error:
+        text = f"{TOOL_ERROR_PREFIX}{text}" if text else TOOL_ERROR_PREFIX.rstrip(": ")
+    return {"role": "tool", "tool_call_id": result.call_id, "content": text}, parts
+
+
+# =========================================================================== response
+
+
+def parse_chat_completion(body: Any) -> ChatResult:
+    """The `ChatResult` of a chat completion response body (its first choice).
+
+    Raises `ChatModelError` (``kind="malformed_response"``) when the body does not
+    have the shape of a chat completion.
+    """
+    if not isinstance(body, Mapping):
+        raise _malformed(f"the response body is a {type(body).__name__}, not an object")
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices:
+        error = body.get("error")
+        if isinstance(error, Mapping) and isinstance(error.get("message"), str):
+            raise _malformed(f"the response has no choices but an error: {error['message']}")
+        raise _malformed("the response has no choices")
+    choice = choices[0]
+    if not isinstance(choice, Mapping) or not isinstance(choice.get("message"), Mapping):
+        raise _malformed("the first choice has no message")
+    message: Mapping[str, Any] = choice["message"]
+
+    blocks: list[Any] = []
+    reasoning = _reasoning_text(message)
+    if reasoning:
+        blocks.append(ReasoningBlock(text=reasoning, provider=PROVIDER))
+    blocks.extend(TextBlock(text=text) for text in _content_texts(message.get("content")))
+    refusal = message.get("refusal")
+    if refusal is not None and not isinstance(refusal, str):
+        raise _malformed("message.refusal is not a string")
+    if refusal:
+        blocks.append(TextBlock(text=refusal))
+    blocks.extend(_tool_calls(message))
+
+    raw_finish = choice.get("finish_reason")
+    if raw_finish is not None and not isinstance(raw_finish, str):
+        raise _malformed("finish_reason is not a string")
+    finish = "refusal" if refusal else _CANONICAL_FINISH.get(raw_finish or "", raw_finish)
+
+    metadata: dict[str, Any] = {"raw_finish_reason": raw_finish}
+    if refusal:
+        metadata["refusal"] = refusal
+    for key in ("system_fingerprint", "service_tier", "created"):
+        if body.get(key) is not None:
+            metadata[key] = body[key]
+    if message.get("annotations"):
+        metadata["annotations"] = message["annotations"]
+
+    model = body.get("model")
+    response_id = body.get("id")
+    try:
+        return ChatResult(
+            message=ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks),
+            model=model if isinstance(model, str) else None,
+            response_id=response_id if isinstance(response_id, str) else None,
+            usage=_usage(body.get("usage")),
+            finish_reason=finish,
+            metadata=metadata,
+        )
+    except ValueError as exc:  # pydantic validation (e.g. two tool calls with one id)
+        raise _malformed(f"the response does not make a valid assistant message: {exc}") from None
+
+
+def _malformed(detail: str) -> ChatModelError:
+    return ChatModelError(
+        scrub_secrets(f"{PROVIDER} sent a malformed response: {detail}"),
+        retryable=False,
+        provider=PROVIDER,
+        kind="malformed_response",
+    )
+
+
+def _reasoning_text(message: Mapping[str, Any]) -> str | None:
+    for key in ("reasoning_content", "reasoning"):
+        value = message.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _content_texts(content: Any) -> list[str]:
+    """Text of ``message.content``: a string, or (some compatible servers) text parts."""
+    if content is None or content == "":
+        return []
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        texts: list[str] = []
+        for part in content:
+            if not (isinstance(part, Mapping) and isinstance(part.get("text"), str)):
+                raise _malformed("message.content holds a part that is not text")
+            if part["text"]:
+                texts.append(part["text"])
+        return texts
+    raise _malformed("message.content is neither a string nor a list of text parts")
+
+
+def _tool_calls(message: Mapping[str, Any]) -> list[ToolCallBlock]:
+    raw_calls = message.get("tool_calls")
+    if raw_calls is None:
+        legacy = message.get("function_call")
+        if legacy is None:
+            return []
+        raw_calls = [{"type": "function", "function": legacy}]
+    if not isinstance(raw_calls, list):
+        raise _malformed("message.tool_calls is not a list")
+    calls: list[ToolCallBlock] = []
+    for raw in raw_calls:
+        if not isinstance(raw, Mapping):
+            raise _malformed("a tool call is not an object")
+        kind = raw.get("type", "function")
+        function = raw.get("function")
+        if kind != "function" or not isinstance(function, Mapping):
+            raise _malformed(f"a tool call of type {kind!r} without a function")
+        name = function.get("name")
+        if not isinstance(name, str) or not name:
+            raise _malformed("a tool call has no function name")
+        call_id = raw.get("id")
+        if not isinstance(call_id, str) or not call_id:
+            call_id = f"call_{uuid.uuid4().hex}"
+        calls.append(
+            ToolCallBlock(id=call_id, name=name, input=_parse_arguments(function.get("arguments")))
+        )
+    return calls
+
+
+def _parse_arguments(arguments: Any) -> dict[str, Any]:
+    """Tool-call arguments as an object; anything else is kept under `RAW_ARGUMENTS_KEY`."""
+    if arguments is None:
+        return {}
+    if isinstance(arguments, Mapping):  # some compatible servers send an object
+        return dict(arguments)
+    if not isinstance(arguments, str):
+        return {RAW_ARGUMENTS_KEY: json.dumps(arguments)}
+    if not arguments.strip():
+        return {}
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return {RAW_ARGUMENTS_KEY: arguments}
+    if isinstance(parsed, dict):
+        return parsed
+    return {RAW_ARGUMENTS_KEY: arguments}
+
+
+def _usage(raw: Any) -> Usage:
+    if raw is None:
+        return Usage()
+    if not isinstance(raw, Mapping):
+        raise _malformed("usage is not an object")
+    prompt_details = _details(raw, "prompt_tokens_details")
+    completion_details = _details(raw, "completion_tokens_details")
+    return Usage(
+        input_tokens=_count(raw, "prompt_tokens"),
+        output_tokens=_count(raw, "completion_tokens"),
+        total_tokens=_count(raw, "total_tokens"),
+        cache_read_tokens=_count(prompt_details, "cached_tokens"),
+        cache_write_tokens=_count(prompt_details, "cache_write_tokens"),
+        reasoning_tokens=_count(completion_details, "reasoning_tokens"),
+    )
+
+
+def _details(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    details = raw.get(key)
+    if details is None:
+        return {}
+    if not isinstance(details, Mapping):
+        raise _malformed(f"usage.{key} is not an object")
+    return details
+
+
+def _count(raw: Mapping[str, Any], key: str) -> int | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _malformed(f"usage count {key} is not an integer")
+    return value

@@ -1,0 +1,116 @@
+"""OpenAI Chat Completions: the connection and the setup.
+
+Also for OpenAI-compatible servers (vLLM, Ollama, llama.cpp...): point ``base_url``
+at the server. The wire mapping lives in `_chat_completions_api`; this module only
+sends the request through the official async SDK and parses the raw JSON answer.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import openai
+from flink_agents.integrations.chat_models.openai._chat_completions_api import (
+    PROVIDER,
+    MaxTokensParam,
+    ToolMedia,
+    build_chat_completions_request,
+    parse_chat_completion,
+)
+from flink_agents.integrations.chat_models.openai._client import _OpenAIConnectionBase
+from openai.resources.chat.completions import AsyncCompletions
+
+from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
+from flink_agents.api.chat_result import ChatResult
+from flink_agents.api.message import ChatMessage
+from flink_agents.api.tools.tool import as_tool_metadata
+
+__all__ = ["OpenAIChatModelConnection", "OpenAIChatModelSetup"]
+
+# Body fields the SDK's ``create`` takes as keyword arguments; any other field of the
+# request (server-specific options) is sent through ``extra_body``, unchanged.
+_SDK_BODY_FIELDS: frozenset[str] = frozenset(
+    inspect.signature(AsyncCompletions.create).parameters
+) - {"self", "extra_headers", "extra_query", "extra_body", "timeout"}
+
+
+class OpenAIChatModelConnection(_OpenAIConnectionBase):
+    """A connection to the Chat Completions API (``POST {base_url}/chat/completions``).
+
+    Settings (``api_key``, ``base_url``, ``timeout``, ``max_retries`` = 0 by default,
+    ``default_headers``) come from the shared OpenAI base. For a compatible server
+    that needs no key, pass any non-empty ``api_key`` (the SDK requires one).
+    """
+
+    provider_name: ClassVar[str] = PROVIDER
+
+    async def achat(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec] | None = None,
+        **params: Any,
+    ) -> ChatResult:
+        """Send the conversation, return the assistant's answer.
+
+        ``params``: ``model`` (required), ``max_tokens`` with ``max_tokens_param``,
+        ``temperature``, ``tool_choice``, ``response_format``, ``tool_media`` and any
+        other request field. Unsupported blocks raise `UnsupportedContentBlockError`
+        before anything is sent; provider failures raise `ChatModelError`.
+        """
+        metadata = [as_tool_metadata(tool) for tool in tools or ()]
+        request = build_chat_completions_request(messages, metadata, **params)
+        kwargs: dict[str, Any] = {k: v for k, v in request.items() if k in _SDK_BODY_FIELDS}
+        extra = {k: v for k, v in request.items() if k not in _SDK_BODY_FIELDS}
+        if extra:
+            kwargs["extra_body"] = extra
+
+        async def send(client: openai.AsyncOpenAI) -> Any:
+            raw = await client.chat.completions.with_raw_response.create(**kwargs)
+            return json.loads(raw.text)
+
+        body = await self._call(send)
+        return parse_chat_completion(body)
+
+
+class OpenAIChatModelSetup(BaseChatModelSetup):
+    """Model and options for a Chat Completions connection.
+
+    The typed options below are sent when set; entries of ``params`` are sent as
+    well and win over a typed option of the same name.
+    """
+
+    model: str | None = "gpt-4.1-mini"
+    """The model name (for a compatible server, the name it serves)."""
+    max_tokens: int | None = None
+    """Most tokens to generate; sent in the field named by ``max_tokens_param``."""
+    max_tokens_param: MaxTokensParam = "max_tokens"
+    """``"max_tokens"`` (what compatible servers read) or ``"max_completion_tokens"``
+    (what OpenAI's reasoning models require)."""
+    temperature: float | None = None
+    """Sampling temperature."""
+    tool_choice: str | dict[str, Any] | None = None
+    """``"auto"``, ``"none"``, ``"required"``, a tool name, or the API's object form."""
+    response_format: dict[str, Any] | None = None
+    """Passed through, e.g. ``{"type": "json_schema", "json_schema": {...}}``."""
+    tool_media: ToolMedia = "user_message"
+    """Media in tool results: move them into a user message after the tool messages
+    (``"user_message"``) or raise before sending (``"error"``)."""
+
+    @property
+    def model_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {}
+        if self.model is not None:
+            kwargs["model"] = self.model
+        if self.max_tokens is not None:
+            kwargs["max_tokens"] = self.max_tokens
+            kwargs["max_tokens_param"] = self.max_tokens_param
+        for name in ("temperature", "tool_choice", "response_format"):
+            value = getattr(self, name)
+            if value is not None:
+                kwargs[name] = value
+        kwargs["tool_media"] = self.tool_media
+        kwargs.update(self.params)
+        return kwargs

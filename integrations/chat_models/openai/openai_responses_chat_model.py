@@ -1,0 +1,120 @@
+"""Chat models over the OpenAI Responses API (``POST /responses``)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Sequence
+from functools import cache
+from typing import Any, ClassVar, Literal
+
+import openai
+from flink_agents.integrations.chat_models.openai._client import _OpenAIConnectionBase
+from flink_agents.integrations.chat_models.openai._responses_api import (
+    PROVIDER,
+    build_request,
+    parse_response,
+)
+from openai.resources.responses import AsyncResponses
+from pydantic import Field
+
+from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
+from flink_agents.api.chat_result import ChatResult
+from flink_agents.api.message import ChatMessage
+
+__all__ = ["OpenAIResponsesChatModelConnection", "OpenAIResponsesChatModelSetup"]
+
+DEFAULT_MODEL = "gpt-6-luna"
+
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+ReasoningSummary = Literal["auto", "concise", "detailed"]
+
+# Arguments of ``responses.create`` that are client options, not body fields.
+_CLIENT_OPTIONS = frozenset({"extra_headers", "extra_query", "extra_body", "timeout"})
+
+
+class OpenAIResponsesChatModelConnection(_OpenAIConnectionBase):
+    """A connection to the OpenAI Responses API through the official async SDK.
+
+    ``api_key`` defaults to ``OPENAI_API_KEY``; ``max_retries`` is 0 because the
+    built-in chat action retries (it reads `ChatModelError.retryable`). Unsupported
+    blocks raise `UnsupportedContentBlockError` before anything is sent.
+    """
+
+    provider_name: ClassVar[str] = PROVIDER
+
+    async def achat(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec] | None = None,
+        **params: Any,
+    ) -> ChatResult:
+        """Send the conversation to ``POST /responses`` and return the answer."""
+        request = build_request(messages, tools, params)
+        arguments, extra_body = _split_body(request)
+
+        async def send(client: openai.AsyncOpenAI) -> Any:
+            raw = await client.responses.with_raw_response.create(
+                **arguments, extra_body=extra_body or None
+            )
+            return json.loads(raw.text)
+
+        body = await self._call(send)
+        return parse_response(body)
+
+
+class OpenAIResponsesChatModelSetup(BaseChatModelSetup):
+    """Model and options for an `OpenAIResponsesChatModelConnection`.
+
+    Typed options left at ``None`` are not sent (the API's defaults apply); ``params``
+    carries any other request field. For stateless multi-turn reasoning set
+    ``store=False`` and ``encrypted_reasoning=True``.
+    """
+
+    model: str | None = DEFAULT_MODEL
+    """The model name."""
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    """Upper bound on generated tokens, reasoning included."""
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    """Sampling temperature."""
+    reasoning_effort: ReasoningEffort | None = None
+    """``reasoning.effort`` for reasoning models."""
+    reasoning_summary: ReasoningSummary | None = None
+    """``reasoning.summary``: ask for readable reasoning summaries."""
+    tool_choice: str | dict[str, Any] | None = None
+    """``auto``, ``none``, ``required``, a tool name (forces that tool), or the wire dict."""
+    store: bool | None = None
+    """Whether OpenAI stores the response (API default: true)."""
+    encrypted_reasoning: bool = False
+    """Ask for ``include=["reasoning.encrypted_content"]`` so reasoning can be sent back
+    without server-side storage; implies ``store=False`` unless ``store`` is set."""
+
+    @property
+    def model_kwargs(self) -> dict[str, Any]:
+        kwargs = super().model_kwargs
+        typed = {
+            "max_output_tokens": self.max_output_tokens,
+            "temperature": self.temperature,
+            "reasoning_effort": self.reasoning_effort,
+            "reasoning_summary": self.reasoning_summary,
+            "tool_choice": self.tool_choice,
+            "store": self.store,
+        }
+        kwargs.update({key: value for key, value in typed.items() if value is not None})
+        if self.encrypted_reasoning:
+            kwargs["encrypted_reasoning"] = True
+        return kwargs
+
+
+@cache
+def _create_arguments() -> frozenset[str]:
+    signature = inspect.signature(AsyncResponses.create)
+    return frozenset(signature.parameters) - _CLIENT_OPTIONS - {"self"}
+
+
+def _split_body(request: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Body fields the SDK's ``create`` names as arguments, and the rest (sent as extra body)."""
+    known = _create_arguments()
+    arguments = {k: v for k, v in request.items() if k in known}
+    extra = {k: v for k, v in request.items() if k not in known}
+    return arguments, extra
