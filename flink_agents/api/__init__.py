@@ -1,5 +1,7 @@
 """The public API: everything a user imports is also importable from here."""
 
+from flink_agents.api.agents.agent import Agent
+from flink_agents.api.agents.react_agent import ReActAgent
 from flink_agents.api.chat_message import (
     CANONICAL_FINISH_REASONS,
     AudioBlock,
@@ -27,45 +29,101 @@ from flink_agents.api.chat_models.chat_model import (
     BaseChatModelSetup,
     ToolSpec,
 )
+from flink_agents.api.chat_models.function_model import (
+    FunctionChatModelConnection,
+    RecordedChatCall,
+    ScriptedChatModelConnection,
+)
+from flink_agents.api.core_options import (
+    AgentConfigOptions,
+    AgentConfiguration,
+    AgentExecutionOptions,
+    ConfigOption,
+    ErrorHandlingStrategy,
+    EventLogLevel,
+)
+from flink_agents.api.decorators import (
+    action,
+    chat_model_connection,
+    chat_model_setup,
+    prompt,
+    tool,
+)
 from flink_agents.api.errors import ChatModelError
+from flink_agents.api.events.chat_event import ChatError, ChatRequestEvent, ChatResponseEvent
+from flink_agents.api.events.event import Event, InputEvent, OutputEvent
+from flink_agents.api.events.tool_event import ToolRequestEvent, ToolResponseEvent
+from flink_agents.api.execution_environment import AgentBuilder, AgentsExecutionEnvironment
+from flink_agents.api.prompts.prompt import Prompt
 from flink_agents.api.resource import (
     Resource,
     ResourceDescriptor,
     ResourceType,
     SerializableResource,
 )
+from flink_agents.api.runner_context import RunnerContext
+from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.api.tools.tool import BaseTool, ToolMetadata, as_tool_metadata
 
 __all__ = [
     "CANONICAL_FINISH_REASONS",
+    "Agent",
+    "AgentBuilder",
+    "AgentConfigOptions",
+    "AgentConfiguration",
+    "AgentExecutionOptions",
+    "AgentsExecutionEnvironment",
     "AudioBlock",
     "BaseChatModelConnection",
     "BaseChatModelSetup",
     "BaseTool",
+    "ChatError",
     "ChatMessage",
     "ChatModelError",
+    "ChatRequestEvent",
+    "ChatResponseEvent",
     "ChatResult",
+    "ConfigOption",
     "ContentBlock",
     "DocumentBlock",
+    "ErrorHandlingStrategy",
+    "Event",
+    "EventLogLevel",
     "FinishReason",
+    "FunctionChatModelConnection",
+    "FunctionTool",
     "ImageBlock",
+    "InputEvent",
     "MediaBlock",
     "MessageRole",
+    "OutputEvent",
+    "Prompt",
+    "ReActAgent",
     "ReasoningBlock",
+    "RecordedChatCall",
     "Resource",
     "ResourceDescriptor",
     "ResourceType",
+    "RunnerContext",
+    "ScriptedChatModelConnection",
     "SerializableResource",
     "TextBlock",
     "ToolCallBlock",
     "ToolMetadata",
+    "ToolRequestEvent",
     "ToolResponse",
+    "ToolResponseEvent",
     "ToolResultBlock",
     "ToolResultContent",
     "ToolSpec",
     "UnsupportedContentBlockError",
     "Usage",
     "VideoBlock",
+    "action",
     "as_tool_metadata",
+    "chat_model_connection",
+    "chat_model_setup",
     "normalize_tool_output",
+    "prompt",
+    "tool",
 ]

@@ -99,7 +99,7 @@ def parse_data_uri(uri: str) -> tuple[str, str] | None:
 def _to_json_text(value: Any) -> str:
     if isinstance(value, BaseModel):
         return value.model_dump_json()
-    return to_json(value, fallback=str).decode("utf-8")
+    return to_json(value, fallback=str, bytes_mode="base64").decode("utf-8")
 
 
 def _sniff_mime(raw: bytes) -> str | None:
@@ -307,7 +307,7 @@ _PART_CONVERTERS: dict[str, Callable[[Mapping[str, Any]], TextBlock | MediaBlock
 
 
 def _is_part(item: Any) -> bool:
-    if isinstance(item, (TextBlock, MediaBlock)):
+    if isinstance(item, (TextBlock, MediaBlock, bytes, bytearray)):
         return True
     return isinstance(item, Mapping) and item.get("type") in _PART_CONVERTERS
 
@@ -317,7 +317,7 @@ def _is_part_list(items: list[Any] | tuple[Any, ...]) -> bool:
     if not any(_is_part(item) for item in items):
         return False
     return all(
-        isinstance(item, (TextBlock, MediaBlock))
+        isinstance(item, (TextBlock, MediaBlock, bytes, bytearray))
         or (isinstance(item, Mapping) and isinstance(item.get("type"), str))
         for item in items
     )
@@ -326,6 +326,8 @@ def _is_part_list(items: list[Any] | tuple[Any, ...]) -> bool:
 def _part_to_block(part: Any) -> ToolResultContent:
     if isinstance(part, (TextBlock, MediaBlock)):
         return part  # type: ignore[return-value]
+    if isinstance(part, (bytes, bytearray)):
+        return _block_from_raw_bytes(bytes(part))
     converter = _PART_CONVERTERS.get(part.get("type"))
     block: TextBlock | MediaBlock | None = None
     if converter is not None:

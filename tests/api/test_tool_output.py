@@ -203,3 +203,14 @@ def test_other_bytes_are_text_or_opaque_documents() -> None:
     [blob] = normalize_tool_output(b"\x00\xff\xfe\x01")
     assert isinstance(blob, DocumentBlock)
     assert blob.mime_type == "application/octet-stream"
+
+
+def test_bytes_inside_a_part_list_are_parts() -> None:
+    blocks = normalize_tool_output([{"type": "text", "text": "chart"}, PNG])
+    assert blocks[0] == TextBlock(text="chart")
+    assert isinstance(blocks[1], ImageBlock) and blocks[1].mime_type == "image/png"
+
+
+def test_bytes_inside_structured_data_become_base64_json() -> None:
+    [block] = normalize_tool_output({"raw": b"\x00\xff"})
+    assert block == TextBlock(text='{"raw":"AP8="}')

@@ -1,1 +1,6 @@
-"""agents."""
+"""Agents: the base class and the ready-made ReAct agent."""
+
+from flink_agents.api.agents.agent import ActionFunction, Agent, AgentAction
+from flink_agents.api.agents.react_agent import ReActAgent
+
+__all__ = ["ActionFunction", "Agent", "AgentAction", "ReActAgent"]

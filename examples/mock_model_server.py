@@ -1,0 +1,164 @@
+"""A local mock model server that speaks the OpenAI Chat Completions API.
+
+It lets the example agent run end to end with no API key and no network: the
+real ``openai`` SDK talks HTTP to 127.0.0.1, and this server answers like a
+small, deterministic model:
+
+* when tools are offered and the conversation has no tool result yet, it calls
+  the first tool, filling string parameters from the last user message;
+* otherwise it answers in text, quoting the last tool result (or the user).
+
+Run it alone with ``python examples/mock_model_server.py --port 8765``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["MockModelServer", "reply_to"]
+
+_ids = itertools.count(1)
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def _tool_arguments(tool: dict[str, Any], user_text: str) -> dict[str, Any]:
+    schema = tool.get("function", {}).get("parameters") or {}
+    arguments: dict[str, Any] = {}
+    for name, spec in (schema.get("properties") or {}).items():
+        kind = spec.get("type") if isinstance(spec, dict) else None
+        if kind == "integer":
+            arguments[name] = len(user_text.split())
+        elif kind == "number":
+            arguments[name] = float(len(user_text))
+        elif kind == "boolean":
+            arguments[name] = True
+        else:
+            arguments[name] = user_text
+    return arguments
+
+
+def reply_to(request: dict[str, Any]) -> dict[str, Any]:
+    """The Chat Completions response body for a request body."""
+    messages = request.get("messages") or []
+    tools = request.get("tools") or []
+    last_user = next(
+        (_text_of(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), ""
+    )
+    tool_results = [m for m in messages if m.get("role") == "tool"]
+    n = next(_ids)
+    message: dict[str, Any]
+    if tools and not tool_results:
+        tool = tools[0]
+        message = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": f"call_mock_{n}",
+                    "type": "function",
+                    "function": {
+                        "name": tool["function"]["name"],
+                        "arguments": json.dumps(_tool_arguments(tool, last_user)),
+                    },
+                }
+            ],
+        }
+        finish = "tool_calls"
+    else:
+        if tool_results:
+            answer = f"Based on the tool: {_text_of(tool_results[-1].get('content'))}"
+        else:
+            answer = f"You said: {last_user}"
+        message = {"role": "assistant", "content": answer}
+        finish = "stop"
+    prompt_tokens = sum(len(_text_of(m.get("content")).split()) for m in messages)
+    completion_tokens = len(_text_of(message.get("content")).split()) + 1
+    return {
+        "id": f"chatcmpl-mock-{n}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": request.get("model") or "mock-model",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+class MockModelServer:
+    """``with MockModelServer() as server: ... server.base_url`` (ends in ``/v1``)."""
+
+    def __init__(self, port: int = 0) -> None:
+        self.request_count = 0
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                server.request_count += 1
+                if self.path.rstrip("/").endswith("/chat/completions"):
+                    status, payload = 200, reply_to(body)
+                else:
+                    status, payload = 404, {"error": {"message": f"no route {self.path}"}}
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> MockModelServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> MockModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8765)
+    args = parser.parse_args()
+    server = MockModelServer(args.port)
+    print(f"mock model server on {server.base_url}", flush=True)
+    server._httpd.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

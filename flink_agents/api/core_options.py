@@ -1,0 +1,228 @@
+"""Options that tune how agents run, and the configuration that holds them.
+
+Option keys follow the upstream project where it has the option (``max-retries``,
+``error-handling-strategy``, ``event-log.level``, ``baseLogDir``...). Values may
+be given typed or as strings (as they come from a Flink ``config.yaml``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from enum import Enum
+from typing import Any, Generic, TypeVar, cast, overload
+
+__all__ = [
+    "AgentConfigOptions",
+    "AgentConfiguration",
+    "AgentExecutionOptions",
+    "ConfigOption",
+    "ErrorHandlingStrategy",
+    "EventLogLevel",
+]
+
+T = TypeVar("T")
+
+
+class ErrorHandlingStrategy(str, Enum):
+    """What the built-in chat action does when a model call fails."""
+
+    FAIL = "fail"
+    """Raise: the run (and on Flink, the job) fails."""
+    RETRY = "retry"
+    """Retry retryable errors with backoff; then answer with an error response."""
+    IGNORE = "ignore"
+    """Do not retry; answer with an error response at once."""
+
+
+class EventLogLevel(str, Enum):
+    """How much the event log writes."""
+
+    OFF = "off"
+    """Nothing."""
+    STANDARD = "standard"
+    """Every event, long strings truncated, media redacted."""
+    VERBOSE = "verbose"
+    """Every event in full (media still redacted), plus one record per action."""
+
+
+class ConfigOption(Generic[T]):
+    """A typed option: its key, its type and its default."""
+
+    def __init__(self, key: str, config_type: type, default: T, description: str = "") -> None:
+        self.key = key
+        self.config_type = config_type
+        self.default = default
+        self.description = description
+
+    def convert(self, value: Any) -> T:
+        """``value`` as this option's type (strings are parsed)."""
+        if value is None:
+            return cast(T, None)
+        kind = self.config_type
+        if isinstance(kind, type) and issubclass(kind, Enum):
+            if isinstance(value, kind):
+                return cast(T, value)
+            text = str(value).strip()
+            for member in kind:
+                if text.lower() in (str(member.value).lower(), member.name.lower()):
+                    return cast(T, member)
+            raise ValueError(
+                f"option {self.key!r}: {value!r} is not one of {[m.value for m in kind]}"
+            )
+        if kind is bool:
+            if isinstance(value, bool):
+                return cast(T, value)
+            text = str(value).strip().lower()
+            if text in ("true", "1", "yes", "on"):
+                return cast(T, True)
+            if text in ("false", "0", "no", "off"):
+                return cast(T, False)
+            raise ValueError(f"option {self.key!r}: {value!r} is not a boolean")
+        if kind in (int, float, str):
+            try:
+                return cast(T, kind(value))
+            except (TypeError, ValueError) as exc:
+                raise ValueError(
+                    f"option {self.key!r}: {value!r} is not a {kind.__name__}"
+                ) from exc
+        return cast(T, value)
+
+    def __repr__(self) -> str:
+        return f"ConfigOption({self.key!r}, default={self.default!r})"
+
+
+class AgentExecutionOptions:
+    """How actions, model calls and tool calls run."""
+
+    ERROR_HANDLING_STRATEGY: ConfigOption[ErrorHandlingStrategy] = ConfigOption(
+        "error-handling-strategy",
+        ErrorHandlingStrategy,
+        ErrorHandlingStrategy.RETRY,
+        "fail | retry | ignore, for failed chat model calls.",
+    )
+    MAX_RETRIES: ConfigOption[int] = ConfigOption(
+        "max-retries", int, 3, "Retries of a retryable model call after the first attempt."
+    )
+    RETRY_WAIT_INTERVAL: ConfigOption[float] = ConfigOption(
+        "retry-wait-interval",
+        float,
+        1.0,
+        "Base backoff in seconds; attempt n waits about base * 2**n, with jitter.",
+    )
+    MAX_RETRY_WAIT: ConfigOption[float] = ConfigOption(
+        "max-retry-wait-interval",
+        float,
+        60.0,
+        "Upper bound of one backoff wait in seconds (a server's retry-after is honoured).",
+    )
+    CHAT_MAX_MODEL_CALLS: ConfigOption[int] = ConfigOption(
+        "chat.max-model-calls",
+        int,
+        10,
+        "Model calls allowed for one chat request (tool round trips included).",
+    )
+    TOOL_CALL_PARALLEL: ConfigOption[bool] = ConfigOption(
+        "tool-call.parallel", bool, True, "Run the tool calls of one model turn concurrently."
+    )
+    MAX_IN_FLIGHT_RUNS: ConfigOption[int] = ConfigOption(
+        "max-in-flight-runs",
+        int,
+        1000,
+        "Agent runs (inputs of different keys) in progress at once.",
+    )
+    NUM_ASYNC_THREADS: ConfigOption[int] = ConfigOption(
+        "num-async-threads",
+        int,
+        max(4, (os.cpu_count() or 1) * 2),
+        "Threads for synchronous actions and tools.",
+    )
+
+
+class AgentConfigOptions:
+    """Job-level options: identity and the event log."""
+
+    JOB_IDENTIFIER: ConfigOption[str | None] = ConfigOption("job-identifier", str, None)
+    BASE_LOG_DIR: ConfigOption[str | None] = ConfigOption(
+        "baseLogDir", str, None, "Directory of the event log (no event log when unset)."
+    )
+    EVENT_LOG_LEVEL: ConfigOption[EventLogLevel] = ConfigOption(
+        "event-log.level", EventLogLevel, EventLogLevel.STANDARD, "off | standard | verbose."
+    )
+    EVENT_LOG_MAX_STRING_LENGTH: ConfigOption[int] = ConfigOption(
+        "event-log.standard.max-string-length",
+        int,
+        2000,
+        "At the standard level, longer strings are truncated to this many characters.",
+    )
+
+
+class AgentConfiguration:
+    """Option values by key. Unknown keys are kept (actions may read their own)."""
+
+    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        self._values: dict[str, Any] = {}
+        self._resolved: dict[str, Any] = {}
+        for key, value in (values or {}).items():
+            self.set_str(key, value)
+
+    @overload
+    def get(self, option: ConfigOption[T]) -> T: ...
+    @overload
+    def get(self, option: str, default: Any = None) -> Any: ...
+    def get(self, option: ConfigOption[Any] | str, default: Any = None) -> Any:
+        """The value of an option (its default when unset), or of a raw key."""
+        if isinstance(option, ConfigOption):
+            # Options are read on every step: remember each resolved value.
+            try:
+                return self._resolved[option.key]
+            except KeyError:
+                pass
+            if option.key in self._values:
+                value = option.convert(self._values[option.key])
+            else:
+                value = option.default
+            self._resolved[option.key] = value
+            return value
+        return self._values.get(option, default)
+
+    def set(self, option: ConfigOption[T] | str, value: Any) -> AgentConfiguration:
+        """Set an option (checked against its type) or a raw key."""
+        if isinstance(option, ConfigOption):
+            self._values[option.key] = option.convert(value)
+            self._resolved.pop(option.key, None)
+        else:
+            self.set_str(option, value)
+        return self
+
+    def set_str(self, key: str, value: Any) -> AgentConfiguration:
+        """Set a value by key; a known option's value is checked and converted."""
+        key = key.removeprefix("agent.")
+        option = _OPTIONS_BY_KEY.get(key)
+        self._values[key] = option.convert(value) if option is not None else value
+        self._resolved.pop(key, None)
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """The values that were set, by key (enums as their string values)."""
+        return {k: (v.value if isinstance(v, Enum) else v) for k, v in self._values.items()}
+
+    def copy(self) -> AgentConfiguration:
+        """An independent copy."""
+        return AgentConfiguration(self.to_dict())
+
+    def __repr__(self) -> str:
+        return f"AgentConfiguration({self.to_dict()!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AgentConfiguration) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+_OPTIONS_BY_KEY: dict[str, ConfigOption[Any]] = {
+    opt.key: opt
+    for holder in (AgentExecutionOptions, AgentConfigOptions)
+    for opt in vars(holder).values()
+    if isinstance(opt, ConfigOption)
+}

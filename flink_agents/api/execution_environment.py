@@ -1,0 +1,121 @@
+"""`AgentsExecutionEnvironment`: where an agent runs.
+
+>>> env = AgentsExecutionEnvironment.get_execution_environment()  # local, no Flink
+>>> out = env.from_list([{"key": "t1", "value": "..."}]).apply(MyAgent()).to_list()
+>>> env.execute()
+
+With a PyFlink ``StreamExecutionEnvironment`` the same agent runs as a keyed
+operator in a Flink job (``from_datastream`` / ``from_table``). Nothing here
+imports pyflink: the environments are loaded when asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any
+
+from flink_agents.api.core_options import AgentConfiguration
+from flink_agents.api.resource import Resource, ResourceDescriptor, ResourceType
+
+if TYPE_CHECKING:
+    from flink_agents.api.agents.agent import Agent
+
+__all__ = ["AgentBuilder", "AgentsExecutionEnvironment"]
+
+_LOCAL_ENVIRONMENT = "flink_agents.runtime.local_runner"
+_FLINK_ENVIRONMENT = "flink_agents.runtime.flink.environment"
+
+
+class AgentBuilder(ABC):
+    """Connects an input to an agent and gives its output."""
+
+    @abstractmethod
+    def apply(self, agent: Agent) -> AgentBuilder:
+        """The agent that processes the input."""
+
+    def to_list(self) -> list[dict[Any, Any]]:
+        """The outputs as a list (local environment), filled by ``env.execute()``."""
+        raise NotImplementedError(f"{type(self).__name__} does not produce a list")
+
+    def to_datastream(self, *args: Any, **kwargs: Any) -> Any:
+        """The outputs as a PyFlink DataStream (Flink environment)."""
+        raise NotImplementedError(f"{type(self).__name__} does not produce a DataStream")
+
+    def to_table(self, *args: Any, **kwargs: Any) -> Any:
+        """The outputs as a PyFlink Table (Flink environment)."""
+        raise NotImplementedError(f"{type(self).__name__} does not produce a Table")
+
+
+class AgentsExecutionEnvironment(ABC):
+    """Base of the local and the Flink environments: configuration, shared resources,
+    inputs and execution."""
+
+    def __init__(self) -> None:
+        self._config = AgentConfiguration()
+        self._resources: dict[ResourceType, dict[str, Any]] = {t: {} for t in ResourceType}
+
+    @staticmethod
+    def get_execution_environment(
+        env: Any = None, t_env: Any = None, **kwargs: Any
+    ) -> AgentsExecutionEnvironment:
+        """The local environment when ``env`` is None; with a PyFlink
+        ``StreamExecutionEnvironment`` (and optionally a ``StreamTableEnvironment``),
+        the Flink environment."""
+        if env is None:
+            if t_env is not None:
+                raise ValueError("a table environment needs its StreamExecutionEnvironment")
+            module = importlib.import_module(_LOCAL_ENVIRONMENT)
+            return module.LocalExecutionEnvironment(**kwargs)
+        module = importlib.import_module(_FLINK_ENVIRONMENT)
+        if kwargs:
+            return module.FlinkAgentsExecutionEnvironment(env, t_env, **kwargs)
+        return module.FlinkAgentsExecutionEnvironment(env, t_env)
+
+    # ------------------------------------------------------------------ configuration
+
+    def _state(self) -> None:
+        # Subclasses that skip __init__ still get a configuration and resources.
+        if not hasattr(self, "_config"):
+            self._config = AgentConfiguration()
+        if not hasattr(self, "_resources"):
+            self._resources = {t: {} for t in ResourceType}
+
+    def get_config(self) -> AgentConfiguration:
+        """The options every agent of this environment runs with."""
+        self._state()
+        return self._config
+
+    @property
+    def resources(self) -> dict[ResourceType, dict[str, Any]]:
+        """Resources shared by the agents of this environment, by type and name."""
+        self._state()
+        return self._resources
+
+    def add_resource(
+        self, name: str, resource_type: ResourceType, instance: ResourceDescriptor | Resource | Any
+    ) -> AgentsExecutionEnvironment:
+        """Share a resource with every agent (an agent's own resource of the same name wins)."""
+        self._state()
+        if name in self._resources[resource_type]:
+            raise ValueError(f"{resource_type.value} {name!r} is already defined")
+        self._resources[resource_type][name] = instance
+        return self
+
+    # ------------------------------------------------------------------ inputs
+
+    def from_list(self, inputs: list[dict[str, Any]]) -> AgentBuilder:
+        """Inputs as ``{"key": ..., "value": ...}`` dicts (local environment)."""
+        raise NotImplementedError(f"{type(self).__name__} does not read lists")
+
+    def from_datastream(self, input: Any, key_selector: Any = None) -> AgentBuilder:
+        """A PyFlink DataStream as input (Flink environment)."""
+        raise NotImplementedError(f"{type(self).__name__} does not read DataStreams")
+
+    def from_table(self, input: Any, key_selector: Any = None) -> AgentBuilder:
+        """A PyFlink Table as input (Flink environment)."""
+        raise NotImplementedError(f"{type(self).__name__} does not read Tables")
+
+    @abstractmethod
+    def execute(self, job_name: str | None = None) -> Any:
+        """Run what was built."""

@@ -1,0 +1,114 @@
+"""`AgentPlan`: an agent compiled for running: actions by trigger, resource specs.
+
+A plan holds functions, descriptors and resource instances only (no live clients),
+so it pickles (cloudpickle for agents defined in a script or a test) and ships to
+Flink workers. The built-in chat and tool actions are added here.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+from flink_agents.api.agents.agent import ActionFunction, Agent
+from flink_agents.api.resource import Resource, ResourceDescriptor, ResourceType
+
+__all__ = ["ActionSpec", "AgentPlan", "ResourceSpec"]
+
+ResourceSpec = ResourceDescriptor | Resource | Callable[..., Any]
+"""How a resource is declared: a descriptor, an instance, or (tools) a function."""
+
+
+class ActionSpec(NamedTuple):
+    """One action of a plan."""
+
+    name: str
+    """Unique within the plan."""
+    event_types: tuple[str, ...]
+    """Event ``type`` strings that trigger it."""
+    func: ActionFunction
+    """What runs."""
+    config: Mapping[str, Any]
+    """Its ``ctx.action_config``."""
+    is_async: bool
+    """True for an ``async def`` (awaited on the loop), False for a sync function
+    (run in a worker thread)."""
+
+
+def _is_async(func: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
+        getattr(func, "__call__", None)  # noqa: B004
+    )
+
+
+class AgentPlan:
+    """Actions by the event types that trigger them, and resource specs by type and name."""
+
+    def __init__(
+        self,
+        actions: Mapping[str, ActionSpec],
+        resources: Mapping[ResourceType, Mapping[str, ResourceSpec]],
+    ) -> None:
+        self.actions: dict[str, ActionSpec] = dict(actions)
+        self.resources: dict[ResourceType, dict[str, ResourceSpec]] = {
+            t: dict(resources.get(t, {})) for t in ResourceType
+        }
+        triggers: dict[str, list[ActionSpec]] = {}
+        for spec in self.actions.values():
+            for event_type in spec.event_types:
+                triggers.setdefault(event_type, []).append(spec)
+        self.triggers: dict[str, tuple[ActionSpec, ...]] = {
+            t: tuple(specs) for t, specs in triggers.items()
+        }
+
+    @classmethod
+    def from_agent(
+        cls,
+        agent: Agent,
+        *,
+        shared_resources: Mapping[ResourceType, Mapping[str, ResourceSpec]] | None = None,
+        builtin_actions: bool = True,
+    ) -> AgentPlan:
+        """Compile ``agent``. ``shared_resources`` (from the execution environment) fill in
+        names the agent does not define; the built-in chat and tool actions are added."""
+        actions: dict[str, ActionSpec] = {}
+        if builtin_actions:
+            from flink_agents.runtime.builtin_actions import builtin_action_specs
+
+            for spec in builtin_action_specs():
+                actions[spec.name] = spec
+        for declared in agent.actions.values():
+            if declared.name in actions:
+                raise ValueError(f"action name {declared.name!r} is reserved")
+            actions[declared.name] = ActionSpec(
+                name=declared.name,
+                event_types=tuple(declared.event_types),
+                func=declared.func,
+                config=dict(declared.config),
+                is_async=_is_async(declared.func),
+            )
+        resources: dict[ResourceType, dict[str, ResourceSpec]] = {}
+        for resource_type in ResourceType:
+            merged: dict[str, ResourceSpec] = dict((shared_resources or {}).get(resource_type, {}))
+            merged.update(agent.resources.get(resource_type, {}))
+            resources[resource_type] = merged
+        return cls(actions, resources)
+
+    def actions_for(self, event_type: str) -> tuple[ActionSpec, ...]:
+        """The actions an event of this type triggers, in declaration order."""
+        return self.triggers.get(event_type, ())
+
+    def resource_spec(self, name: str, resource_type: ResourceType) -> ResourceSpec:
+        """How the named resource is declared; `KeyError` when it is not."""
+        try:
+            return self.resources[resource_type][name]
+        except KeyError:
+            known = sorted(self.resources.get(resource_type, {}))
+            raise KeyError(
+                f"no {resource_type.value} resource named {name!r} (known: {known})"
+            ) from None
+
+    def __repr__(self) -> str:
+        counts = {t.value: len(r) for t, r in self.resources.items() if r}
+        return f"AgentPlan(actions={list(self.actions)}, resources={counts})"

@@ -1,0 +1,281 @@
+"""`AgentRunner`: the runtime-neutral engine that the local runner and the PyFlink
+operator both drive.
+
+One runner per process (or operator instance) holds the plan, builds resources on
+first use and shares them across keys. A run advances one event per `step`; between
+steps its `RunState` is a consistent snapshot (see `flink_agents.runtime.run_state`).
+The runner never decides ordering across inputs: callers run one run per key at a
+time, in input order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from flink_agents.runtime.action_context import ActionContext, event_id_for
+from flink_agents.runtime.event_log import EventLog
+from flink_agents.runtime.metrics import Counter, Histogram, InMemoryMetricGroup, MetricGroup
+from flink_agents.runtime.run_state import KeyState, RunState
+
+from flink_agents.api.agents.agent import Agent
+from flink_agents.api.core_options import AgentConfiguration, AgentExecutionOptions
+from flink_agents.api.events.event import Event, InputEvent, OutputEvent
+from flink_agents.api.resource import Resource, ResourceDescriptor, ResourceType
+from flink_agents.api.tools.function_tool import FunctionTool
+from flink_agents.plan.agent_plan import AgentPlan, ResourceSpec
+
+if TYPE_CHECKING:
+    from flink_agents.runtime.durable.call_log import SupportsDurableExecute
+
+__all__ = ["ActionExecutionError", "AgentRunner"]
+
+_OUTPUT_TYPE = OutputEvent.EVENT_TYPE
+
+
+class ActionExecutionError(RuntimeError):
+    """An action raised; the run cannot go on. The cause is the action's exception."""
+
+    def __init__(self, action: str, event_type: str, key: Any, seq: int) -> None:
+        super().__init__(
+            f"action {action!r} failed on a {event_type} event (key={key!r}, seq={seq})"
+        )
+        self.action = action
+        self.event_type = event_type
+        self.key = key
+        self.seq = seq
+
+
+class AgentRunner:
+    """Runs agent runs step by step; see the module doc.
+
+    Picklable (cloudpickle for agents defined in scripts) before and after use: built
+    resources, the thread pool and the event log are recreated where it is unpickled.
+    ``durable`` is a `DurableCallLog` (`flink_agents.runtime.durable`); ``metrics`` a
+    `MetricGroup` (in memory by default); ``event_log`` defaults to the one the options
+    ask for (``baseLogDir``, ``event-log.level``).
+    """
+
+    def __init__(
+        self,
+        agent: Agent | AgentPlan,
+        config: AgentConfiguration | Mapping[str, Any] | None = None,
+        *,
+        durable: SupportsDurableExecute | None = None,
+        metrics: MetricGroup | None = None,
+        event_log: EventLog | None = None,
+        shared_resources: Mapping[ResourceType, Mapping[str, ResourceSpec]] | None = None,
+    ) -> None:
+        if isinstance(agent, AgentPlan):
+            self.plan = agent
+        else:
+            self.plan = AgentPlan.from_agent(agent, shared_resources=shared_resources)
+        if isinstance(config, AgentConfiguration):
+            self.config = config
+        else:
+            self.config = AgentConfiguration(config)
+        self.durable = durable
+        self.metrics: MetricGroup = metrics if metrics is not None else InMemoryMetricGroup()
+        self._event_log = event_log
+        self._event_log_ready = event_log is not None
+        self._init_runtime()
+
+    def _init_runtime(self) -> None:
+        self._resources: dict[tuple[ResourceType, str], Resource] = {}
+        self._lock = threading.RLock()
+        self._executor: ThreadPoolExecutor | None = None
+        self._action_metrics: dict[str, tuple[Counter, Histogram, Counter]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        for name in ("_resources", "_lock", "_executor", "_action_metrics"):
+            state.pop(name, None)
+        if state.get("_event_log") is not None:
+            # An open stream does not travel: rebuild from the options where unpickled.
+            state["_event_log"] = None
+            state["_event_log_ready"] = False
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._init_runtime()
+
+    # ------------------------------------------------------------------ services
+
+    @property
+    def event_log(self) -> EventLog | None:
+        """The event log in use (opened from the options on first use), or None."""
+        if not self._event_log_ready:
+            with self._lock:
+                if not self._event_log_ready:
+                    self._event_log = EventLog.from_config(self.config)
+                    self._event_log_ready = True
+        return self._event_log
+
+    @event_log.setter
+    def event_log(self, value: EventLog | None) -> None:
+        self._event_log = value
+        self._event_log_ready = True
+
+    @property
+    def executor(self) -> ThreadPoolExecutor:
+        """The thread pool for sync actions and sync durable calls."""
+        if self._executor is None:
+            with self._lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(
+                        max_workers=self.config.get(AgentExecutionOptions.NUM_ASYNC_THREADS),
+                        thread_name_prefix="agent-action",
+                    )
+        return self._executor
+
+    def get_resource(self, name: str, type: ResourceType) -> Resource:
+        """The named resource, built on first use and shared by all runs; `KeyError` when
+        the agent declares none of that name and type."""
+        cached = self._resources.get((type, name))
+        if cached is not None:
+            return cached
+        with self._lock:
+            cached = self._resources.get((type, name))
+            if cached is None:
+                cached = self._build_resource(self.plan.resource_spec(name, type), name, type)
+                self._resources[(type, name)] = cached
+        return cached
+
+    def _build_resource(self, spec: ResourceSpec, name: str, type: ResourceType) -> Resource:
+        if isinstance(spec, ResourceDescriptor):
+            resource = spec.build(self.get_resource)
+        elif isinstance(spec, Resource):
+            resource = spec
+            if resource.get_resource is None:
+                resource.get_resource = self.get_resource
+        elif callable(spec) and type is ResourceType.TOOL:
+            resource = FunctionTool.from_function(spec, name=name)
+            resource.get_resource = self.get_resource
+        else:
+            raise TypeError(f"{type.value} {name!r}: cannot build a resource from {spec!r}")
+        if resource.resource_type() is not type:
+            raise TypeError(
+                f"resource {name!r} is a {resource.resource_type().value}, not a {type.value}"
+            )
+        return resource
+
+    def close(self) -> None:
+        """Stop the thread pool and close the event log."""
+        with self._lock:
+            executor, self._executor = self._executor, None
+            log = self._event_log if self._event_log_ready else None
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+        if log is not None:
+            log.close()
+
+    # ------------------------------------------------------------------ runs
+
+    def start_run(self, key: Any, value: Any, key_state: KeyState) -> RunState:
+        """A new run for ``value``: its `InputEvent` pending, its seq taken from (and
+        advanced in) ``key_state``."""
+        seq = key_state.next_seq
+        key_state.next_seq = seq + 1
+        event = InputEvent(input=value, id=event_id_for(key, seq, "input"))
+        run = RunState.model_construct(
+            key=key,
+            seq=seq,
+            pending_events=[event],
+            sensory_memory={},
+            outputs=[],
+            done=False,
+            action_steps=0,
+        )
+        log = self.event_log
+        if log is not None:
+            log.log_event(key, seq, event)
+        return run
+
+    async def step(self, run: RunState, key_state: KeyState) -> None:
+        """Process the first pending event: run every action it triggers, then commit
+        what they sent (events to ``pending_events``, outputs to ``outputs``).
+
+        If an action raises, `ActionExecutionError` is raised and the run's events,
+        outputs and step count are left as they were before the step.
+        """
+        if not run.pending_events:
+            run.done = True
+            return
+        event = run.pending_events[0]
+        specs = self.plan.actions_for(event.type)
+        sent: list[Event] = []
+        log = self.event_log
+        for offset, spec in enumerate(specs):
+            ctx = ActionContext(self, run, key_state, spec, event, run.action_steps + offset)
+            started = time.perf_counter()
+            try:
+                if spec.is_async:
+                    await spec.func(event, ctx)  # type: ignore[misc]
+                else:
+                    loop = asyncio.get_running_loop()
+                    await loop.run_in_executor(self.executor, spec.func, event, ctx)
+            except Exception as exc:
+                self._action_finished(run, spec.name, event, started, ctx.sent, log, exc)
+                raise ActionExecutionError(spec.name, event.type, run.key, run.seq) from exc
+            self._action_finished(run, spec.name, event, started, ctx.sent, log, None)
+            sent.extend(ctx.sent)
+        run.pending_events.pop(0)
+        for out in sent:
+            if out.type == _OUTPUT_TYPE:
+                run.outputs.append(out.attributes.get("output"))
+            else:
+                run.pending_events.append(out)
+            if log is not None:
+                log.log_event(run.key, run.seq, out)
+        run.action_steps += len(specs)
+        run.done = not run.pending_events
+
+    def _action_finished(
+        self,
+        run: RunState,
+        action: str,
+        event: Event,
+        started: float,
+        sent: list[Event],
+        log: EventLog | None,
+        error: BaseException | None,
+    ) -> None:
+        elapsed = time.perf_counter() - started
+        metrics = self._action_metrics.get(action)
+        if metrics is None:
+            group = self.metrics.get_sub_group("action").get_sub_group(action)
+            metrics = (
+                group.get_counter("executions"),
+                group.get_histogram("durationMs"),
+                group.get_counter("failures"),
+            )
+            self._action_metrics[action] = metrics
+        executions, duration, failures = metrics
+        executions.inc()
+        duration.update(elapsed * 1000.0)
+        if error is not None:
+            failures.inc()
+        if log is not None:
+            log.log_action(
+                run.key,
+                run.seq,
+                action,
+                event.id,
+                elapsed,
+                [e.id for e in sent],
+                None if error is None else f"{type(error).__name__}: {error}",
+            )
+
+    async def run(self, run: RunState, key_state: KeyState) -> list[Any]:
+        """Step until the run is done; its outputs."""
+        while not run.done:
+            await self.step(run, key_state)
+        return run.outputs
+
+    def __repr__(self) -> str:
+        return f"AgentRunner({self.plan!r})"

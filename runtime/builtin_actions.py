@@ -1,0 +1,461 @@
+"""The built-in chat action and tool action: the tool-calling loop.
+
+``ChatRequestEvent`` -> chat action -> model call -> tool calls? -> ``ToolRequestEvent``
+-> tool action -> ``ToolResponseEvent`` -> chat action -> model call ... -> no tool
+calls -> ``ChatResponseEvent``.
+
+Between turns the loop's state (`ChatLoopState`: the request messages, the assistant
+messages and one tool message per call, nothing else) waits in the run's sensory
+memory under the id of its pending tool request. Each model call and each tool call
+goes through ``ctx.durable_execute_async``, so with a durable call log they are made
+once across failures. The `ChatResult` envelope of each call goes to metrics and to
+the response event, not into history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import time
+import weakref
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from flink_agents.runtime.metrics import (
+    record_chat_call,
+    record_chat_error,
+    record_chat_retry,
+    record_tool_call,
+)
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from flink_agents.api.chat_models.chat_model import BaseChatModelConnection, BaseChatModelSetup
+from flink_agents.api.chat_result import ChatResult
+from flink_agents.api.core_options import AgentExecutionOptions, ErrorHandlingStrategy
+from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
+from flink_agents.api.events._codec import ModelClassRef
+from flink_agents.api.events.chat_event import ChatError, ChatRequestEvent, ChatResponseEvent
+from flink_agents.api.events.event import Event
+from flink_agents.api.events.tool_event import ToolRequestEvent, ToolResponseEvent
+from flink_agents.api.message import ChatMessage, MessageRole
+from flink_agents.api.prompts.prompt import Prompt
+from flink_agents.api.resource import ResourceType
+from flink_agents.api.runner_context import RunnerContext
+from flink_agents.api.tool_response import ToolResponse
+from flink_agents.api.tools.tool import BaseTool, ToolMetadata
+from flink_agents.plan.agent_plan import ActionSpec
+
+__all__ = [
+    "CHAT_ACTION",
+    "CHAT_LOOPS_KEY",
+    "TOOL_ACTION",
+    "ChatLoopState",
+    "ModelCallOutcome",
+    "StructuredOutputError",
+    "builtin_action_specs",
+    "chat_model_action",
+    "parse_structured_output",
+    "retry_delay",
+    "tool_call_action",
+]
+
+CHAT_ACTION = "_chat_model_action"
+"""Name of the built-in chat action."""
+TOOL_ACTION = "_tool_call_action"
+"""Name of the built-in tool action."""
+CHAT_LOOPS_KEY = "_flink_agents.chat_loops"
+"""Sensory-memory key: pending tool request id -> `ChatLoopState`."""
+
+_sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+_random = random.Random()
+
+
+class ChatLoopState(BaseModel):
+    """A chat request between two turns of its loop."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    request_id: str
+    """Id of the `ChatRequestEvent`."""
+    model: str
+    """Name of the chat model setup."""
+    history: list[ChatMessage]
+    """Request messages (after the prompt), assistant messages, tool messages."""
+    output_schema: ModelClassRef = None
+    """Where the final text is parsed into, if anywhere."""
+    model_calls: int = 0
+    """Model calls made for this request so far."""
+
+
+class ModelCallOutcome(BaseModel):
+    """What one model call gave (this is what a durable call log records)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    result: ChatResult | None = None
+    """The result, when the call succeeded."""
+    error: ChatError | None = None
+    """The provider error, when it failed."""
+    retry_after: float | None = None
+    """Seconds the provider asked to wait, when it said."""
+    latency_s: float | None = None
+    """How long the call took."""
+
+
+class StructuredOutputError(ValueError):
+    """The final text did not parse into the request's output schema."""
+
+
+def builtin_action_specs() -> list[ActionSpec]:
+    """The chat action and the tool action, as plan entries."""
+    return [
+        ActionSpec(
+            name=CHAT_ACTION,
+            event_types=(ChatRequestEvent.EVENT_TYPE, ToolResponseEvent.EVENT_TYPE),
+            func=chat_model_action,
+            config={},
+            is_async=True,
+        ),
+        ActionSpec(
+            name=TOOL_ACTION,
+            event_types=(ToolRequestEvent.EVENT_TYPE,),
+            func=tool_call_action,
+            config={},
+            is_async=True,
+        ),
+    ]
+
+
+# ---------------------------------------------------------------------------- chat action
+
+
+async def chat_model_action(event: Event, ctx: RunnerContext) -> None:
+    """Start a chat request's loop, or continue it with its tool responses."""
+    if isinstance(event, ChatRequestEvent):
+        setup = _setup(ctx, event.model)
+        state = ChatLoopState.model_construct(
+            request_id=event.id,
+            model=event.model,
+            history=_initial_history(ctx, setup, event),
+            output_schema=event.output_schema,
+            model_calls=0,
+        )
+    elif isinstance(event, ToolResponseEvent):
+        loops = ctx.sensory_memory.get(CHAT_LOOPS_KEY)
+        raw = loops.pop(event.request_id, None) if isinstance(loops, dict) else None
+        if raw is None:
+            return  # a tool request some other action made: not part of a chat loop
+        state = raw if isinstance(raw, ChatLoopState) else ChatLoopState.model_validate(raw)
+        state.history.extend(_tool_messages(state.history[-1], event.responses))
+        setup = _setup(ctx, state.model)
+    else:
+        return
+    await _next_turn(ctx, setup, state)
+
+
+def _setup(ctx: RunnerContext, name: str) -> BaseChatModelSetup:
+    setup = ctx.get_resource(name, ResourceType.CHAT_MODEL)
+    if not isinstance(setup, BaseChatModelSetup):
+        raise TypeError(f"chat model {name!r} is a {type(setup).__name__}, not a chat model setup")
+    return setup
+
+
+def _initial_history(
+    ctx: RunnerContext, setup: BaseChatModelSetup, event: ChatRequestEvent
+) -> list[ChatMessage]:
+    messages = list(event.messages)
+    prompt = setup.prompt
+    if prompt is None:
+        return messages
+    if isinstance(prompt, str):
+        prompt = ctx.get_resource(prompt, ResourceType.PROMPT)
+    if not isinstance(prompt, Prompt):
+        raise TypeError(f"chat model {event.model!r}: its prompt is not a Prompt")
+    return [*prompt.format_messages(**event.prompt_args), *messages]
+
+
+def _tool_messages(assistant: ChatMessage, responses: Sequence[ToolResponse]) -> list[ChatMessage]:
+    """One tool message per call of ``assistant``, in call order."""
+    by_id = {r.call_id: r for r in responses}
+    messages = []
+    for call in assistant.tool_calls:
+        response = by_id.get(call.id) or ToolResponse.failure(
+            call.id, call.name, f"no result for tool call {call.id!r}"
+        )
+        messages.append(ChatMessage.tool_result(response.to_result_block()))
+    return messages
+
+
+async def _next_turn(ctx: RunnerContext, setup: BaseChatModelSetup, state: ChatLoopState) -> None:
+    limit = ctx.config.get(AgentExecutionOptions.CHAT_MAX_MODEL_CALLS)
+    if state.model_calls >= limit:
+        _respond_error(ctx, state, _limit_error(limit), None)
+        return
+    outcome = await _call_model(ctx, setup, state)
+    if outcome.result is None:
+        assert outcome.error is not None
+        _respond_error(ctx, state, outcome.error, None)
+        return
+    result = outcome.result
+    state.model_calls += 1
+    message = result.message
+    state.history.append(message)
+    if message.tool_calls:
+        if state.model_calls >= limit:
+            _respond_error(ctx, state, _limit_error(limit), result)
+            return
+        request = ToolRequestEvent(model=state.model, tool_calls=message.tool_calls)
+        ctx.send_event(request)
+        loops = ctx.sensory_memory.setdefault(CHAT_LOOPS_KEY, {})
+        loops[request.id] = state
+        return
+    structured: Any = None
+    error: ChatError | None = None
+    if state.output_schema is not None:
+        try:
+            structured = parse_structured_output(message.text, state.output_schema)
+        except StructuredOutputError as exc:
+            if _strategy(ctx) is ErrorHandlingStrategy.FAIL:
+                raise
+            error = ChatError(message=str(exc), kind="structured_output")
+    ctx.send_event(
+        ChatResponseEvent(
+            request_id=state.request_id,
+            response=message,
+            result=result,
+            error=error,
+            structured_output=structured,
+        )
+    )
+
+
+def _limit_error(limit: int) -> ChatError:
+    return ChatError(
+        message=f"the chat request reached its limit of {limit} model calls",
+        kind="max_model_calls",
+    )
+
+
+def _respond_error(
+    ctx: RunnerContext, state: ChatLoopState, error: ChatError, result: ChatResult | None
+) -> None:
+    last = next((m for m in reversed(state.history) if m.role is MessageRole.ASSISTANT), None)
+    ctx.send_event(
+        ChatResponseEvent(request_id=state.request_id, response=last, result=result, error=error)
+    )
+
+
+def _strategy(ctx: RunnerContext) -> ErrorHandlingStrategy:
+    return ctx.config.get(AgentExecutionOptions.ERROR_HANDLING_STRATEGY)
+
+
+def _metric_label(setup: BaseChatModelSetup, name: str) -> str:
+    return setup.model or name
+
+
+async def _call_model(
+    ctx: RunnerContext, setup: BaseChatModelSetup, state: ChatLoopState
+) -> ModelCallOutcome:
+    """One turn's model call, retried as the error-handling strategy says."""
+    config = ctx.config
+    strategy = config.get(AgentExecutionOptions.ERROR_HANDLING_STRATEGY)
+    max_retries = config.get(AgentExecutionOptions.MAX_RETRIES)
+    base_wait = config.get(AgentExecutionOptions.RETRY_WAIT_INTERVAL)
+    max_wait = config.get(AgentExecutionOptions.MAX_RETRY_WAIT)
+    connection = ctx.get_resource(setup.connection, ResourceType.CHAT_MODEL_CONNECTION)
+    if not isinstance(connection, BaseChatModelConnection):
+        raise TypeError(f"resource {setup.connection!r} is not a chat model connection")
+    caller = _model_caller(connection, list(state.history), _tools(ctx, setup), setup.model_kwargs)
+    label = _metric_label(setup, state.model)
+    metrics = ctx.agent_metric_group
+    attempt = 0
+    while True:
+        raw = await ctx.durable_execute_async(
+            caller, state.model, state.request_id, state.model_calls, attempt
+        )
+        outcome = raw if isinstance(raw, ModelCallOutcome) else ModelCallOutcome.model_validate(raw)
+        if outcome.result is not None:
+            record_chat_call(metrics, label, outcome.result, outcome.latency_s)
+            return outcome
+        error = outcome.error
+        if error is None:
+            raise TypeError("a model call outcome has neither a result nor an error")
+        record_chat_error(metrics, label, error.kind)
+        if strategy is ErrorHandlingStrategy.FAIL:
+            raise ChatModelError(
+                error.message,
+                status_code=error.status_code,
+                retryable=error.retryable,
+                retry_after=outcome.retry_after,
+                provider=error.provider,
+                kind=error.kind,
+            )
+        if strategy is ErrorHandlingStrategy.RETRY and error.retryable and attempt < max_retries:
+            wait = retry_delay(attempt, base_wait, max_wait, outcome.retry_after)
+            record_chat_retry(metrics, label, wait)
+            await _sleep(wait)
+            attempt += 1
+            continue
+        outcome.error = error.model_copy(update={"attempts": attempt + 1})
+        return outcome
+
+
+def retry_delay(
+    attempt: int, base: float, max_wait: float, retry_after: float | None = None
+) -> float:
+    """Seconds to wait before retry ``attempt + 1``: ``base * 2**attempt`` (at most
+    ``max_wait``) scaled by a random factor in [0.5, 1], and never less than the
+    server's ``retry_after``."""
+    backoff = min(max_wait, base * (2**attempt)) * _random.uniform(0.5, 1.0)
+    if retry_after is not None:
+        return max(retry_after, backoff)
+    return backoff
+
+
+# id(setup) -> (weak reference to the setup, its tools); setups are not hashable.
+_SETUP_TOOLS: dict[int, tuple[weakref.ref[BaseChatModelSetup], list[ToolMetadata]]] = {}
+
+
+def _tools(ctx: RunnerContext, setup: BaseChatModelSetup) -> list[ToolMetadata]:
+    """The metadata of the setup's tools (looked up once per setup instance)."""
+    cached = _SETUP_TOOLS.get(id(setup))
+    if cached is not None and cached[0]() is setup:
+        return cached[1]
+    tools = []
+    for name in setup.tools:
+        tool = ctx.get_resource(name, ResourceType.TOOL)
+        if not isinstance(tool, BaseTool):
+            raise TypeError(f"tool {name!r} is a {type(tool).__name__}, not a tool")
+        tools.append(tool.metadata)
+    key = id(setup)
+    _SETUP_TOOLS[key] = (weakref.ref(setup, lambda _: _SETUP_TOOLS.pop(key, None)), tools)
+    return tools
+
+
+def _model_caller(
+    connection: BaseChatModelConnection,
+    messages: list[ChatMessage],
+    tools: list[ToolMetadata],
+    params: Mapping[str, Any],
+) -> Callable[[str, str, int, int], Awaitable[ModelCallOutcome]]:
+    async def call_chat_model(
+        model: str, request_id: str, turn: int, attempt: int
+    ) -> ModelCallOutcome:
+        # The arguments identify the call for a durable call log; the closure holds the data.
+        started = time.perf_counter()
+        try:
+            result = await connection.achat(messages, tools, **params)
+        except ChatModelError as exc:
+            return ModelCallOutcome(
+                error=ChatError.from_model_error(exc),
+                retry_after=exc.retry_after,
+                latency_s=time.perf_counter() - started,
+            )
+        except UnsupportedContentBlockError as exc:
+            return ModelCallOutcome(
+                error=ChatError(
+                    message=str(exc), kind="unsupported_content", provider=exc.provider
+                ),
+                latency_s=time.perf_counter() - started,
+            )
+        if not isinstance(result, ChatResult):
+            raise TypeError(
+                f"{type(connection).__name__} returned {type(result).__name__}, not a ChatResult"
+            )
+        # Built from checked values: no need to validate again.
+        return ModelCallOutcome.model_construct(
+            result=result, error=None, retry_after=None, latency_s=time.perf_counter() - started
+        )
+
+    return call_chat_model
+
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+
+
+def parse_structured_output(text: str, schema: type[BaseModel]) -> BaseModel:
+    """``text`` parsed into ``schema``: the whole text, a fenced code block, or the
+    outermost ``{...}`` in it. Raises `StructuredOutputError`."""
+    candidates = [text.strip()]
+    candidates.extend(m.strip() for m in _FENCE.findall(text))
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start : end + 1])
+    last_error: ValidationError | None = None
+    for candidate in candidates:
+        if not candidate:
+            continue
+        try:
+            return schema.model_validate_json(candidate)
+        except ValidationError as exc:
+            last_error = exc
+    detail = f": {last_error.errors()[0]['msg']}" if last_error and last_error.errors() else ""
+    raise StructuredOutputError(
+        f"the model's answer does not parse as {schema.__name__}{detail}"
+    ) from last_error
+
+
+# ---------------------------------------------------------------------------- tool action
+
+
+async def tool_call_action(event: Event, ctx: RunnerContext) -> None:
+    """Run a `ToolRequestEvent`'s calls and answer with one `ToolResponseEvent`."""
+    if not isinstance(event, ToolRequestEvent):
+        return
+    allowed: set[str] | None = None
+    if event.model is not None:
+        allowed = set(_setup(ctx, event.model).tools)
+    caller = _tool_caller(ctx, allowed)
+    calls = event.tool_calls
+    if ctx.config.get(AgentExecutionOptions.TOOL_CALL_PARALLEL) and len(calls) > 1:
+        # Durable call numbers are taken here, in call order.
+        pending = [ctx.durable_execute_async(caller, c.name, c.input, c.id) for c in calls]
+        raw = await asyncio.gather(*pending)
+    else:
+        raw = [await ctx.durable_execute_async(caller, c.name, c.input, c.id) for c in calls]
+    responses = [r if isinstance(r, ToolResponse) else ToolResponse.model_validate(r) for r in raw]
+    metrics = ctx.agent_metric_group
+    for response in responses:
+        record_tool_call(metrics, response.name, response.success, response.duration_s or 0.0)
+    ctx.send_event(ToolResponseEvent(request_id=event.id, responses=responses))
+
+
+def _tool_caller(
+    ctx: RunnerContext, allowed: set[str] | None
+) -> Callable[[str, dict[str, Any], str], Awaitable[ToolResponse]]:
+    async def call_tool(name: str, arguments: dict[str, Any], call_id: str) -> ToolResponse:
+        started_at = datetime.now(timezone.utc)
+        started = time.perf_counter()
+
+        def failed(message: str) -> ToolResponse:
+            return ToolResponse.failure(
+                call_id,
+                name,
+                message,
+                started_at=started_at,
+                duration_s=time.perf_counter() - started,
+            )
+
+        try:
+            tool = ctx.get_resource(name, ResourceType.TOOL)
+        except KeyError:
+            return failed(f"tool {name!r} does not exist")
+        if allowed is not None and name not in allowed:
+            return failed(f"tool {name!r} is not available (tools: {sorted(allowed)})")
+        if not isinstance(tool, BaseTool):
+            return failed(f"resource {name!r} is not a tool")
+        try:
+            output = await tool.acall(**arguments)
+            return ToolResponse.from_output(
+                call_id,
+                name,
+                output,
+                started_at=started_at,
+                duration_s=time.perf_counter() - started,
+            )
+        except Exception as exc:  # a tool failure is the model's to read, not the job's
+            return failed(f"tool {name!r} failed: {type(exc).__name__}: {exc}")
+
+    return call_tool

@@ -1,0 +1,205 @@
+"""The event log: one JSON line per event, with the run's lineage, media redacted.
+
+Each line holds ``key``, ``seq`` (the run), the event's ``id``, ``type``,
+``upstream_event_id`` and ``upstream_action_name``, and its ``attributes``. Media
+blocks anywhere in the attributes lose their data and URL (`ChatMessage.sanitize`
+and `MediaBlock.redact`), and ``data:`` URIs in plain strings are replaced, at every
+level. At the ``standard`` level long strings are truncated; ``verbose`` keeps them
+and adds one ``action`` record per action execution.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from pydantic import ValidationError
+
+from flink_agents.api.content_blocks import (
+    AudioBlock,
+    DocumentBlock,
+    ImageBlock,
+    MediaBlock,
+    VideoBlock,
+)
+from flink_agents.api.core_options import AgentConfigOptions, AgentConfiguration, EventLogLevel
+from flink_agents.api.events.event import Event
+from flink_agents.api.message import ChatMessage
+
+__all__ = ["EventLog", "sanitize_json"]
+
+_MEDIA: dict[str, type[MediaBlock]] = {
+    "image": ImageBlock,
+    "audio": AudioBlock,
+    "video": VideoBlock,
+    "document": DocumentBlock,
+}
+
+
+def sanitize_json(value: Any, max_string_length: int | None = None) -> Any:
+    """A log-safe copy of a JSON value: media redacted, ``data:`` URIs removed, and
+    (when ``max_string_length`` is set) long strings truncated."""
+    if isinstance(value, str):
+        if value.startswith("data:") and ";base64," in value[:100]:
+            return f"<data URI redacted, {len(value)} chars>"
+        if max_string_length is not None and len(value) > max_string_length:
+            cut = len(value) - max_string_length
+            return f"{value[:max_string_length]}...<{cut} more chars>"
+        return value
+    if isinstance(value, list):
+        return [sanitize_json(v, max_string_length) for v in value]
+    if isinstance(value, Mapping):
+        redacted = _redacted(value)
+        if redacted is not None:
+            value = redacted
+        return {k: sanitize_json(v, max_string_length) for k, v in value.items()}
+    return value
+
+
+def _redacted(value: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The redacted form of a message or media block dict; None for anything else."""
+    if "role" in value and "blocks" in value:
+        try:
+            return ChatMessage.model_validate(value).sanitize().model_dump(mode="json")
+        except ValidationError:
+            return None
+    kind = value.get("type")
+    if isinstance(kind, str) and kind in _MEDIA and "mime_type" in value:
+        try:
+            return _MEDIA[kind].model_validate(value).redact().model_dump(mode="json")
+        except ValidationError:
+            # Not a valid block: drop the payload fields anyway.
+            return {k: v for k, v in value.items() if k not in ("data", "url")}
+    return None
+
+
+class EventLog:
+    """Writes event records as JSON lines to a text stream (thread-safe)."""
+
+    def __init__(
+        self,
+        stream: TextIO | None,
+        level: EventLogLevel = EventLogLevel.STANDARD,
+        *,
+        max_string_length: int = 2000,
+    ) -> None:
+        self._stream = stream
+        self.level = level
+        self.max_string_length = max_string_length
+        self._lock = threading.Lock()
+        self._owned = False
+
+    @classmethod
+    def for_directory(
+        cls,
+        directory: str | Path,
+        level: EventLogLevel = EventLogLevel.STANDARD,
+        *,
+        file_name: str = "events.jsonl",
+        max_string_length: int = 2000,
+    ) -> EventLog:
+        """An event log appending to ``directory/file_name`` (created when needed)."""
+        path = Path(directory)
+        if level is EventLogLevel.OFF:
+            return cls(None, level)
+        path.mkdir(parents=True, exist_ok=True)
+        stream = (path / file_name).open("a", encoding="utf-8")
+        log = cls(stream, level, max_string_length=max_string_length)
+        log._owned = True
+        return log
+
+    @classmethod
+    def from_config(
+        cls, config: AgentConfiguration, *, file_name: str = "events.jsonl"
+    ) -> EventLog | None:
+        """The event log the options ask for: ``baseLogDir`` and ``event-log.level``."""
+        directory = config.get(AgentConfigOptions.BASE_LOG_DIR)
+        level = config.get(AgentConfigOptions.EVENT_LOG_LEVEL)
+        if not directory or level is EventLogLevel.OFF:
+            return None
+        return cls.for_directory(
+            directory,
+            level,
+            file_name=file_name,
+            max_string_length=config.get(AgentConfigOptions.EVENT_LOG_MAX_STRING_LENGTH),
+        )
+
+    @property
+    def enabled(self) -> bool:
+        """False at level ``off`` or without a stream."""
+        return self._stream is not None and self.level is not EventLogLevel.OFF
+
+    def _limit(self) -> int | None:
+        return self.max_string_length if self.level is EventLogLevel.STANDARD else None
+
+    def log_event(self, key: Any, seq: int, event: Event) -> None:
+        """Write one event record."""
+        if not self.enabled:
+            return
+        data = event.to_dict()
+        record = {
+            "record": "event",
+            "ts": time.time(),
+            "key": key,
+            "seq": seq,
+            "id": data["id"],
+            "type": data["type"],
+            "upstream_event_id": data["upstream_event_id"],
+            "upstream_action_name": data["upstream_action_name"],
+            "attributes": sanitize_json(data["attributes"], self._limit()),
+        }
+        self._write(record)
+
+    def log_action(
+        self,
+        key: Any,
+        seq: int,
+        action: str,
+        trigger_event_id: str,
+        duration_s: float,
+        sent_event_ids: list[str],
+        error: str | None = None,
+    ) -> None:
+        """Write one action record (``verbose`` level only)."""
+        if not self.enabled or self.level is not EventLogLevel.VERBOSE:
+            return
+        record = {
+            "record": "action",
+            "ts": time.time(),
+            "key": key,
+            "seq": seq,
+            "action": action,
+            "trigger_event_id": trigger_event_id,
+            "duration_ms": round(duration_s * 1000.0, 3),
+            "sent_event_ids": sent_event_ids,
+            "error": error,
+        }
+        self._write(record)
+
+    def _write(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False, default=str)
+        with self._lock:
+            if self._stream is not None:
+                self._stream.write(line + "\n")
+
+    def flush(self) -> None:
+        """Flush the stream."""
+        with self._lock:
+            if self._stream is not None:
+                self._stream.flush()
+
+    def close(self) -> None:
+        """Flush, and close the stream when this log opened it."""
+        with self._lock:
+            stream, self._stream = self._stream, None
+        if stream is not None:
+            stream.flush()
+            if self._owned:
+                stream.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        raise TypeError("an EventLog holds an open stream; create it where it is used")

@@ -1,0 +1,333 @@
+"""Metrics: a small metric-group interface, an in-memory implementation, and the
+chat/tool recorders the built-in actions use.
+
+The interface follows Flink's shape (groups, counters, gauges, histograms), so the
+PyFlink operator can back it with Flink metric groups; the local runner uses
+`InMemoryMetricGroup`, whose `snapshot` tests and benchmarks read.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from abc import ABC, abstractmethod
+from typing import Any
+
+from flink_agents.api.chat_result import ChatResult, Usage
+
+__all__ = [
+    "USAGE_COUNTERS",
+    "Counter",
+    "Gauge",
+    "Histogram",
+    "InMemoryMetricGroup",
+    "MetricGroup",
+    "record_chat_call",
+    "record_chat_error",
+    "record_chat_retry",
+    "record_tool_call",
+]
+
+
+class Counter(ABC):
+    """A count that only goes up (or down, explicitly)."""
+
+    @abstractmethod
+    def inc(self, n: int = 1) -> None:
+        """Add ``n``."""
+
+    @abstractmethod
+    def dec(self, n: int = 1) -> None:
+        """Subtract ``n``."""
+
+    @abstractmethod
+    def get_count(self) -> int:
+        """The current count."""
+
+
+class Histogram(ABC):
+    """A distribution of values (latencies, sizes)."""
+
+    @abstractmethod
+    def update(self, value: float) -> None:
+        """Record one value."""
+
+    @abstractmethod
+    def get_count(self) -> int:
+        """How many values were recorded."""
+
+    @abstractmethod
+    def get_mean(self) -> float:
+        """Mean of the recorded values (0 when none)."""
+
+    @abstractmethod
+    def get_min(self) -> float:
+        """Smallest recorded value (0 when none)."""
+
+    @abstractmethod
+    def get_max(self) -> float:
+        """Largest recorded value (0 when none)."""
+
+
+class Gauge(ABC):
+    """A value that is set, not accumulated."""
+
+    @abstractmethod
+    def update(self, value: Any) -> None:
+        """Set the value."""
+
+    @abstractmethod
+    def get_value(self) -> Any:
+        """The current value."""
+
+
+class MetricGroup(ABC):
+    """A named group of metrics, with sub-groups."""
+
+    @abstractmethod
+    def get_sub_group(self, name: str) -> MetricGroup:
+        """The sub-group of that name (created on first use)."""
+
+    @abstractmethod
+    def get_counter(self, name: str) -> Counter:
+        """The counter of that name (created on first use)."""
+
+    @abstractmethod
+    def get_histogram(self, name: str) -> Histogram:
+        """The histogram of that name (created on first use)."""
+
+    @abstractmethod
+    def get_gauge(self, name: str) -> Gauge:
+        """The gauge of that name (created on first use)."""
+
+
+# ------------------------------------------------------------------ in memory
+
+
+class _Counter(Counter):
+    __slots__ = ("_count", "_lock")
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def inc(self, n: int = 1) -> None:
+        with self._lock:
+            self._count += n
+
+    def dec(self, n: int = 1) -> None:
+        with self._lock:
+            self._count -= n
+
+    def get_count(self) -> int:
+        return self._count
+
+
+class _Histogram(Histogram):
+    __slots__ = ("_count", "_lock", "_max", "_min", "_sum")
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._sum = 0.0
+        self._min = 0.0
+        self._max = 0.0
+        self._lock = threading.Lock()
+
+    def update(self, value: float) -> None:
+        with self._lock:
+            if self._count == 0:
+                self._min = self._max = value
+            else:
+                self._min = min(self._min, value)
+                self._max = max(self._max, value)
+            self._count += 1
+            self._sum += value
+
+    def get_count(self) -> int:
+        return self._count
+
+    def get_mean(self) -> float:
+        return self._sum / self._count if self._count else 0.0
+
+    def get_min(self) -> float:
+        return self._min
+
+    def get_max(self) -> float:
+        return self._max
+
+
+class _Gauge(Gauge):
+    __slots__ = ("_value",)
+
+    def __init__(self) -> None:
+        self._value: Any = None
+
+    def update(self, value: Any) -> None:
+        self._value = value
+
+    def get_value(self) -> Any:
+        return self._value
+
+
+class InMemoryMetricGroup(MetricGroup):
+    """Metrics kept in this process; `snapshot` returns them as nested dicts."""
+
+    def __init__(self) -> None:
+        self._groups: dict[str, InMemoryMetricGroup] = {}
+        self._counters: dict[str, _Counter] = {}
+        self._histograms: dict[str, _Histogram] = {}
+        self._gauges: dict[str, _Gauge] = {}
+        self._lock = threading.Lock()
+
+    def get_sub_group(self, name: str) -> InMemoryMetricGroup:
+        group = self._groups.get(name)
+        if group is None:
+            with self._lock:
+                group = self._groups.setdefault(name, InMemoryMetricGroup())
+        return group
+
+    def get_counter(self, name: str) -> Counter:
+        counter = self._counters.get(name)
+        if counter is None:
+            with self._lock:
+                counter = self._counters.setdefault(name, _Counter())
+        return counter
+
+    def get_histogram(self, name: str) -> Histogram:
+        histogram = self._histograms.get(name)
+        if histogram is None:
+            with self._lock:
+                histogram = self._histograms.setdefault(name, _Histogram())
+        return histogram
+
+    def get_gauge(self, name: str) -> Gauge:
+        gauge = self._gauges.get(name)
+        if gauge is None:
+            with self._lock:
+                gauge = self._gauges.setdefault(name, _Gauge())
+        return gauge
+
+    def snapshot(self) -> dict[str, Any]:
+        """Counters as ints, histograms as ``{count, mean, min, max}``, gauges as values,
+        sub-groups as nested dicts."""
+        out: dict[str, Any] = {name: c.get_count() for name, c in self._counters.items()}
+        for name, h in self._histograms.items():
+            out[name] = {
+                "count": h.get_count(),
+                "mean": h.get_mean(),
+                "min": h.get_min(),
+                "max": h.get_max(),
+            }
+        for name, g in self._gauges.items():
+            out[name] = g.get_value()
+        for name, group in self._groups.items():
+            out[name] = group.snapshot()
+        return out
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_lock"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+        self._lock = threading.Lock()
+
+
+# ------------------------------------------------------------------ recorders
+
+USAGE_COUNTERS: dict[str, str] = {
+    "input_tokens": "inputTokens",
+    "output_tokens": "outputTokens",
+    "cache_read_tokens": "cacheReadTokens",
+    "cache_write_tokens": "cacheWriteTokens",
+    "reasoning_tokens": "reasoningTokens",
+}
+"""`Usage` field -> counter name. A count the provider did not report is not added
+(unknown is not zero); ``<counter>Unknown`` counts the calls where it was unknown."""
+
+
+def _model_group(group: MetricGroup, model: str) -> MetricGroup:
+    return group.get_sub_group("chatModel").get_sub_group(model)
+
+
+class _ChatCallMetrics:
+    """The metric handles of one model, looked up once."""
+
+    __slots__ = ("_counters", "calls", "latency", "target")
+
+    def __init__(self, target: MetricGroup) -> None:
+        self.target = target
+        self.calls = target.get_counter("calls")
+        self.latency = target.get_histogram("callLatencyMs")
+        self._counters: dict[str, Counter] = {}
+
+    def counter(self, name: str) -> Counter:
+        # Created on first use: a count never reported never shows up as a zero.
+        counter = self._counters.get(name)
+        if counter is None:
+            counter = self._counters[name] = self.target.get_counter(name)
+        return counter
+
+
+# id(group) -> (weak reference to the group, handles by model).
+_CHAT_CALL_METRICS: dict[int, tuple[weakref.ref[MetricGroup], dict[str, _ChatCallMetrics]]] = {}
+
+
+def _handles_by_model(group: MetricGroup) -> dict[str, _ChatCallMetrics]:
+    key = id(group)
+    entry = _CHAT_CALL_METRICS.get(key)
+    if entry is None or entry[0]() is not group:
+        entry = (weakref.ref(group, lambda _: _CHAT_CALL_METRICS.pop(key, None)), {})
+        _CHAT_CALL_METRICS[key] = entry
+    return entry[1]
+
+
+def record_chat_call(
+    group: MetricGroup, model: str, result: ChatResult, latency_s: float | None
+) -> None:
+    """Count one successful model call: tokens by kind, the call, its latency."""
+    by_model = _handles_by_model(group)
+    handles = by_model.get(model)
+    if handles is None:
+        handles = by_model[model] = _ChatCallMetrics(_model_group(group, model))
+    handles.calls.inc()
+    if latency_s is not None:
+        handles.latency.update(latency_s * 1000.0)
+    _record_usage(handles, result.usage)
+
+
+_UNKNOWN_COUNTERS = {field: f"{name}Unknown" for field, name in USAGE_COUNTERS.items()}
+
+
+def _record_usage(handles: _ChatCallMetrics, usage: Usage) -> None:
+    for field, name in USAGE_COUNTERS.items():
+        value = getattr(usage, field)
+        if value is None:
+            handles.counter(_UNKNOWN_COUNTERS[field]).inc()
+        else:
+            handles.counter(name).inc(value)
+
+
+def record_chat_error(group: MetricGroup, model: str, kind: str) -> None:
+    """Count one failed model call, by error kind."""
+    target = _model_group(group, model)
+    target.get_counter("errors").inc()
+    target.get_sub_group("errorsByKind").get_counter(kind).inc()
+
+
+def record_chat_retry(group: MetricGroup, model: str, wait_s: float) -> None:
+    """Count one retry and the time waited before it."""
+    target = _model_group(group, model)
+    target.get_counter("retries").inc()
+    target.get_histogram("retryWaitMs").update(wait_s * 1000.0)
+
+
+def record_tool_call(group: MetricGroup, tool: str, success: bool, duration_s: float) -> None:
+    """Count one tool call, its failures and its duration."""
+    target = group.get_sub_group("tool").get_sub_group(tool)
+    target.get_counter("calls").inc()
+    if not success:
+        target.get_counter("errors").inc()
+    target.get_histogram("durationMs").update(duration_s * 1000.0)

@@ -1,0 +1,91 @@
+"""The state of agent runs, as JSON: what a checkpoint holds and a restore resumes.
+
+`KeyState` is kept per key across runs; `RunState` is one run (one input). Between
+two `AgentRunner.step` calls a `RunState` is a consistent snapshot: serialize it
+with `to_json`, restore it with `from_json` (in another process, after a failure)
+and keep stepping.
+
+In memory, pending events are `Event` objects and memory values may be pydantic
+models; `to_json` writes events in their JSON form (``Event.to_dict``) and models
+tagged with their class, so they come back as the same types.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator
+
+from flink_agents.api.events._codec import AnyValue
+from flink_agents.api.events.event import Event
+
+__all__ = ["KeyState", "RunState"]
+
+
+def _event_from_any(value: Any) -> Event:
+    if isinstance(value, Event):
+        return value
+    if isinstance(value, dict):
+        return Event.from_dict(value)
+    raise TypeError(f"a pending event is an Event or its dict form, got {type(value).__name__}")
+
+
+def _event_to_dict(event: Event) -> dict[str, Any]:
+    return event.to_dict()
+
+
+PendingEvent = Annotated[
+    Event,
+    PlainValidator(_event_from_any),
+    PlainSerializer(_event_to_dict, when_used="json"),
+]
+
+
+class KeyState(BaseModel):
+    """What is kept for one key across its runs."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+    short_term_memory: dict[str, AnyValue] = Field(default_factory=dict)
+    """``ctx.short_term_memory``."""
+    next_seq: int = 0
+    """Input sequence number the key's next run gets."""
+
+    def to_json(self) -> str:
+        """The key state as JSON."""
+        return self.model_dump_json()
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> KeyState:
+        """A key state `to_json` wrote."""
+        return cls.model_validate_json(text)
+
+
+class RunState(BaseModel):
+    """One agent run: the events still to process, its memory and its outputs so far."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    key: AnyValue
+    """The input's key."""
+    seq: int
+    """The input's sequence number within its key (0, 1, 2...)."""
+    pending_events: list[PendingEvent] = Field(default_factory=list)
+    """Events still to process, in order; the first is processed by the next step."""
+    sensory_memory: dict[str, AnyValue] = Field(default_factory=dict)
+    """``ctx.sensory_memory``; the built-in chat loop keeps its per-request history here."""
+    outputs: list[AnyValue] = Field(default_factory=list)
+    """Values of the `OutputEvent`s sent so far."""
+    done: bool = False
+    """True when no event is pending: the run is over."""
+    action_steps: int = 0
+    """Action executions completed so far (durable call keys use it)."""
+
+    def to_json(self) -> str:
+        """The run as JSON."""
+        return self.model_dump_json()
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> RunState:
+        """A run `to_json` wrote."""
+        return cls.model_validate_json(text)

@@ -1,0 +1,220 @@
+"""Events: typed constructors, lineage fields, and the JSON round trip."""
+
+from __future__ import annotations
+
+import json
+from typing import ClassVar
+
+import pytest
+from pydantic import BaseModel
+
+from flink_agents.api import (
+    ChatError,
+    ChatMessage,
+    ChatRequestEvent,
+    ChatResponseEvent,
+    ChatResult,
+    Event,
+    ImageBlock,
+    InputEvent,
+    OutputEvent,
+    TextBlock,
+    ToolCallBlock,
+    ToolRequestEvent,
+    ToolResponse,
+    ToolResponseEvent,
+    Usage,
+)
+from flink_agents.api.events import event_class_for
+
+
+class Ticket(BaseModel):
+    subject: str
+    priority: int
+
+
+class Answer(BaseModel):
+    label: str
+
+
+class PingEvent(Event):
+    """A user-defined event with its own type name."""
+
+    EVENT_TYPE: ClassVar[str] = "ping"
+
+    def __init__(self, count: int = 0, **data: object) -> None:
+        if "attributes" in data:
+            super().__init__(**data)  # type: ignore[arg-type]
+        else:
+            super().__init__(attributes={"count": count}, **data)  # type: ignore[arg-type]
+
+
+class UnnamedEvent(Event):
+    """A subclass without EVENT_TYPE gets its import path as its type."""
+
+
+PNG = "iVBORw0KGgo="
+
+
+def _round_trip(event: Event) -> Event:
+    text = event.to_json()
+    json.loads(text)  # valid JSON
+    return Event.from_json(text)
+
+
+def test_plain_event_round_trip_keeps_type_attributes_and_lineage() -> None:
+    event = Event("my_event", {"n": 1, "items": ["a", {"b": None}]})
+    event.upstream_event_id = "up-1"
+    event.upstream_action_name = "start"
+    restored = _round_trip(event)
+    assert type(restored) is Event
+    assert restored == event
+    assert restored.id == event.id
+
+
+def test_event_needs_a_type() -> None:
+    with pytest.raises(ValueError, match="needs a type"):
+        Event()  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        Event("t", {}, id=3)  # type: ignore[arg-type]
+
+
+def test_event_ids_are_unique_by_default() -> None:
+    assert len({Event("t").id for _ in range(100)}) == 100
+
+
+def test_input_and_output_events_round_trip_as_their_class() -> None:
+    for event in (InputEvent(input={"q": "hi", "n": [1, 2]}), OutputEvent(output="done")):
+        restored = _round_trip(event)
+        assert type(restored) is type(event)
+        assert restored == event
+    assert InputEvent(input=5).input == 5
+    assert OutputEvent(output=[1]).output == [1]
+    assert InputEvent.EVENT_TYPE == "_input_event"
+    assert OutputEvent.EVENT_TYPE == "_output_event"
+
+
+def test_pydantic_values_keep_their_class_across_json() -> None:
+    event = InputEvent(input={"ticket": Ticket(subject="printer", priority=2)})
+    restored = _round_trip(event)
+    assert isinstance(restored, InputEvent)
+    assert restored.input == {"ticket": Ticket(subject="printer", priority=2)}
+
+
+def test_chat_request_event_round_trip() -> None:
+    event = ChatRequestEvent(
+        model="triage",
+        messages=[
+            ChatMessage.system("Be brief."),
+            ChatMessage.user(
+                [TextBlock(text="What is this?"), ImageBlock(mime_type="image/png", data=PNG)]
+            ),
+        ],
+        prompt_args={"team": "billing"},
+        output_schema=Answer,
+    )
+    restored = _round_trip(event)
+    assert isinstance(restored, ChatRequestEvent)
+    assert restored == event
+    assert restored.output_schema is Answer
+    assert restored.messages[1].blocks[1] == ImageBlock(mime_type="image/png", data=PNG)
+    assert restored.prompt_args == {"team": "billing"}
+
+
+def test_chat_request_accepts_message_dicts_and_checks_its_fields() -> None:
+    event = ChatRequestEvent(
+        model="m", messages=[{"role": "user", "blocks": [{"type": "text", "text": "hi"}]}]
+    )
+    assert event.messages == [ChatMessage.user("hi")]
+    with pytest.raises(ValueError, match="chat model setup"):
+        ChatRequestEvent(model="", messages=[])
+    with pytest.raises(TypeError, match="pydantic model class"):
+        ChatRequestEvent(model="m", messages=[], output_schema=dict)  # type: ignore[arg-type]
+
+
+def test_chat_response_event_round_trip_with_result_and_structured_output() -> None:
+    message = ChatMessage.assistant('{"label": "bug"}')
+    result = ChatResult(
+        message=message,
+        model="m-1",
+        response_id="r-9",
+        usage=Usage(input_tokens=10, output_tokens=0),
+        finish_reason="stop",
+    )
+    event = ChatResponseEvent(
+        request_id="req-1", result=result, structured_output=Answer(label="bug")
+    )
+    assert event.response == message  # taken from the result
+    restored = _round_trip(event)
+    assert isinstance(restored, ChatResponseEvent)
+    assert restored == event
+    assert restored.result is not None and restored.result.usage.output_tokens == 0
+    assert restored.result.usage.cache_read_tokens is None
+    assert restored.structured_output == Answer(label="bug")
+    assert restored.ok
+
+
+def test_chat_response_event_with_error() -> None:
+    error = ChatError(
+        message="rate limited", kind="rate_limit", retryable=True, status_code=429, attempts=4
+    )
+    event = ChatResponseEvent(request_id="req-1", error=error)
+    restored = _round_trip(event)
+    assert isinstance(restored, ChatResponseEvent)
+    assert restored.error == error
+    assert restored.response is None and not restored.ok
+    with pytest.raises(ValueError, match="id of its request"):
+        ChatResponseEvent(request_id="")
+
+
+def test_tool_events_round_trip() -> None:
+    request = ToolRequestEvent(
+        model="m",
+        tool_calls=[
+            ToolCallBlock(id="c1", name="lookup", input={"id": 7}),
+            {"id": "c2", "name": "chart"},
+        ],
+    )
+    restored = _round_trip(request)
+    assert isinstance(restored, ToolRequestEvent)
+    assert restored == request
+    assert [c.id for c in restored.tool_calls] == ["c1", "c2"]
+
+    response = ToolResponseEvent(
+        request_id=request.id,
+        responses=[
+            ToolResponse.from_output("c1", "lookup", {"status": "open"}),
+            ToolResponse.from_output("c2", "chart", ImageBlock(mime_type="image/png", data=PNG)),
+            ToolResponse.failure("c3", "missing", "no such tool"),
+        ],
+    )
+    restored_response = _round_trip(response)
+    assert isinstance(restored_response, ToolResponseEvent)
+    assert restored_response == response
+    assert restored_response.responses[1].content == [ImageBlock(mime_type="image/png", data=PNG)]
+    assert restored_response.responses[2].success is False
+
+
+def test_user_event_subclasses_round_trip_as_themselves() -> None:
+    ping = PingEvent(count=3)
+    restored = _round_trip(ping)
+    assert isinstance(restored, PingEvent)
+    assert restored.attributes == {"count": 3}
+    assert event_class_for("ping") is PingEvent
+
+    unnamed = UnnamedEvent()
+    assert unnamed.type == f"{__name__}.UnnamedEvent"
+    assert isinstance(_round_trip(unnamed), UnnamedEvent)
+
+
+def test_unknown_event_type_restores_as_plain_event() -> None:
+    data = {"type": "not_registered", "id": "e1", "attributes": {"x": [1]}}
+    restored = Event.from_dict(data)
+    assert type(restored) is Event
+    assert restored.type == "not_registered" and restored.attributes == {"x": [1]}
+
+
+def test_non_json_attribute_fails_clearly() -> None:
+    event = Event("t", {"value": object()})
+    with pytest.raises(TypeError, match="cannot be written to agent state as JSON"):
+        event.to_json()

@@ -1,0 +1,416 @@
+"""The run engine: steps, snapshots, resume, ids, failures, memory and durable calls."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import cloudpickle
+import pytest
+from flink_agents.runtime.agent_runner import ActionExecutionError, AgentRunner
+from flink_agents.runtime.builtin_actions import CHAT_ACTION, CHAT_LOOPS_KEY, TOOL_ACTION
+from flink_agents.runtime.run_state import KeyState, RunState
+
+from flink_agents.api import (
+    Agent,
+    ChatMessage,
+    ChatResponseEvent,
+    Event,
+    FunctionChatModelConnection,
+    InputEvent,
+    OutputEvent,
+    Prompt,
+    ResourceDescriptor,
+    ResourceType,
+    RunnerContext,
+    ScriptedChatModelConnection,
+    ToolCallBlock,
+    ToolMetadata,
+    ToolRequestEvent,
+)
+from tests.runtime.chat_agents import chat_agent
+
+
+def lookup(ticket: str) -> str:
+    """Look a ticket up.
+
+    Args:
+        ticket: The ticket id.
+    """
+    return f"{ticket} is open"
+
+
+def two_turn_model(messages: list[ChatMessage], tools: list[ToolMetadata]) -> ChatMessage | str:
+    last = messages[-1]
+    if last.role.value == "user":
+        return ChatMessage.assistant(
+            tool_calls=[
+                ToolCallBlock(id="c1", name="lookup", input={"ticket": "T1"}),
+                ToolCallBlock(id="c2", name="lookup", input={"ticket": "T2"}),
+            ]
+        )
+    return " / ".join(m.tool_result_block.text for m in messages if m.tool_result_block)
+
+
+def run_to_end(runner: AgentRunner, run: RunState, key_state: KeyState) -> list[Any]:
+    return asyncio.run(runner.run(run, key_state))
+
+
+def test_a_step_processes_one_event() -> None:
+    async def start(event: Event, ctx: RunnerContext) -> None:
+        ctx.send_event(Event("middle", {"n": 1}))
+        ctx.send_event(OutputEvent(output="early"))
+
+    async def middle(event: Event, ctx: RunnerContext) -> None:
+        ctx.send_event(OutputEvent(output=event.attributes["n"] + 1))
+
+    async def also_middle(event: Event, ctx: RunnerContext) -> None:
+        ctx.send_event(OutputEvent(output="second action"))
+
+    agent = (
+        Agent()
+        .add_action("start", InputEvent, start)
+        .add_action("middle", "middle", middle)
+        .add_action("also_middle", "middle", also_middle)
+    )
+    runner = AgentRunner(agent)
+    key_state = KeyState()
+    run = runner.start_run("k", "hello", key_state)
+    assert (run.seq, key_state.next_seq) == (0, 1)
+    assert [e.type for e in run.pending_events] == ["_input_event"]
+
+    asyncio.run(runner.step(run, key_state))
+    assert [e.type for e in run.pending_events] == ["middle"]
+    assert run.outputs == ["early"]
+    assert run.action_steps == 1 and not run.done
+
+    asyncio.run(runner.step(run, key_state))
+    assert run.pending_events == []
+    assert run.outputs == ["early", 2, "second action"]  # both actions ran, in order
+    assert run.action_steps == 3 and run.done
+
+    second = runner.start_run("k", "again", key_state)
+    assert second.seq == 1 and key_state.next_seq == 2
+
+
+def test_lineage_and_deterministic_ids() -> None:
+    seen: list[Event] = []
+
+    async def start(event: Event, ctx: RunnerContext) -> None:
+        sent = Event("next")
+        ctx.send_event(sent)
+        seen.append(sent)  # the sender's object carries the id it was given
+
+    async def record(event: Event, ctx: RunnerContext) -> None:
+        seen.append(event)
+
+    agent = Agent().add_action("start", InputEvent, start).add_action("record", "next", record)
+
+    def ids() -> list[tuple[str, str | None, str | None]]:
+        seen.clear()
+        runner = AgentRunner(agent)
+        key_state = KeyState()
+        run = runner.start_run("key-1", 0, key_state)
+        input_id = run.pending_events[0].id
+        run_to_end(runner, run, key_state)
+        assert seen[0].upstream_event_id == input_id
+        return [(e.id, e.upstream_event_id, e.upstream_action_name) for e in seen]
+
+    first, second = ids(), ids()
+    assert first == second  # a replayed run sends events with the same ids
+    assert first[0] == first[1]  # the sender's copy and the delivered event agree
+    assert first[0][2] == "start"
+
+
+def test_run_state_snapshot_resumes_in_another_runner() -> None:
+    model = FunctionChatModelConnection(function=two_turn_model)
+    agent = chat_agent(model, tools={"lookup": lookup})
+    shipped = cloudpickle.dumps(AgentRunner(agent))  # as a Flink job ships it
+
+    runner = cloudpickle.loads(shipped)
+    key_state = KeyState()
+    run = runner.start_run("k", "check both", key_state)
+    while not any(isinstance(e, ToolRequestEvent) for e in run.pending_events):
+        asyncio.run(runner.step(run, key_state))
+    assert CHAT_LOOPS_KEY in run.sensory_memory
+
+    # Checkpoint here, restore in a "new process" and go on.
+    run_json, key_json = run.to_json(), key_state.to_json()
+    restored_run = RunState.from_json(run_json)
+    restored_key = KeyState.from_json(key_json)
+    assert restored_run.to_json() == run_json
+    assert isinstance(restored_run.pending_events[0], ToolRequestEvent)
+
+    other = cloudpickle.loads(shipped)
+    outputs = run_to_end(other, restored_run, restored_key)
+    assert len(outputs) == 1 and isinstance(outputs[0], ChatResponseEvent)
+    assert outputs[0].response is not None
+    assert outputs[0].response.text == "T1 is open / T2 is open"
+    resumed_model = other.get_resource("connection", ResourceType.CHAT_MODEL_CONNECTION)
+    assert isinstance(resumed_model, FunctionChatModelConnection)
+    # The restored loop sent the full history: request, assistant, two tool messages.
+    assert [m.role.value for m in resumed_model.calls[0].messages] == [
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+    ]
+    assert (
+        CHAT_LOOPS_KEY not in restored_run.sensory_memory
+        or not restored_run.sensory_memory[CHAT_LOOPS_KEY]
+    )
+
+
+def test_run_state_json_holds_no_pickles() -> None:
+    agent = chat_agent(
+        FunctionChatModelConnection(function=two_turn_model), tools={"lookup": lookup}
+    )
+    runner = AgentRunner(agent)
+    key_state = KeyState(short_term_memory={"seen": 3})
+    run = runner.start_run("k", {"q": "x"}, key_state)
+    asyncio.run(runner.step(run, key_state))
+    asyncio.run(runner.step(run, key_state))
+    text = run.to_json()
+    data = json.loads(text)
+    # The chat loop's state is plain JSON: the history as ChatMessage JSON.
+    (loop,) = data["sensory_memory"][CHAT_LOOPS_KEY].values()
+    assert loop["__pydantic__"] == "flink_agents.runtime.builtin_actions:ChatLoopState"
+    assert [ChatMessage.model_validate(m).role.value for m in loop["data"]["history"]] == [
+        "user",
+        "assistant",
+    ]
+    assert data["pending_events"][0]["type"] == "_tool_request_event"
+    restored = RunState.from_json(text)
+    assert restored.key == "k" and restored.seq == 0
+    assert [type(e) for e in restored.pending_events] == [type(e) for e in run.pending_events]
+    assert KeyState.from_json(key_state.to_json()) == key_state
+
+
+def test_failed_action_leaves_the_run_as_it_was() -> None:
+    attempts = {"n": 0}
+
+    async def flaky(event: Event, ctx: RunnerContext) -> None:
+        attempts["n"] += 1
+        ctx.send_event(OutputEvent(output="partial"))
+        if attempts["n"] == 1:
+            raise ValueError("first attempt fails")
+
+    runner = AgentRunner(Agent().add_action("flaky", InputEvent, flaky))
+    key_state = KeyState()
+    run = runner.start_run("k", 1, key_state)
+    before = run.to_json()
+    with pytest.raises(ActionExecutionError) as raised:
+        asyncio.run(runner.step(run, key_state))
+    assert raised.value.action == "flaky" and raised.value.key == "k" and raised.value.seq == 0
+    assert isinstance(raised.value.__cause__, ValueError)
+    assert run.to_json() == before  # nothing committed
+    assert run_to_end(runner, run, key_state) == ["partial"]
+
+
+def test_sync_actions_run_in_worker_threads() -> None:
+    threads: dict[str, str] = {}
+
+    def sync_action(event: Event, ctx: RunnerContext) -> None:
+        threads["sync"] = threading.current_thread().name
+        ctx.send_event(OutputEvent(output="sync"))
+
+    async def async_action(event: Event, ctx: RunnerContext) -> None:
+        threads["async"] = threading.current_thread().name
+
+    agent = (
+        Agent().add_action("s", InputEvent, sync_action).add_action("a", InputEvent, async_action)
+    )
+    runner = AgentRunner(agent)
+    key_state = KeyState()
+    assert run_to_end(runner, runner.start_run("k", 1, key_state), key_state) == ["sync"]
+    assert threads["sync"].startswith("agent-action")
+    assert threads["async"] == threading.current_thread().name
+    runner.close()
+
+
+def test_memory_sensory_per_run_short_term_per_key() -> None:
+    async def count(event: Event, ctx: RunnerContext) -> None:
+        ctx.short_term_memory["runs"] = ctx.short_term_memory.get("runs", 0) + 1
+        assert "mine" not in ctx.sensory_memory
+        ctx.sensory_memory["mine"] = True
+        ctx.send_event(OutputEvent(output=(ctx.key, ctx.short_term_memory["runs"])))
+
+    runner = AgentRunner(Agent().add_action("count", InputEvent, count))
+    states = {"a": KeyState(), "b": KeyState()}
+    outputs = []
+    for key in ["a", "a", "b", "a"]:
+        outputs += run_to_end(runner, runner.start_run(key, None, states[key]), states[key])
+    assert outputs == [("a", 1), ("a", 2), ("b", 1), ("a", 3)]
+
+
+def test_resources_are_built_once_and_checked() -> None:
+    agent = (
+        Agent()
+        .add_resource("p", ResourceType.PROMPT, Prompt.from_text("x"))
+        .add_resource(
+            "conn",
+            ResourceType.CHAT_MODEL_CONNECTION,
+            ResourceDescriptor(clazz=FunctionChatModelConnection, function=two_turn_model),
+        )
+        .add_resource("wrong", ResourceType.TOOL, ResourceDescriptor(clazz=Prompt, template="x"))
+        .add_resource("lookup", ResourceType.TOOL, lookup)
+    )
+    runner = AgentRunner(agent)
+    conn = runner.get_resource("conn", ResourceType.CHAT_MODEL_CONNECTION)
+    assert runner.get_resource("conn", ResourceType.CHAT_MODEL_CONNECTION) is conn
+    assert conn.get_resource is not None  # can look up other resources
+    assert runner.get_resource("lookup", ResourceType.TOOL).metadata.name == "lookup"  # type: ignore[attr-defined]
+    with pytest.raises(KeyError, match="no prompt resource named 'nope'"):
+        runner.get_resource("nope", ResourceType.PROMPT)
+    with pytest.raises(TypeError, match="is a prompt, not a tool"):
+        runner.get_resource("wrong", ResourceType.TOOL)
+    # Picklable after use too: built resources are rebuilt where it lands.
+    copy = cloudpickle.loads(cloudpickle.dumps(runner))
+    assert copy.get_resource("conn", ResourceType.CHAT_MODEL_CONNECTION) is not conn
+
+
+# ---------------------------------------------------------------------------- durable calls
+
+
+class RecordingLog:
+    """A durable call log that records call keys and runs the calls."""
+
+    def __init__(self) -> None:
+        self.keys: list[tuple[str, int, int, str, int]] = []
+        self.sync_calls: list[str] = []
+        self.functions: list[str] = []
+
+    def _note(self, call_key: Any, fn: Callable[..., Any]) -> None:
+        self.functions.append(getattr(fn, "__name__", "?"))
+        self.keys.append(
+            (call_key.agent_key, call_key.seq, call_key.step, call_key.action, call_key.call_index)
+        )
+
+    async def execute(
+        self,
+        call_key: Any,
+        fn: Callable[..., Any],
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any],
+        reconciler: Callable[..., Any] | None = None,
+    ) -> Any:
+        self._note(call_key, fn)
+        result = fn(*args, **kwargs)
+        if asyncio.iscoroutine(result):
+            result = await result
+        return result
+
+    def execute_sync(
+        self,
+        call_key: Any,
+        fn: Callable[..., Any],
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any],
+        reconciler: Callable[..., Any] | None = None,
+    ) -> Any:
+        self._note(call_key, fn)
+        self.sync_calls.append(threading.current_thread().name)
+        return fn(*args, **kwargs)
+
+
+def test_model_and_tool_calls_go_through_the_durable_log() -> None:
+    log = RecordingLog()
+    agent = chat_agent(
+        FunctionChatModelConnection(function=two_turn_model), tools={"lookup": lookup}
+    )
+    runner = AgentRunner(agent, durable=log)  # type: ignore[arg-type]
+    key_state = KeyState(next_seq=4)
+    outputs = run_to_end(runner, runner.start_run(7, "go", key_state), key_state)
+    assert outputs[0].ok
+    # step 0: start; step 1: chat action (model call 0); step 2: tool action (two tool
+    # calls, numbered in call order); step 3: chat action (model call 0 of that step).
+    assert log.keys == [
+        ("7", 4, 1, CHAT_ACTION, 0),
+        ("7", 4, 2, TOOL_ACTION, 0),
+        ("7", 4, 2, TOOL_ACTION, 1),
+        ("7", 4, 3, CHAT_ACTION, 0),
+    ]
+
+
+def test_durable_execute_from_actions() -> None:
+    log = RecordingLog()
+
+    def sync_action(event: Event, ctx: RunnerContext) -> None:
+        value = ctx.durable_execute(lambda x: x * 2, 21)
+        ctx.send_event(OutputEvent(output=value))
+
+    async def async_action(event: Event, ctx: RunnerContext) -> None:
+        first = ctx.durable_execute_async(asyncio.sleep, 0.01, "a")
+        second = ctx.durable_execute_async(lambda: "b")  # a sync function, in a thread
+        ctx.send_event(OutputEvent(output=list(await asyncio.gather(second, first))))
+
+    async def blocking_in_async(event: Event, ctx: RunnerContext) -> None:
+        ctx.durable_execute(lambda: 1)
+
+    agent = (
+        Agent()
+        .add_action("sync_action", InputEvent, sync_action)
+        .add_action("async_action", InputEvent, async_action)
+    )
+    for durable in (None, log):
+        runner = AgentRunner(agent, durable=durable)  # type: ignore[arg-type]
+        key_state = KeyState()
+        assert run_to_end(runner, runner.start_run("k", 0, key_state), key_state) == [
+            42,
+            ["b", "a"],
+        ]
+        runner.close()
+    assert log.keys[0] == ("k", 0, 0, "sync_action", 0)
+    # Numbered when durable_execute_async is called, not when awaited: the sleep call
+    # (made first) is 0 although gather starts the other one first.
+    assert log.keys[1:] == [("k", 0, 1, "async_action", 1), ("k", 0, 1, "async_action", 0)]
+    assert log.functions[1:] == ["<lambda>", "sleep"]
+    assert log.sync_calls[0].startswith("agent-action")
+
+    runner = AgentRunner(Agent().add_action("bad", InputEvent, blocking_in_async))
+    key_state = KeyState()
+    with pytest.raises(ActionExecutionError) as raised:
+        run_to_end(runner, runner.start_run("k", 0, key_state), key_state)
+    assert "durable_execute_async" in str(raised.value.__cause__)
+
+
+def test_replay_with_the_sqlite_durable_log_skips_recorded_calls(tmp_path: Any) -> None:
+    durable = pytest.importorskip("flink_agents.runtime.durable")
+    store = durable.SqliteActionStateStore(str(tmp_path / "calls.db"))
+    log = durable.DurableCallLog(store)
+    model = ScriptedChatModelConnection(
+        replies=[
+            ChatMessage.assistant(
+                tool_calls=[ToolCallBlock(id="c1", name="lookup", input={"ticket": "T"})]
+            ),
+            "done",
+        ]
+    )
+    tool_calls: list[str] = []
+
+    def counted(ticket: str) -> str:
+        """Lookup.
+
+        Args:
+            ticket: Id.
+        """
+        tool_calls.append(ticket)
+        return "open"
+
+    agent = chat_agent(model, tools={"lookup": counted})
+    first = AgentRunner(agent, durable=log)
+    key_state = KeyState()
+    snapshot = key_state.to_json()
+    out1 = run_to_end(first, first.start_run("k", "go", key_state), key_state)
+
+    # A restart from before the run: the same run replays from the record.
+    restored = KeyState.from_json(snapshot)
+    second = AgentRunner(agent, durable=log)
+    out2 = run_to_end(second, second.start_run("k", "go", restored), restored)
+    assert out1[0].response.text == out2[0].response.text == "done"
+    assert len(model.calls) == 2  # not called again
+    assert tool_calls == ["T"]
+    log.close()

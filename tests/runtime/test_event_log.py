@@ -1,0 +1,165 @@
+"""The event log: JSON lines with lineage, media redacted, levels."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from flink_agents.runtime.event_log import EventLog, sanitize_json
+from flink_agents.runtime.local_runner import LocalExecutionEnvironment
+
+from flink_agents.api import (
+    AudioBlock,
+    ChatMessage,
+    Event,
+    EventLogLevel,
+    FunctionChatModelConnection,
+    ImageBlock,
+    InputEvent,
+    MessageRole,
+    TextBlock,
+    ToolCallBlock,
+    ToolMetadata,
+)
+from tests.runtime.chat_agents import chat_agent
+
+SECRET_PIXELS = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"secret-pixels" * 20).decode("ascii")
+SECRET_URL = "https://files.example.com/private/scan.png?token=abc123"
+
+
+def photo_tool() -> ImageBlock:
+    """Take a photo."""
+    return ImageBlock(mime_type="image/png", data=SECRET_PIXELS, name="photo.png")
+
+
+def vision(messages: list[ChatMessage], tools: list[ToolMetadata]) -> ChatMessage | str:
+    if messages[-1].role is MessageRole.USER:
+        return ChatMessage.assistant(tool_calls=[ToolCallBlock(id="p1", name="photo_tool")])
+    return "x" * 50
+
+
+def run_logged(tmp_path: Path, level: str) -> list[dict[str, Any]]:
+    env = LocalExecutionEnvironment(
+        {
+            "baseLogDir": str(tmp_path),
+            "event-log.level": level,
+            "event-log.standard.max-string-length": 20,
+        }
+    )
+    user = ChatMessage.user(
+        [TextBlock(text="look"), ImageBlock(mime_type="image/png", url=SECRET_URL)]
+    )
+    agent = chat_agent(
+        FunctionChatModelConnection(function=vision), tools={"photo_tool": photo_tool}
+    )
+    env.from_list([{"key": "cam-1", "value": [user]}]).apply(agent)
+    env.execute()
+    path = tmp_path / "events.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_standard_log_has_lineage_and_no_media(tmp_path: Path) -> None:
+    records = run_logged(tmp_path, "standard")
+    text = (tmp_path / "events.jsonl").read_text()
+    assert SECRET_PIXELS not in text and "secret-pixels" not in text
+    assert SECRET_URL not in text and "token=abc123" not in text
+
+    assert {r["record"] for r in records} == {"event"}
+    types = [r["type"] for r in records]
+    assert types == [
+        "_input_event",
+        "_chat_request_event",
+        "_tool_request_event",
+        "_tool_response_event",
+        "_chat_response_event",
+        "_output_event",
+    ]
+    assert all(r["key"] == "cam-1" and r["seq"] == 0 for r in records)
+    ids = {r["id"] for r in records}
+    assert records[0]["upstream_event_id"] is None
+    for record in records[1:]:
+        assert record["upstream_event_id"] in ids
+        assert record["upstream_action_name"]
+
+    # Media kept their descriptive fields, marked redacted.
+    request = records[1]["attributes"]["messages"][0]["blocks"][1]
+    assert request == {
+        "type": "image",
+        "mime_type": "image/png",
+        "data": None,
+        "url": None,
+        "name": None,
+        "size_bytes": None,
+        "sha256": None,
+        "redacted": True,
+    }
+    tool_image = records[3]["attributes"]["responses"][0]["content"][0]
+    assert tool_image["redacted"] is True and tool_image["name"] == "photo.png"
+    assert tool_image["size_bytes"] == len(base64.b64decode(SECRET_PIXELS))
+    # Long strings are truncated at the standard level.
+    answer = records[4]["attributes"]["response"]["blocks"][0]["text"]
+    assert answer == "x" * 20 + "...<30 more chars>"
+
+
+def test_verbose_log_keeps_strings_and_adds_action_records(tmp_path: Path) -> None:
+    records = run_logged(tmp_path, "verbose")
+    text = (tmp_path / "events.jsonl").read_text()
+    assert SECRET_PIXELS not in text and SECRET_URL not in text
+    events = [r for r in records if r["record"] == "event"]
+    actions = [r for r in records if r["record"] == "action"]
+    assert events[4]["attributes"]["response"]["blocks"][0]["text"] == "x" * 50
+    assert [a["action"] for a in actions] == [
+        "start",
+        "_chat_model_action",
+        "_tool_call_action",
+        "_chat_model_action",
+        "finish",
+    ]
+    assert all(a["duration_ms"] >= 0 and a["error"] is None for a in actions)
+    assert actions[0]["sent_event_ids"] == [events[1]["id"]]
+
+
+def test_off_writes_nothing(tmp_path: Path) -> None:
+    assert run_logged(tmp_path, "off") == []
+    assert not (tmp_path / "events.jsonl").exists()
+
+
+def test_sanitize_json_redacts_everywhere() -> None:
+    data_uri = "data:image/png;base64," + SECRET_PIXELS
+    value = {
+        "nested": [{"type": "audio", "mime_type": "audio/wav", "url": SECRET_URL}],
+        "uri": data_uri,
+        "message": ChatMessage.user(
+            [AudioBlock(mime_type="audio/wav", data=SECRET_PIXELS)]
+        ).model_dump(mode="json"),
+        "not_media": {"type": "image", "caption": "kept"},
+    }
+    clean = sanitize_json(value)
+    dumped = json.dumps(clean)
+    assert SECRET_PIXELS not in dumped and SECRET_URL not in dumped
+    assert clean["uri"].startswith("<data URI redacted")
+    assert clean["nested"][0]["redacted"] is True
+    assert clean["message"]["blocks"][0]["redacted"] is True
+    assert clean["not_media"] == {"type": "image", "caption": "kept"}
+
+
+def test_event_log_on_a_stream() -> None:
+    stream = io.StringIO()
+    log = EventLog(stream, EventLogLevel.STANDARD)
+    event = InputEvent(input={"k": 1})
+    log.log_event(("tuple", "key"), 3, event)
+    log.log_action("k", 3, "a", event.id, 0.001, [])  # standard: no action records
+    record = json.loads(stream.getvalue())
+    assert (
+        record["seq"] == 3
+        and record["id"] == event.id
+        and record["attributes"] == {"input": {"k": 1}}
+    )
+    log.close()
+    log.log_event("k", 0, Event("t"))  # closed: ignored
+    assert len(stream.getvalue().splitlines()) == 1

@@ -1,0 +1,205 @@
+"""The local runner: per-key order, concurrency across keys, bounds, streaming, the environment."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from flink_agents.runtime.agent_runner import ActionExecutionError
+from flink_agents.runtime.local_runner import AgentOutput, LocalExecutionEnvironment, LocalRunner
+
+from flink_agents.api import (
+    Agent,
+    AgentsExecutionEnvironment,
+    Event,
+    InputEvent,
+    OutputEvent,
+    Prompt,
+    ResourceType,
+    RunnerContext,
+)
+
+
+class Tracker:
+    """Records which runs are active, per key and overall."""
+
+    def __init__(self) -> None:
+        self.active: dict[Any, int] = {}
+        self.total = 0
+        self.max_total = 0
+        self.overlap = False
+
+    def enter(self, key: Any) -> None:
+        self.active[key] = self.active.get(key, 0) + 1
+        self.overlap = self.overlap or self.active[key] > 1
+        self.total += 1
+        self.max_total = max(self.max_total, self.total)
+
+    def leave(self, key: Any) -> None:
+        self.active[key] -= 1
+        self.total -= 1
+
+
+def sleeping_agent(tracker: Tracker, seconds: float | Callable[[], float]) -> Agent:
+    async def work(event: Event, ctx: RunnerContext) -> None:
+        tracker.enter(ctx.key)
+        await asyncio.sleep(seconds() if callable(seconds) else seconds)
+        tracker.leave(ctx.key)
+        ctx.send_event(OutputEvent(output=event.attributes["input"]))
+
+    return Agent().add_action("work", InputEvent, work)
+
+
+def run(agent: Agent, inputs: Any, config: dict[str, Any] | None = None) -> list[AgentOutput]:
+    return asyncio.run(LocalRunner(agent, config).run(inputs))
+
+
+def test_runs_of_a_key_are_in_input_order_and_never_overlap() -> None:
+    tracker = Tracker()
+    rng = random.Random(7)
+    inputs = [{"key": f"k{i % 5}", "value": i} for i in range(60)]
+    outputs = run(sleeping_agent(tracker, lambda: rng.uniform(0, 0.01)), inputs)
+    assert not tracker.overlap
+    for key in {f"k{i}" for i in range(5)}:
+        values = [o.value for o in outputs if o.key == key]
+        assert values == sorted(values) and len(values) == 12
+        assert [o.seq for o in outputs if o.key == key] == list(range(12))
+
+
+def test_keys_run_concurrently() -> None:
+    tracker = Tracker()
+    started = time.perf_counter()
+    outputs = run(sleeping_agent(tracker, 0.2), [{"key": i, "value": i} for i in range(50)])
+    assert time.perf_counter() - started < 0.6
+    assert len(outputs) == 50 and tracker.max_total == 50
+
+
+def test_in_flight_runs_are_bounded() -> None:
+    tracker = Tracker()
+    outputs = run(
+        sleeping_agent(tracker, 0.01),
+        [{"key": i, "value": i} for i in range(30)],
+        {"max-in-flight-runs": 3},
+    )
+    assert len(outputs) == 30
+    assert tracker.max_total == 3
+
+
+def test_a_sync_action_does_not_stall_other_keys() -> None:
+    def blocking(event: Event, ctx: RunnerContext) -> None:
+        if ctx.key == "slow":
+            time.sleep(0.4)
+        ctx.send_event(OutputEvent(output=time.perf_counter()))
+
+    agent = Agent().add_action("blocking", InputEvent, blocking)
+    inputs = [{"key": "slow", "value": 0}] + [{"key": f"fast{i}", "value": 0} for i in range(5)]
+    started = time.perf_counter()
+    outputs = run(agent, inputs)
+    finished = {o.key: o.value - started for o in outputs}
+    assert outputs[-1].key == "slow"
+    assert all(finished[f"fast{i}"] < 0.2 for i in range(5))
+
+
+async def test_streaming_yields_outputs_before_the_input_ends() -> None:
+    produced: list[int] = []
+
+    async def inputs() -> AsyncIterator[dict[str, Any]]:
+        for i in range(5):
+            produced.append(i)
+            yield {"key": i, "value": i}
+            await asyncio.sleep(0.05)
+
+    async def echo(event: Event, ctx: RunnerContext) -> None:
+        ctx.send_event(OutputEvent(output=event.attributes["input"] * 10))
+
+    runner = LocalRunner(Agent().add_action("echo", InputEvent, echo))
+    seen: list[tuple[int, int]] = []
+    async for output in runner.stream(inputs()):
+        seen.append((output.value, len(produced)))
+    assert [v for v, _ in seen] == [0, 10, 20, 30, 40]
+    assert seen[0][1] < 5  # the first output came while the input was still being read
+
+
+async def test_stopping_a_stream_early_cancels_the_rest() -> None:
+    finished: list[int] = []
+
+    async def work(event: Event, ctx: RunnerContext) -> None:
+        value = event.attributes["input"]
+        await asyncio.sleep(0.0 if value == 0 else 0.3)
+        finished.append(value)
+        ctx.send_event(OutputEvent(output=value))
+
+    runner = LocalRunner(Agent().add_action("work", InputEvent, work))
+    inputs = [{"key": i, "value": i} for i in range(50)]
+    async with contextlib.aclosing(runner.stream(inputs)) as outputs:
+        async for output in outputs:
+            assert output.value == 0
+            break
+    await asyncio.sleep(0.4)
+    assert finished == [0]  # the other runs were cancelled
+
+
+def test_a_failing_action_fails_the_stream() -> None:
+    async def boom(event: Event, ctx: RunnerContext) -> None:
+        if event.attributes["input"] == 3:
+            raise RuntimeError("bad input")
+        ctx.send_event(OutputEvent(output=1))
+
+    with pytest.raises(ActionExecutionError) as raised:
+        run(
+            Agent().add_action("boom", InputEvent, boom), [{"key": i, "value": i} for i in range(6)]
+        )
+    assert raised.value.key == 3
+
+
+def test_inputs_must_be_key_value_records() -> None:
+    async def echo(event: Event, ctx: RunnerContext) -> None: ...
+
+    with pytest.raises(ValueError, match="key"):
+        run(Agent().add_action("echo", InputEvent, echo), [{"value": 1}])
+
+
+def test_environment_list_in_list_out() -> None:
+    async def shout(event: Event, ctx: RunnerContext) -> None:
+        prompt = ctx.get_resource("greeting", ResourceType.PROMPT)
+        assert isinstance(prompt, Prompt)
+        ctx.send_event(OutputEvent(output=prompt.format_string(name=event.attributes["input"])))
+
+    env = AgentsExecutionEnvironment.get_execution_environment()
+    env.add_resource("greeting", ResourceType.PROMPT, Prompt.from_text("Hello {name}"))
+    output = (
+        env.from_list([{"key": "a", "value": "Ann"}, {"key": "a", "value": "Bob"}])
+        .apply(Agent().add_action("shout", InputEvent, shout))
+        .to_list()
+    )
+    assert output == []
+    env.execute()
+    assert output == [{"a": "Hello Ann"}, {"a": "Hello Bob"}]
+
+
+async def test_environment_execute_inside_a_loop() -> None:
+    async def echo(event: Event, ctx: RunnerContext) -> None:
+        ctx.send_event(OutputEvent(output=event.attributes["input"]))
+
+    env = LocalExecutionEnvironment({"max-in-flight-runs": 2})
+    output = (
+        env.from_list([{"key": 1, "value": "x"}])
+        .apply(Agent().add_action("echo", InputEvent, echo))
+        .to_list()
+    )
+    with pytest.raises(RuntimeError, match="execute_async"):
+        env.execute()
+    await env.execute_async()
+    assert output == [{1: "x"}]
+
+
+def test_environment_requires_apply() -> None:
+    env = LocalExecutionEnvironment()
+    env.from_list([{"key": 1, "value": 1}])
+    with pytest.raises(RuntimeError, match="apply"):
+        env.execute()

@@ -1,0 +1,162 @@
+"""Benchmark of the local runner: many keys, a model with a fixed latency.
+
+2,000 keys with one input each; half of the inputs make the model call a tool once
+(two model calls in sequence), the other half get a direct answer (one model call).
+The model is a `FunctionChatModelConnection` that sleeps a fixed latency on the
+event loop. Printed per latency: wall time, inputs per second, and for a non-zero
+latency the ratio to the ideal, where every key runs concurrently and an input
+takes ``latency x model calls in sequence`` (so the ideal wall time is
+``2 x latency``).
+
+    python tools/bench/local_runner.py                 # 0 ms and 200 ms
+    python tools/bench/local_runner.py --latency-ms 50 --keys 5000 --sync-tool
+
+Targets (issue 3): at 200 ms at least 0.7 of the ideal; at 0 ms at least 2,000 inputs/s
+on one core (the process is pinned to one CPU where the OS allows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import sys
+import time
+from typing import Any
+
+from flink_agents.runtime.local_runner import LocalRunner
+
+from flink_agents.api.agents.agent import Agent
+from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
+from flink_agents.api.chat_models.function_model import FunctionChatModelConnection
+from flink_agents.api.content_blocks import ToolCallBlock
+from flink_agents.api.core_options import AgentExecutionOptions
+from flink_agents.api.events.chat_event import ChatRequestEvent, ChatResponseEvent
+from flink_agents.api.events.event import Event, InputEvent, OutputEvent
+from flink_agents.api.message import ChatMessage, MessageRole
+from flink_agents.api.resource import ResourceDescriptor, ResourceType
+from flink_agents.api.runner_context import RunnerContext
+
+
+def bench_model(messages: list[ChatMessage], tools: Any) -> ChatMessage | str:
+    """Asks for the lookup tool once when the question says so, else answers."""
+    last = messages[-1]
+    if last.role is MessageRole.USER and last.text.startswith("tool:"):
+        call = ToolCallBlock(id="call_1", name="lookup", input={"ticket": last.text[5:]})
+        return ChatMessage.assistant("Looking it up.", tool_calls=[call])
+    if last.role is MessageRole.TOOL:
+        block = last.tool_result_block
+        return f"Found: {block.text if block else ''}"
+    return "Answered directly."
+
+
+async def lookup_async(ticket: str) -> str:
+    """Look a ticket up.
+
+    Args:
+        ticket: The ticket id.
+    """
+    return f"ticket {ticket} is open"
+
+
+def lookup_sync(ticket: str) -> str:
+    """Look a ticket up.
+
+    Args:
+        ticket: The ticket id.
+    """
+    return f"ticket {ticket} is open"
+
+
+async def start(event: Event, ctx: RunnerContext) -> None:
+    text = str(event.attributes["input"])
+    ctx.send_event(ChatRequestEvent(model="bench_model", messages=[ChatMessage.user(text)]))
+
+
+async def finish(event: Event, ctx: RunnerContext) -> None:
+    response = event.attributes["response"]
+    ctx.send_event(OutputEvent(output=response.text if response is not None else None))
+
+
+def build_agent(latency_s: float, sync_tool: bool) -> Agent:
+    agent = Agent()
+    agent.add_action("start", [InputEvent], start)
+    agent.add_action("finish", [ChatResponseEvent], finish)
+    agent.add_resource(
+        "bench_connection",
+        ResourceType.CHAT_MODEL_CONNECTION,
+        ResourceDescriptor(
+            clazz=FunctionChatModelConnection,
+            function=bench_model,
+            latency=latency_s,
+            record_calls=False,
+        ),
+    )
+    agent.add_resource(
+        "bench_model",
+        ResourceType.CHAT_MODEL,
+        ResourceDescriptor(
+            clazz=BaseChatModelSetup, connection="bench_connection", tools=["lookup"]
+        ),
+    )
+    agent.add_resource("lookup", ResourceType.TOOL, lookup_sync if sync_tool else lookup_async)
+    return agent
+
+
+async def run_once(keys: int, latency_s: float, sync_tool: bool) -> tuple[float, float, int]:
+    inputs = [
+        {"key": f"k{i}", "value": f"tool:T{i}" if i % 2 == 0 else f"question {i}"}
+        for i in range(keys)
+    ]
+    runner = LocalRunner(
+        build_agent(latency_s, sync_tool),
+        {AgentExecutionOptions.MAX_IN_FLIGHT_RUNS.key: keys},
+    )
+    gc.collect()
+    started = time.perf_counter()
+    cpu_started = time.process_time()
+    outputs = await runner.run(inputs)
+    elapsed = time.perf_counter() - started
+    cpu = time.process_time() - cpu_started
+    runner.close()
+    return elapsed, cpu, len(outputs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Benchmark of the local runner.")
+    parser.add_argument("--keys", type=int, default=2000)
+    parser.add_argument("--latency-ms", type=float, action="append")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per latency; best is kept")
+    parser.add_argument("--sync-tool", action="store_true", help="a sync tool (thread pool)")
+    parser.add_argument("--no-pin", action="store_true", help="do not pin to one CPU")
+    args = parser.parse_args(argv)
+    latencies = args.latency_ms or [0.0, 200.0]
+    if not args.no_pin and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    print(f"python {sys.version.split()[0]}, {args.keys} keys, one input each, half with a tool")
+    failed = False
+    for latency_ms in latencies:
+        latency_s = latency_ms / 1000.0
+        best, best_cpu = float("inf"), float("inf")
+        for _ in range(args.repeat):
+            elapsed, cpu, produced = asyncio.run(run_once(args.keys, latency_s, args.sync_tool))
+            if produced != args.keys:
+                print(f"  ERROR: {produced} outputs for {args.keys} inputs")
+                failed = True
+            best, best_cpu = min(best, elapsed), min(best_cpu, cpu)
+        rate = args.keys / best
+        cpu_us = best_cpu / args.keys * 1e6
+        line = (
+            f"latency {latency_ms:6.1f} ms: {best:7.3f} s, {rate:8.0f} inputs/s, "
+            f"CPU {cpu_us:5.0f} us/input"
+        )
+        if latency_s > 0:
+            ideal = 2 * latency_s
+            line += f", ideal {ideal:.3f} s, ratio to ideal {ideal / best:.2f}"
+        print(line)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
