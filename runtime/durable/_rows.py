@@ -1,0 +1,68 @@
+"""How records map onto the columns both SQL stores share."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from flink_agents.runtime.durable.errors import DurableStoreError
+from flink_agents.runtime.durable.records import CallOutcome, CallRecord, DurableCallKey
+
+__all__ = [
+    "COLUMNS",
+    "Row",
+    "check_table_name",
+    "key_params",
+    "outcome_to_columns",
+    "record_from_row",
+]
+
+COLUMNS = "agent_key, seq, step, action, call_index, digest, status, payload"
+"""Column order of :data:`Row`."""
+
+Row = tuple[str, int, int, str, int, str, str, "str | None"]
+
+_TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+
+def check_table_name(table: str) -> str:
+    """The table name if it is a plain SQL identifier, else :class:`ValueError`."""
+    if not _TABLE_NAME.match(table):
+        raise ValueError(f"table name must be a plain identifier (letters, digits, _): {table!r}")
+    return table
+
+
+def key_params(key: DurableCallKey) -> tuple[str, int, int, str, int]:
+    """The key columns, in primary-key order."""
+    return (key.agent_key, key.seq, key.step, key.action, key.call_index)
+
+
+def outcome_to_columns(outcome: CallOutcome) -> tuple[str, str]:
+    """``(status, payload)`` of an outcome."""
+    if outcome.status == "value":
+        return "value", outcome.value_json or "null"
+    payload = json.dumps({"type": outcome.error_type, "message": outcome.error_message})
+    return "error", payload
+
+
+def record_from_row(row: Row) -> CallRecord:
+    """The record a stored row holds."""
+    agent_key, seq, step, action, call_index, digest, status, payload = row
+    key = DurableCallKey(
+        agent_key=agent_key, seq=seq, step=step, action=action, call_index=call_index
+    )
+    if status == "pending":
+        return CallRecord(key=key, digest=digest)
+    if status == "value":
+        outcome = CallOutcome(status="value", value_json=payload)
+    elif status == "error":
+        try:
+            error = json.loads(payload or "")
+            outcome = CallOutcome(
+                status="error", error_type=error["type"], error_message=error["message"]
+            )
+        except (ValueError, KeyError, TypeError):
+            raise DurableStoreError(f"stored error outcome at {key} is malformed") from None
+    else:
+        raise DurableStoreError(f"stored record at {key} has unknown status {status!r}")
+    return CallRecord(key=key, digest=digest, outcome=outcome)

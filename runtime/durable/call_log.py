@@ -1,0 +1,269 @@
+"""The durable-call record: run a call once, replay its recorded outcome after a failure.
+
+Matching rules, for the call at a :class:`DurableCallKey` with digest ``d``:
+
+- a record with digest ``d`` and an outcome: return (or raise) the outcome, do not call;
+- a record with digest ``d`` and no outcome (begun, then the process died): call
+  ``reconciler(*args, **kwargs)`` when given and record what it returns (if it raises, the
+  error propagates and nothing is recorded), otherwise run the call again;
+- a record with another digest, or none: the code path changed (or this is the first run).
+  That record and every later record of the run are dropped, the call is begun and runs live.
+
+A live call's outcome is recorded before ``execute`` returns. A result that cannot be recorded
+raises :class:`TypeError` and leaves the call begun without an outcome. An exception (any
+:class:`Exception`) is recorded as its type and message and re-raised; cancellation and other
+:class:`BaseException` are not recorded. When the store cannot be reached,
+:class:`DurableStoreError` is raised: before the call when its begin cannot be recorded (the call
+does not run), after it when its outcome cannot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal, Protocol, TypeVar
+
+from flink_agents.runtime.durable.digest import call_digest, function_identity
+from flink_agents.runtime.durable.outcome import error_outcome, replay_outcome, value_outcome
+from flink_agents.runtime.durable.records import CallOutcome, DurableCallKey
+from flink_agents.runtime.durable.store import ActionStateStore
+
+__all__ = ["DurableCallKey", "DurableCallLog", "SupportsDurableExecute"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_Plan = tuple[Literal["replay", "pending", "live"], "CallOutcome | None"]
+
+
+class SupportsDurableExecute(Protocol):
+    """What the run engine needs from a durable-call record."""
+
+    async def execute(
+        self,
+        call_key: DurableCallKey,
+        fn: Callable[..., Any],
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any],
+        reconciler: Callable[..., Any] | None = None,
+    ) -> Any: ...
+
+    def execute_sync(
+        self,
+        call_key: DurableCallKey,
+        fn: Callable[..., Any],
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any],
+        reconciler: Callable[..., Any] | None = None,
+    ) -> Any: ...
+
+
+def _is_async_callable(fn: Callable[..., Any]) -> bool:
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
+class DurableCallLog:
+    """Runs durable calls through an :class:`ActionStateStore`.
+
+    Safe to share between the event loop and worker threads. In :meth:`execute`, store I/O runs
+    on a small private thread pool so the event loop never waits on a disk or network write.
+    Picklable (configuration only) when its store is.
+    """
+
+    def __init__(self, store: ActionStateStore, *, io_threads: int = 4) -> None:
+        if io_threads < 1:
+            raise ValueError("io_threads must be at least 1")
+        self.store = store
+        self.io_threads = io_threads
+        self._executor_lock = threading.Lock()
+        self._executor: ThreadPoolExecutor | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_executor_lock"] = None
+        state["_executor"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+        self._executor_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"DurableCallLog({self.store!r})"
+
+    # -- the two halves of a call, both plain blocking store I/O ----------------------------
+
+    def _plan(self, key: DurableCallKey, digest: str, function: str) -> _Plan:
+        record = self.store.get(key)
+        if record is not None and record.digest == digest:
+            if record.outcome is not None:
+                return ("replay", record.outcome)
+            return ("pending", None)
+        if record is not None:
+            logger.warning(
+                "durable call %s to %s: digest differs from the recorded call (code path or "
+                "arguments changed); dropping it and the later records of the run, running live",
+                key,
+                function,
+            )
+        self.store.begin(key, digest)
+        return ("live", None)
+
+    def _finish(self, key: DurableCallKey, digest: str, outcome: CallOutcome) -> None:
+        self.store.record_outcome(key, digest, outcome)
+
+    @staticmethod
+    def _log_pending(key: DurableCallKey, function: str, reconciling: bool) -> None:
+        if reconciling:
+            logger.warning(
+                "durable call %s to %s was begun but has no recorded outcome; reconciling",
+                key,
+                function,
+            )
+        else:
+            logger.warning(
+                "durable call %s to %s was begun but has no recorded outcome and has no "
+                "reconciler; running it again",
+                key,
+                function,
+            )
+
+    # -- async ------------------------------------------------------------------------------
+
+    def _io_executor(self) -> ThreadPoolExecutor:
+        with self._executor_lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(
+                    max_workers=self.io_threads, thread_name_prefix="durable-store"
+                )
+            return self._executor
+
+    async def _in_io(self, fn: Callable[..., T], *args: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._io_executor(), functools.partial(fn, *args))
+
+    @staticmethod
+    async def _call_async(
+        fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]
+    ) -> Any:
+        if _is_async_callable(fn):
+            return await fn(*args, **kwargs)
+        result = await asyncio.to_thread(fn, *args, **kwargs)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    async def execute(
+        self,
+        call_key: DurableCallKey,
+        fn: Callable[..., Any],
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any],
+        reconciler: Callable[..., Any] | None = None,
+    ) -> Any:
+        """Run ``fn(*args, **kwargs)`` at most once per ``call_key`` (see the module doc).
+
+        Async functions are awaited; sync ones run in a worker thread. The same holds for the
+        reconciler.
+        """
+        function = function_identity(fn)
+        digest = call_digest(fn, args, kwargs)
+        kind, recorded = await self._in_io(self._plan, call_key, digest, function)
+        if kind == "replay":
+            assert recorded is not None
+            return replay_outcome(recorded)
+        reconciling = kind == "pending" and reconciler is not None
+        if kind == "pending":
+            self._log_pending(call_key, function, reconciling)
+        if reconciling:
+            assert reconciler is not None
+            result = await self._call_async(reconciler, args, kwargs)
+        else:
+            try:
+                result = await self._call_async(fn, args, kwargs)
+            except Exception as exc:
+                await self._in_io(self._finish, call_key, digest, error_outcome(exc))
+                raise
+        outcome = value_outcome(result, function=function)
+        await self._in_io(self._finish, call_key, digest, outcome)
+        return result
+
+    # -- sync -------------------------------------------------------------------------------
+
+    def execute_sync(
+        self,
+        call_key: DurableCallKey,
+        fn: Callable[..., Any],
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any],
+        reconciler: Callable[..., Any] | None = None,
+    ) -> Any:
+        """:meth:`execute` for sync functions, in the calling thread."""
+        function = function_identity(fn)
+        for name, target in (("function", fn), ("reconciler", reconciler)):
+            if target is not None and _is_async_callable(target):
+                raise TypeError(
+                    f"durable call to {function}: the {name} is async; use "
+                    "durable_execute_async / DurableCallLog.execute"
+                )
+        digest = call_digest(fn, args, kwargs)
+        kind, recorded = self._plan(call_key, digest, function)
+        if kind == "replay":
+            assert recorded is not None
+            return replay_outcome(recorded)
+        reconciling = kind == "pending" and reconciler is not None
+        if kind == "pending":
+            self._log_pending(call_key, function, reconciling)
+        if reconciling:
+            assert reconciler is not None
+            result = _no_awaitable(reconciler(*args, **kwargs), function)
+        else:
+            try:
+                result = _no_awaitable(fn(*args, **kwargs), function)
+            except Exception as exc:
+                self._finish(call_key, digest, error_outcome(exc))
+                raise
+        self._finish(call_key, digest, value_outcome(result, function=function))
+        return result
+
+    # -- housekeeping -----------------------------------------------------------------------
+
+    def prune(self, agent_key: str, up_to_seq: int) -> int:
+        """Drop every record of the runs of ``agent_key`` with ``seq <= up_to_seq``.
+
+        Call it once a completed checkpoint covers those runs' outputs.
+        """
+        return self.store.prune(agent_key, up_to_seq)
+
+    def prune_many(self, up_to_seq_by_key: Mapping[str, int]) -> int:
+        """:meth:`prune` for many keys at once (one transaction where the store allows)."""
+        return self.store.prune_many(up_to_seq_by_key)
+
+    def close(self) -> None:
+        """Stop the I/O threads and close the store (both reopen on next use)."""
+        with self._executor_lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True)
+        self.store.close()
+
+
+def _no_awaitable(result: Any, function: str) -> Any:
+    if inspect.isawaitable(result):
+        if inspect.iscoroutine(result):
+            result.close()
+        raise TypeError(
+            f"durable call to {function} returned an awaitable from execute_sync; "
+            "use durable_execute_async / DurableCallLog.execute"
+        )
+    return result

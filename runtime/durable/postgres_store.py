@@ -1,0 +1,326 @@
+"""The action-state store for clusters: a table in PostgreSQL (psycopg 3).
+
+Install with the ``postgres`` extra (``pip install 'pyflink-agents[postgres]'``). psycopg is
+imported when the store first connects, so this module imports without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from flink_agents.runtime.durable._rows import (
+    COLUMNS,
+    Row,
+    check_table_name,
+    key_params,
+    outcome_to_columns,
+    record_from_row,
+)
+from flink_agents.runtime.durable.errors import DurableStoreError
+from flink_agents.runtime.durable.records import CallOutcome, CallRecord, DurableCallKey
+from flink_agents.runtime.durable.store import ActionStateStore
+
+if TYPE_CHECKING:
+    import psycopg  # pyright: ignore[reportMissingImports]
+    from psycopg import sql  # pyright: ignore[reportMissingImports]
+
+__all__ = ["PostgresActionStateStore"]
+
+T = TypeVar("T")
+
+# Statement templates; {table} becomes the quoted table identifier.
+_LATER_IN_RUN: Final = (
+    "agent_key = %s AND seq = %s AND "
+    "(step > %s OR (step = %s AND action = %s AND call_index >= %s))"
+)
+_CREATE: Final = (
+    "CREATE TABLE IF NOT EXISTS {table} ("
+    "agent_key TEXT NOT NULL, seq BIGINT NOT NULL, step INTEGER NOT NULL, "
+    "action TEXT NOT NULL, call_index INTEGER NOT NULL, digest TEXT NOT NULL, "
+    "status TEXT NOT NULL CHECK (status IN ('pending', 'value', 'error')), "
+    "payload TEXT, "
+    "PRIMARY KEY (agent_key, seq, step, action, call_index))"
+)
+_GET: Final = (
+    "SELECT " + COLUMNS + " FROM {table} WHERE agent_key = %s AND seq = %s "
+    "AND step = %s AND action = %s AND call_index = %s"
+)
+_DROP_LATER: Final = "DELETE FROM {table} WHERE " + _LATER_IN_RUN
+# One statement, so one round trip and one commit. Its DELETE and its upsert touch disjoint
+# rows (a data-modifying WITH sees one snapshot, so they must).
+_BEGIN: Final = (
+    "WITH dropped AS (DELETE FROM {table} WHERE agent_key = %s AND seq = %s AND "
+    "(step > %s OR (step = %s AND action = %s AND call_index > %s))) "
+    "INSERT INTO {table} (" + COLUMNS + ") VALUES (%s, %s, %s, %s, %s, %s, 'pending', NULL) "
+    "ON CONFLICT (agent_key, seq, step, action, call_index) DO UPDATE SET "
+    "digest = EXCLUDED.digest, status = 'pending', payload = NULL"
+)
+_UPSERT_OUTCOME: Final = (
+    "INSERT INTO {table} (" + COLUMNS + ") VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+    "ON CONFLICT (agent_key, seq, step, action, call_index) DO UPDATE SET "
+    "digest = EXCLUDED.digest, status = EXCLUDED.status, payload = EXCLUDED.payload"
+)
+_LOAD_RUN: Final = (
+    "SELECT " + COLUMNS + " FROM {table} WHERE agent_key = %s AND seq = %s "
+    "ORDER BY step, action, call_index"
+)
+_PRUNE: Final = (
+    "DELETE FROM {table} AS t USING unnest(%s::text[], %s::bigint[]) AS p(k, s) "
+    "WHERE t.agent_key = p.k AND t.seq <= p.s"
+)
+_SIZE: Final = "SELECT pg_total_relation_size(%s::regclass)"
+
+
+def _later_params(key: DurableCallKey) -> tuple[str, int, int, int, str, int]:
+    return (key.agent_key, key.seq, key.step, key.step, key.action, key.call_index)
+
+
+def _import_psycopg() -> Any:
+    try:
+        import psycopg  # pyright: ignore[reportMissingImports]
+    except ImportError:
+        raise DurableStoreError(
+            "the PostgreSQL action-state store needs psycopg 3: "
+            "pip install 'pyflink-agents[postgres]' (or 'psycopg[binary]')"
+        ) from None
+    return psycopg
+
+
+class PostgresActionStateStore(ActionStateStore):
+    """Records in one PostgreSQL table whose primary key is the call key.
+
+    ``conninfo`` is a libpq connection string, as a URL (``postgresql://user:pw@host:5432/db``)
+    or as keywords (``host=... dbname=...``). The table is created if missing. Each write is
+    its own committed transaction before it returns (durable under the server's default
+    ``synchronous_commit=on``). Threads share up to ``max_connections`` connections, opened
+    on demand; when one breaks, the operation reconnects and retries once (every write is
+    idempotent), then raises :class:`DurableStoreError`.
+    """
+
+    def __init__(
+        self,
+        conninfo: str,
+        *,
+        table: str = "flink_agents_durable_calls",
+        max_connections: int = 4,
+        connect_timeout_s: int = 10,
+        application_name: str = "flink-agents-durable",
+    ) -> None:
+        if max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
+        self.conninfo = conninfo
+        self.table = check_table_name(table)
+        self.max_connections = max_connections
+        self.connect_timeout_s = connect_timeout_s
+        self.application_name = application_name
+        self._init_runtime_state()
+
+    def _init_runtime_state(self) -> None:
+        self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(self.max_connections)
+        self._idle: list[psycopg.Connection[Any]] = []
+        self._generation = 0
+        self._pid = os.getpid()
+        self._sql: dict[str, sql.Composed] = {}
+
+    # -- pickling: ship the configuration, never the connection -----------------------------
+
+    _CONFIG = ("conninfo", "table", "max_connections", "connect_timeout_s", "application_name")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._CONFIG}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+        self._init_runtime_state()
+
+    def __repr__(self) -> str:
+        return f"PostgresActionStateStore({self.describe()!r}, table={self.table!r})"
+
+    def describe(self) -> str:
+        """``user@host:port/dbname`` of the server, without the password."""
+        try:
+            from psycopg.conninfo import (  # pyright: ignore[reportMissingImports]
+                conninfo_to_dict,
+            )
+
+            params = conninfo_to_dict(self.conninfo)
+        except Exception:
+            return "<unparsable connection string>"
+        user = params.get("user") or "?"
+        host = params.get("host") or params.get("hostaddr") or "localhost"
+        port = params.get("port") or "5432"
+        dbname = params.get("dbname") or user
+        return f"{user}@{host}:{port}/{dbname}"
+
+    def _password(self) -> str | None:
+        try:
+            from psycopg.conninfo import (  # pyright: ignore[reportMissingImports]
+                conninfo_to_dict,
+            )
+
+            password = conninfo_to_dict(self.conninfo).get("password")
+        except Exception:
+            return None
+        return str(password) if password else None
+
+    def _error(self, operation: str, exc: BaseException) -> DurableStoreError:
+        detail = f"{type(exc).__name__}: {exc}".strip()
+        password = self._password()
+        if password:
+            detail = detail.replace(password, "***")
+        return DurableStoreError(
+            f"PostgreSQL action-state store {self.describe()} table {self.table}: "
+            f"{operation} failed: {detail}"
+        )
+
+    # -- connection ------------------------------------------------------------------------
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        psycopg = _import_psycopg()
+        conn = psycopg.connect(
+            self.conninfo,
+            autocommit=True,
+            connect_timeout=self.connect_timeout_s,
+            application_name=self.application_name,
+        )
+        try:
+            self._create_table(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _create_table(self, conn: psycopg.Connection[Any]) -> None:
+        # Workers start together; CREATE TABLE IF NOT EXISTS alone races on the catalog.
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.table,))
+            conn.execute(self._statement(_CREATE))
+
+    def _statement(self, template: str) -> sql.Composed:
+        """The template with the table name quoted in, built once per template."""
+        statement = self._sql.get(template)
+        if statement is None:
+            from psycopg import sql  # pyright: ignore[reportMissingImports]
+
+            statement = sql.SQL(template).format(table=sql.Identifier(self.table))  # pyright: ignore[reportArgumentType]
+            self._sql[template] = statement
+        return statement
+
+    def _take(self) -> tuple[psycopg.Connection[Any] | None, int]:
+        with self._lock:
+            if self._pid != os.getpid():  # forked: the parent's connections are not ours
+                self._idle = []
+                self._pid = os.getpid()
+            return (self._idle.pop() if self._idle else None), self._generation
+
+    def _give_back(self, conn: psycopg.Connection[Any], generation: int) -> None:
+        with self._lock:
+            if generation == self._generation and not conn.closed:
+                self._idle.append(conn)
+                return
+        self._discard(conn)
+
+    @staticmethod
+    def _discard(conn: psycopg.Connection[Any] | None) -> None:
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                conn.close()
+
+    def _run(self, operation: str, body: Callable[[psycopg.Connection[Any]], T]) -> T:
+        psycopg = _import_psycopg()
+        with self._slots:
+            conn, generation = self._take()
+            for attempt in (1, 2):
+                had_connection = conn is not None
+                try:
+                    if conn is None:
+                        conn = self._connect()
+                    result = body(conn)
+                except psycopg.OperationalError as exc:
+                    lost = conn is None or conn.closed or conn.broken
+                    self._discard(conn)
+                    conn = None
+                    # Retry once when a connection that worked before was lost (server
+                    # restart, idle timeout); never when the server cannot be reached at all.
+                    if attempt == 1 and lost and had_connection:
+                        continue
+                    raise self._error(operation, exc) from exc
+                except psycopg.Error as exc:
+                    self._discard(conn)
+                    raise self._error(operation, exc) from exc
+                except BaseException:
+                    self._discard(conn)
+                    raise
+                self._give_back(conn, generation)
+                return result
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- ActionStateStore ------------------------------------------------------------------
+
+    def get(self, key: DurableCallKey) -> CallRecord | None:
+        statement = self._statement(_GET)
+
+        def body(conn: psycopg.Connection[Any]) -> Row | None:
+            return conn.execute(statement, key_params(key)).fetchone()
+
+        row = self._run("get", body)
+        return None if row is None else record_from_row(row)
+
+    def begin(self, key: DurableCallKey, digest: str) -> None:
+        statement = self._statement(_BEGIN)
+        params = (*_later_params(key), *key_params(key), digest)
+        self._run("begin", lambda conn: conn.execute(statement, params))
+
+    def record_outcome(self, key: DurableCallKey, digest: str, outcome: CallOutcome) -> None:
+        status, payload = outcome_to_columns(outcome)
+        statement = self._statement(_UPSERT_OUTCOME)
+        params = (*key_params(key), digest, status, payload)
+        self._run("record outcome", lambda conn: conn.execute(statement, params))
+
+    def load_run(self, agent_key: str, seq: int) -> list[CallRecord]:
+        statement = self._statement(_LOAD_RUN)
+
+        def body(conn: psycopg.Connection[Any]) -> list[Row]:
+            return conn.execute(statement, (agent_key, seq)).fetchall()
+
+        return [record_from_row(row) for row in self._run("load run", body)]
+
+    def drop_from(self, key: DurableCallKey) -> int:
+        statement = self._statement(_DROP_LATER)
+
+        def body(conn: psycopg.Connection[Any]) -> int:
+            return conn.execute(statement, _later_params(key)).rowcount
+
+        return self._run("drop records", body)
+
+    def prune(self, agent_key: str, up_to_seq: int) -> int:
+        return self.prune_many({agent_key: up_to_seq})
+
+    def prune_many(self, up_to_seq_by_key: Mapping[str, int]) -> int:
+        if not up_to_seq_by_key:
+            return 0
+        keys = list(up_to_seq_by_key)
+        seqs = [up_to_seq_by_key[key] for key in keys]
+        statement = self._statement(_PRUNE)
+        return self._run("prune", lambda conn: conn.execute(statement, (keys, seqs)).rowcount)
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+            self._generation += 1  # connections in use are closed when handed back
+        for conn in idle:
+            self._discard(conn)
+
+    # -- for benchmarks and operators ------------------------------------------------------
+
+    def size_bytes(self) -> int:
+        """Bytes the table takes on the server, indexes and TOAST included."""
+        statement = self._statement(_SIZE)
+        row = self._run("size", lambda conn: conn.execute(statement, (self.table,)).fetchone())
+        return int(row[0]) if row else 0

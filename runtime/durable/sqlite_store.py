@@ -1,0 +1,251 @@
+"""The default action-state store: an embedded SQLite file (local runs, one machine)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from flink_agents.runtime.durable._rows import (
+    COLUMNS,
+    Row,
+    check_table_name,
+    key_params,
+    outcome_to_columns,
+    record_from_row,
+)
+from flink_agents.runtime.durable.errors import DurableStoreError
+from flink_agents.runtime.durable.records import CallOutcome, CallRecord, DurableCallKey
+from flink_agents.runtime.durable.store import ActionStateStore
+
+__all__ = ["SqliteActionStateStore"]
+
+T = TypeVar("T")
+
+Synchronous = Literal["FULL", "NORMAL", "OFF"]
+
+_LATER_IN_RUN = (
+    "agent_key = ? AND seq = ? AND (step > ? OR (step = ? AND action = ? AND call_index >= ?))"
+)
+
+
+def _later_params(key: DurableCallKey) -> tuple[str, int, int, int, str, int]:
+    return (key.agent_key, key.seq, key.step, key.step, key.action, key.call_index)
+
+
+class SqliteActionStateStore(ActionStateStore):
+    """Records in one SQLite file in WAL mode.
+
+    One connection, guarded by a lock, serves every thread of the process; several processes
+    may share the file (SQLite's own locking, waiting up to ``busy_timeout_s``). With the
+    default ``synchronous="FULL"`` each write is fsynced before it returns, so a record
+    survives a killed process and a crashed machine. ``"NORMAL"`` survives a killed process
+    but may lose the last writes on power loss; ``"OFF"`` is for benchmarks of size only.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        table: str = "durable_calls",
+        synchronous: Synchronous = "FULL",
+        busy_timeout_s: float = 30.0,
+    ) -> None:
+        if synchronous not in ("FULL", "NORMAL", "OFF"):
+            raise ValueError(f"synchronous must be FULL, NORMAL or OFF, not {synchronous!r}")
+        self.path = str(path)
+        self.table = check_table_name(table)
+        self.synchronous: Synchronous = synchronous
+        self.busy_timeout_s = busy_timeout_s
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid = os.getpid()
+
+    # -- pickling: ship the configuration, never the connection -----------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_lock"] = None
+        state["_conn"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+
+    def __repr__(self) -> str:
+        return f"SqliteActionStateStore({self.path!r}, table={self.table!r})"
+
+    # -- connection ------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(
+            self.path,
+            timeout=self.busy_timeout_s,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        try:
+            self._set_up(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _set_up(self, conn: sqlite3.Connection) -> None:
+        # Switching a new file to WAL needs an exclusive lock and does not wait on SQLite's
+        # busy handler, so when several processes open the file at once, wait here.
+        deadline = time.monotonic() + self.busy_timeout_s
+        delay = 0.005
+        while True:
+            try:
+                if self.path != ":memory:":
+                    mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+                    if str(mode).lower() != "wal":
+                        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+                    if str(mode).lower() != "wal":
+                        raise sqlite3.OperationalError(f"could not switch to WAL (got {mode})")
+                conn.execute(f"PRAGMA synchronous={self.synchronous}")
+                conn.execute(
+                    f"CREATE TABLE IF NOT EXISTS {self.table} ("
+                    "agent_key TEXT NOT NULL, seq INTEGER NOT NULL, step INTEGER NOT NULL, "
+                    "action TEXT NOT NULL, call_index INTEGER NOT NULL, digest TEXT NOT NULL, "
+                    "status TEXT NOT NULL CHECK (status IN ('pending', 'value', 'error')), "
+                    "payload TEXT, "
+                    "PRIMARY KEY (agent_key, seq, step, action, call_index)) WITHOUT ROWID"
+                )
+                return
+            except sqlite3.OperationalError as exc:
+                message = str(exc).lower()
+                busy = "locked" in message or "busy" in message
+                if not busy or time.monotonic() + delay > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.2)
+
+    def _run(self, operation: str, body: Callable[[sqlite3.Connection], T]) -> T:
+        with self._lock:
+            if self._pid != os.getpid():  # forked: the parent's connection is not ours
+                self._conn = None
+                self._pid = os.getpid()
+            try:
+                if self._conn is None:
+                    self._conn = self._connect()
+                conn = self._conn
+                return body(conn)
+            except (sqlite3.Error, OSError) as exc:
+                broken, self._conn = self._conn, None
+                if broken is not None:
+                    with contextlib.suppress(sqlite3.Error):
+                        broken.close()
+                raise DurableStoreError(
+                    f"SQLite action-state store {self.path}: {operation} failed: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
+
+    @staticmethod
+    def _transaction(
+        conn: sqlite3.Connection, statements: list[tuple[str, tuple[Any, ...]]]
+    ) -> int:
+        changed = 0
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for sql, params in statements:
+                changed += conn.execute(sql, params).rowcount
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return changed
+
+    # -- ActionStateStore ------------------------------------------------------------------
+
+    def get(self, key: DurableCallKey) -> CallRecord | None:
+        sql = (
+            f"SELECT {COLUMNS} FROM {self.table} WHERE agent_key = ? AND seq = ? AND step = ? "
+            "AND action = ? AND call_index = ?"
+        )
+
+        def body(conn: sqlite3.Connection) -> Row | None:
+            return conn.execute(sql, key_params(key)).fetchone()
+
+        row = self._run("get", body)
+        return None if row is None else record_from_row(row)
+
+    def begin(self, key: DurableCallKey, digest: str) -> None:
+        statements: list[tuple[str, tuple[Any, ...]]] = [
+            (f"DELETE FROM {self.table} WHERE {_LATER_IN_RUN}", _later_params(key)),
+            (
+                f"INSERT INTO {self.table} ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, 'pending', NULL)",
+                (*key_params(key), digest),
+            ),
+        ]
+        self._run("begin", lambda conn: self._transaction(conn, statements))
+
+    def record_outcome(self, key: DurableCallKey, digest: str, outcome: CallOutcome) -> None:
+        status, payload = outcome_to_columns(outcome)
+        sql = (
+            f"INSERT INTO {self.table} ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (agent_key, seq, step, action, call_index) DO UPDATE SET "
+            "digest = excluded.digest, status = excluded.status, payload = excluded.payload"
+        )
+        params = (*key_params(key), digest, status, payload)
+        self._run("record outcome", lambda conn: self._transaction(conn, [(sql, params)]))
+
+    def load_run(self, agent_key: str, seq: int) -> list[CallRecord]:
+        sql = (
+            f"SELECT {COLUMNS} FROM {self.table} WHERE agent_key = ? AND seq = ? "
+            "ORDER BY step, action, call_index"
+        )
+
+        def body(conn: sqlite3.Connection) -> list[Row]:
+            return conn.execute(sql, (agent_key, seq)).fetchall()
+
+        return [record_from_row(row) for row in self._run("load run", body)]
+
+    def drop_from(self, key: DurableCallKey) -> int:
+        sql = f"DELETE FROM {self.table} WHERE {_LATER_IN_RUN}"
+        return self._run(
+            "drop records", lambda conn: self._transaction(conn, [(sql, _later_params(key))])
+        )
+
+    def prune(self, agent_key: str, up_to_seq: int) -> int:
+        return self.prune_many({agent_key: up_to_seq})
+
+    def prune_many(self, up_to_seq_by_key: Mapping[str, int]) -> int:
+        if not up_to_seq_by_key:
+            return 0
+        sql = f"DELETE FROM {self.table} WHERE agent_key = ? AND seq <= ?"
+        statements: list[tuple[str, tuple[Any, ...]]] = [
+            (sql, (agent_key, seq)) for agent_key, seq in up_to_seq_by_key.items()
+        ]
+        return self._run("prune", lambda conn: self._transaction(conn, statements))
+
+    def close(self) -> None:
+        with self._lock:
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+
+    # -- for benchmarks and operators ------------------------------------------------------
+
+    def size_bytes(self) -> int:
+        """Bytes on disk: the database file plus its WAL and shared-memory files."""
+        if self.path == ":memory:":
+            return 0
+        return sum(
+            os.path.getsize(self.path + suffix)
+            for suffix in ("", "-wal", "-shm")
+            if os.path.exists(self.path + suffix)
+        )

@@ -1,0 +1,64 @@
+"""The action-state store: where durable-call records live, outside Flink's checkpoints."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+
+from flink_agents.runtime.durable.records import CallOutcome, CallRecord, DurableCallKey
+
+__all__ = ["ActionStateStore"]
+
+
+class ActionStateStore(ABC):
+    """Records of durable calls, keyed by :class:`DurableCallKey`.
+
+    Implementations are safe to use from several threads at once, make every write durable
+    before returning, and raise :class:`~flink_agents.runtime.durable.errors.DurableStoreError`
+    (never a driver exception) when the store cannot be reached. They open their connection
+    lazily and pickle without it, so a configured store can be shipped to Flink workers.
+
+    "Later" within a run means: a later step, or the same step and action with a call index at
+    or after the given one (see :meth:`drop_from`).
+    """
+
+    @abstractmethod
+    def get(self, key: DurableCallKey) -> CallRecord | None:
+        """The record at ``key``, or ``None``."""
+
+    @abstractmethod
+    def begin(self, key: DurableCallKey, digest: str) -> None:
+        """Record that the call at ``key`` is about to run, with no outcome yet.
+
+        In the same transaction, drops the record at ``key`` and every later record of the run
+        (they belong to a code path that no longer happens).
+        """
+
+    @abstractmethod
+    def record_outcome(self, key: DurableCallKey, digest: str, outcome: CallOutcome) -> None:
+        """Store the outcome of the call at ``key`` (inserting the record if it is gone)."""
+
+    @abstractmethod
+    def load_run(self, agent_key: str, seq: int) -> list[CallRecord]:
+        """Every record of one run, ordered by step, action and call index."""
+
+    @abstractmethod
+    def drop_from(self, key: DurableCallKey) -> int:
+        """Delete the record at ``key`` and every later record of its run; return how many.
+
+        Deleted: records of the same run with ``step > key.step``, and records with the same
+        step and action and ``call_index >= key.call_index``. Other actions of the same step
+        keep their records.
+        """
+
+    @abstractmethod
+    def prune(self, agent_key: str, up_to_seq: int) -> int:
+        """Delete every record of the runs of ``agent_key`` with ``seq <= up_to_seq``."""
+
+    def prune_many(self, up_to_seq_by_key: Mapping[str, int]) -> int:
+        """:meth:`prune` for many keys; stores override it to use one transaction."""
+        return sum(self.prune(agent_key, seq) for agent_key, seq in up_to_seq_by_key.items())
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the connection; a later call opens a new one."""

@@ -1,0 +1,241 @@
+"""Benchmark of the PyFlink runtime on a local mini-cluster (thread mode, parallelism 1).
+
+(a) Overhead. The same job shape twice: a source of `--records` inputs over `--keys` keys,
+    `key_by`, then either a trivial KeyedProcessFunction (one ValueState read and one write
+    per record) or the agent operator with a 0 ms model (input -> chat request -> model ->
+    chat response -> output), then a map that stamps the time. Throughput is records over
+    the time between the first and the last stamped output; the ratio ours / trivial is
+    printed (target: at least 0.5).
+
+(b) Latency. `--keys-b` keys, a model that takes `--latency-ms`, inputs arriving at
+    `--rate` per second (round-robin over the keys, `--inputs-per-key` each). Ideal: every
+    input is answered exactly `latency` after it arrives, so results per second follow the
+    input rate: ideal time = input span + latency. Printed: results/s, the ratio to the
+    ideal (target: at least 0.6), and the added latency per input, output time - arrival
+    time - model latency, at p50 and p99 (target: p50 under 50 ms).
+
+    python tools/bench/flink_runtime.py
+    python tools/bench/flink_runtime.py --part b --rate 2000 --max-in-flight 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import Any
+
+from flink_agents.api.agents.agent import Agent
+from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
+from flink_agents.api.chat_models.function_model import FunctionChatModelConnection
+from flink_agents.api.core_options import AgentExecutionOptions
+from flink_agents.api.events.chat_event import ChatRequestEvent, ChatResponseEvent
+from flink_agents.api.events.event import Event, InputEvent, OutputEvent
+from flink_agents.api.message import ChatMessage
+from flink_agents.api.resource import ResourceDescriptor, ResourceType
+from flink_agents.api.runner_context import RunnerContext
+from flink_agents.runtime.flink import (
+    AgentOperatorOptions,
+    FlinkAgentsExecutionEnvironment,
+    create_stream_execution_environment,
+)
+
+# ------------------------------------------------------------------ the agent
+
+
+def echo_model(messages: list[ChatMessage], tools: Any) -> str:
+    return messages[-1].text
+
+
+async def ask(event: Event, ctx: RunnerContext) -> None:
+    record = event.attributes["input"]
+    ctx.sensory_memory["record"] = record
+    message = ChatMessage.user(f"{record['key']}/{record['n']}")
+    ctx.send_event(ChatRequestEvent(model="bench_model", messages=[message]))
+
+
+async def answer(event: Event, ctx: RunnerContext) -> None:
+    assert isinstance(event, ChatResponseEvent)
+    record = dict(ctx.sensory_memory["record"])
+    record["answer"] = event.response.text if event.response is not None else None
+    ctx.send_event(OutputEvent(output=record))
+
+
+def bench_agent(latency_s: float) -> Agent:
+    agent = Agent()
+    agent.add_action("ask", [InputEvent], ask)
+    agent.add_action("answer", [ChatResponseEvent], answer)
+    agent.add_resource(
+        "bench_connection",
+        ResourceType.CHAT_MODEL_CONNECTION,
+        ResourceDescriptor(
+            clazz=FunctionChatModelConnection,
+            function=echo_model,
+            latency=latency_s,
+            record_calls=False,
+        ),
+    )
+    agent.add_resource(
+        "bench_model",
+        ResourceType.CHAT_MODEL,
+        ResourceDescriptor(clazz=BaseChatModelSetup, connection="bench_connection"),
+    )
+    return agent
+
+
+# ------------------------------------------------------------------ job pieces
+
+
+class Paced:
+    """Turns number i into input i, arriving at `rate` per second (0: as fast as possible)."""
+
+    def __init__(self, keys: int, rate: float) -> None:
+        self.keys = keys
+        self.rate = rate
+        self.start: float | None = None
+
+    def __call__(self, i: int) -> dict[str, Any]:
+        if self.rate > 0:
+            now = time.time()
+            if self.start is None:
+                self.start = now
+            due = self.start + i / self.rate
+            if due > now:
+                time.sleep(due - now)
+        return {"key": f"k{i % self.keys}", "n": i // self.keys, "arrived": time.time()}
+
+
+def stamp(record: dict[str, Any]) -> dict[str, Any]:
+    record["out"] = time.time()
+    return record
+
+
+def trivial_function() -> Any:
+    from pyflink.common import Types
+    from pyflink.datastream import KeyedProcessFunction, RuntimeContext
+    from pyflink.datastream.state import ValueStateDescriptor
+
+    class CountPerKey(KeyedProcessFunction):
+        def open(self, runtime_context: RuntimeContext) -> None:
+            self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.LONG()))
+
+        def process_element(self, value: dict[str, Any], ctx: Any) -> Any:
+            count = (self.count.value() or 0) + 1
+            self.count.update(count)
+            value["count"] = count
+            yield value
+
+    return CountPerKey()
+
+
+def source(env: Any, records: int, keys: int, rate: float) -> Any:
+    from pyflink.common import WatermarkStrategy
+    from pyflink.datastream.connectors.number_seq import NumberSequenceSource
+
+    numbers = env.from_source(
+        NumberSequenceSource(0, records - 1), WatermarkStrategy.no_watermarks(), "numbers"
+    )
+    return numbers.map(Paced(keys, rate))
+
+
+def run_trivial(records: int, keys: int) -> list[dict[str, Any]]:
+    from pyflink.common import Types
+
+    env = create_stream_execution_environment()
+    env.set_parallelism(1)
+    FlinkAgentsExecutionEnvironment(env)  # same worker options as the agent job
+    keyed = source(env, records, keys, 0).key_by(lambda r: r["key"], key_type=Types.STRING())
+    out = keyed.process(trivial_function()).map(stamp)
+    with out.execute_and_collect("bench-trivial") as results:
+        return list(results)
+
+
+def run_agent(
+    records: int, keys: int, rate: float, latency_s: float, max_in_flight: int
+) -> list[dict[str, Any]]:
+    env = create_stream_execution_environment()
+    env.set_parallelism(1)
+    agents_env = FlinkAgentsExecutionEnvironment(
+        env, operator_options=AgentOperatorOptions(max_in_flight=max_in_flight)
+    )
+    agents_env.get_config().set(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS, max_in_flight)
+    inputs = source(env, records, keys, rate)
+    out = (
+        agents_env.from_datastream(inputs, key_selector=lambda r: r["key"])
+        .apply(bench_agent(latency_s), name="bench-agent")
+        .to_datastream()
+        .map(stamp)
+    )
+    with out.execute_and_collect("bench-agent") as results:
+        return list(results)
+
+
+# ------------------------------------------------------------------ measurements
+
+
+def throughput(outputs: list[dict[str, Any]]) -> float:
+    stamps = sorted(o["out"] for o in outputs)
+    return (len(stamps) - 1) / (stamps[-1] - stamps[0])
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def part_a(records: int, keys: int) -> None:
+    trivial = run_trivial(records, keys)
+    ours = run_agent(records, keys, 0, 0.0, max_in_flight=1000)
+    assert len(trivial) == len(ours) == records, (len(trivial), len(ours))
+    t_rate, o_rate = throughput(trivial), throughput(ours)
+    print(f"(a) {records} records, {keys} keys, thread mode, parallelism 1")
+    print(f"    trivial keyed function: {t_rate:8.0f} records/s")
+    print(f"    agent operator, 0 ms:   {o_rate:8.0f} records/s")
+    print(f"    ratio: {o_rate / t_rate:.2f} (target >= 0.5)")
+
+
+def part_b(
+    keys: int, inputs_per_key: int, rate: float, latency_ms: float, max_in_flight: int
+) -> None:
+    records = keys * inputs_per_key
+    latency_s = latency_ms / 1000
+    outputs = run_agent(records, keys, rate, latency_s, max_in_flight)
+    assert len(outputs) == records, len(outputs)
+    first_in = min(o["arrived"] for o in outputs)
+    last_in = max(o["arrived"] for o in outputs)
+    last_out = max(o["out"] for o in outputs)
+    actual = last_out - first_in
+    ideal = (last_in - first_in) + latency_s
+    added = [(o["out"] - o["arrived"] - latency_s) * 1000 for o in outputs]
+    print(
+        f"(b) {keys} keys x {inputs_per_key} inputs at {rate:.0f}/s, model {latency_ms:.0f} ms, "
+        f"max in flight {max_in_flight}"
+    )
+    print(f"    results/s: {records / actual:8.0f}   ideal: {records / ideal:8.0f}")
+    print(f"    ratio to ideal: {ideal / actual:.2f} (target >= 0.6)")
+    print(
+        f"    added latency ms: p50 {percentile(added, 0.5):.1f}  p99 "
+        f"{percentile(added, 0.99):.1f}  mean {statistics.fmean(added):.1f} "
+        f"(target p50 < 50)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=["a", "b", "both"], default="both")
+    parser.add_argument("--records", type=int, default=20000)
+    parser.add_argument("--keys", type=int, default=1000)
+    parser.add_argument("--keys-b", type=int, default=2000)
+    parser.add_argument("--inputs-per-key", type=int, default=2)
+    parser.add_argument("--rate", type=float, default=1000.0)
+    parser.add_argument("--latency-ms", type=float, default=200.0)
+    parser.add_argument("--max-in-flight", type=int, default=1000)
+    args = parser.parse_args()
+    if args.part in ("a", "both"):
+        part_a(args.records, args.keys)
+    if args.part in ("b", "both"):
+        part_b(args.keys_b, args.inputs_per_key, args.rate, args.latency_ms, args.max_in_flight)
+
+
+if __name__ == "__main__":
+    main()

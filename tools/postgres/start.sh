@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Start a throwaway PostgreSQL cluster for tests and benchmarks; print its connection URL.
+#
+#   export FLINK_AGENTS_TEST_POSTGRES_URL="$(tools/postgres/start.sh)"
+#   ...
+#   tools/postgres/stop.sh            # stops the cluster started last (or pass its directory)
+#
+# Needs Debian's PostgreSQL server packages (apt-get install -y postgresql); the default
+# cluster those packages set up is not used. The cluster lives in a new temp directory owned by
+# the `postgres` user (initdb refuses to run as root), listens on 127.0.0.1 only, on a free
+# port, with a random password. Only the URL goes to stdout; progress goes to stderr.
+set -euo pipefail
+
+DB_NAME="${FLINK_AGENTS_PG_DB:-flink_agents_test}"
+STATE_FILE="${TMPDIR:-/tmp}/flink-agents-postgres.last"
+
+find_bindir() {
+    if [[ -n "${PG_BIN:-}" ]]; then
+        echo "$PG_BIN"
+        return
+    fi
+    local newest
+    newest="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)"
+    if [[ -n "$newest" && -x "$newest/initdb" ]]; then
+        echo "$newest"
+        return
+    fi
+    if command -v initdb >/dev/null 2>&1; then
+        dirname "$(command -v initdb)"
+        return
+    fi
+    echo "start.sh: no PostgreSQL server binaries found; run: apt-get install -y postgresql" >&2
+    exit 1
+}
+
+BIN="$(find_bindir)"
+
+# Run a command as the cluster owner: `postgres` when we are root, else ourselves.
+if [[ "$(id -u)" == "0" ]]; then
+    OWNER="postgres"
+    as_owner() { runuser -u postgres -- "$@"; }
+else
+    OWNER="$(id -un)"
+    as_owner() { "$@"; }
+fi
+
+DIR="$(mktemp -d "${TMPDIR:-/tmp}/flink-agents-pg.XXXXXX")"
+chmod 700 "$DIR"
+[[ "$OWNER" == "postgres" ]] && chown postgres:postgres "$DIR"
+
+PASSWORD="$(head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+printf '%s\n' "$PASSWORD" > "$DIR/pwfile"
+chmod 600 "$DIR/pwfile"
+[[ "$OWNER" == "postgres" ]] && chown postgres:postgres "$DIR/pwfile"
+
+as_owner "$BIN/initdb" -D "$DIR/data" -U postgres --pwfile="$DIR/pwfile" \
+    --auth-local=trust --auth-host=scram-sha-256 --encoding=UTF8 --no-locale >"$DIR/initdb.log" 2>&1 \
+    || { cat "$DIR/initdb.log" >&2; exit 1; }
+rm -f "$DIR/pwfile"
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+PORT=""
+for _ in 1 2 3 4 5 6 7 8; do
+    candidate=$(( 20000 + RANDOM % 40000 ))
+    port_in_use "$candidate" && continue
+    if as_owner "$BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 \
+        -o "-c listen_addresses=127.0.0.1 -p $candidate -k $DIR" start >&2; then
+        PORT="$candidate"
+        break
+    fi
+done
+if [[ -z "$PORT" ]]; then
+    echo "start.sh: PostgreSQL did not start; log follows" >&2
+    cat "$DIR/server.log" >&2 || true
+    exit 1
+fi
+
+as_owner "$BIN/createdb" -h "$DIR" -p "$PORT" -U postgres "$DB_NAME"
+
+URL="postgresql://postgres:${PASSWORD}@127.0.0.1:${PORT}/${DB_NAME}"
+printf '%s\n' "$PORT" > "$DIR/port"
+printf '%s\n' "$DIR" > "$STATE_FILE"
+echo "start.sh: PostgreSQL on 127.0.0.1:$PORT, data in $DIR; stop with tools/postgres/stop.sh $DIR" >&2
+printf '%s\n' "$URL"
