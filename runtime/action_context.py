@@ -14,20 +14,18 @@ import inspect
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
-from flink_agents.runtime.metrics import MetricGroup
-
 from flink_agents.api.core_options import AgentConfiguration
 from flink_agents.api.events.event import Event
 from flink_agents.api.resource import Resource, ResourceType
 from flink_agents.api.runner_context import RunnerContext
+from flink_agents.runtime.metrics import MetricGroup
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
+    from flink_agents.plan.agent_plan import ActionSpec
     from flink_agents.runtime.durable.call_log import SupportsDurableExecute
     from flink_agents.runtime.run_state import KeyState, RunState
-
-    from flink_agents.plan.agent_plan import ActionSpec
 
 __all__ = ["ActionContext", "event_id_for", "key_digest"]
 

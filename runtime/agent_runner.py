@@ -17,17 +17,16 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from flink_agents.runtime.action_context import ActionContext, event_id_for
-from flink_agents.runtime.event_log import EventLog
-from flink_agents.runtime.metrics import Counter, Histogram, InMemoryMetricGroup, MetricGroup
-from flink_agents.runtime.run_state import KeyState, RunState
-
 from flink_agents.api.agents.agent import Agent
 from flink_agents.api.core_options import AgentConfiguration, AgentExecutionOptions
 from flink_agents.api.events.event import Event, InputEvent, OutputEvent
 from flink_agents.api.resource import Resource, ResourceDescriptor, ResourceType
 from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.plan.agent_plan import AgentPlan, ResourceSpec
+from flink_agents.runtime.action_context import ActionContext, event_id_for
+from flink_agents.runtime.event_log import EventLog
+from flink_agents.runtime.metrics import Counter, Histogram, InMemoryMetricGroup, MetricGroup
+from flink_agents.runtime.run_state import KeyState, RunState
 
 if TYPE_CHECKING:
     from flink_agents.runtime.durable.call_log import SupportsDurableExecute

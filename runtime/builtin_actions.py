@@ -23,12 +23,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from flink_agents.runtime.metrics import (
-    record_chat_call,
-    record_chat_error,
-    record_chat_retry,
-    record_tool_call,
-)
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from flink_agents.api.chat_models.chat_model import BaseChatModelConnection, BaseChatModelSetup
@@ -46,6 +40,12 @@ from flink_agents.api.runner_context import RunnerContext
 from flink_agents.api.tool_response import ToolResponse
 from flink_agents.api.tools.tool import BaseTool, ToolMetadata
 from flink_agents.plan.agent_plan import ActionSpec
+from flink_agents.runtime.metrics import (
+    record_chat_call,
+    record_chat_error,
+    record_chat_retry,
+    record_tool_call,
+)
 
 __all__ = [
     "CHAT_ACTION",

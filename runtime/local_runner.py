@@ -22,15 +22,14 @@ from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterab
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
-from flink_agents.runtime.agent_runner import AgentRunner
-from flink_agents.runtime.event_log import EventLog
-from flink_agents.runtime.metrics import MetricGroup
-from flink_agents.runtime.run_state import KeyState
-
 from flink_agents.api.agents.agent import Agent
 from flink_agents.api.core_options import AgentConfiguration, AgentExecutionOptions
 from flink_agents.api.execution_environment import AgentBuilder, AgentsExecutionEnvironment
 from flink_agents.plan.agent_plan import ResourceSpec
+from flink_agents.runtime.agent_runner import AgentRunner
+from flink_agents.runtime.event_log import EventLog
+from flink_agents.runtime.metrics import MetricGroup
+from flink_agents.runtime.run_state import KeyState
 
 __all__ = ["AgentOutput", "LocalAgentBuilder", "LocalExecutionEnvironment", "LocalRunner"]
 

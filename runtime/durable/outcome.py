@@ -24,10 +24,11 @@ import math
 from enum import Enum
 from typing import Any, NoReturn
 
+from pydantic import BaseModel
+
 from flink_agents.runtime.durable._class_path import class_path, resolve_class_path
 from flink_agents.runtime.durable.errors import DurableCallFailedError, DurableReplayError
 from flink_agents.runtime.durable.records import CallOutcome
-from pydantic import BaseModel
 
 __all__ = [
     "decode_value",

@@ -7,7 +7,6 @@ from typing import Any
 
 import cloudpickle
 import pytest
-from flink_agents.runtime.builtin_actions import CHAT_ACTION, TOOL_ACTION
 
 from flink_agents.api import (
     Agent,
@@ -31,6 +30,7 @@ from flink_agents.api import (
     tool,
 )
 from flink_agents.plan import AgentPlan
+from flink_agents.runtime.builtin_actions import CHAT_ACTION, TOOL_ACTION
 
 
 def echo_model(messages: Any, tools: Any) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from flink_agents.runtime.local_runner import LocalExecutionEnvironment
 from pydantic import BaseModel
 
 from flink_agents.api import (
@@ -22,6 +21,7 @@ from flink_agents.api import (
     TextBlock,
     ToolCallBlock,
 )
+from flink_agents.runtime.local_runner import LocalExecutionEnvironment
 
 
 class Triage(BaseModel):

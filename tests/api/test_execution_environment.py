@@ -7,9 +7,9 @@ import types
 from typing import Any
 
 import pytest
-from flink_agents.runtime.local_runner import LocalExecutionEnvironment
 
 from flink_agents.api import AgentsExecutionEnvironment, Prompt, ResourceType
+from flink_agents.runtime.local_runner import LocalExecutionEnvironment
 
 
 def test_no_flink_environment_gives_the_local_one() -> None:

@@ -6,7 +6,6 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from flink_agents.runtime.local_runner import AgentOutput, LocalRunner
 from pydantic import BaseModel
 
 from flink_agents.api import (
@@ -24,6 +23,7 @@ from flink_agents.api import (
     ResourceType,
     RunnerContext,
 )
+from flink_agents.runtime.local_runner import AgentOutput, LocalRunner
 
 MODEL = "model"
 CONNECTION = "connection"

@@ -10,9 +10,6 @@ from typing import Any
 
 import cloudpickle
 import pytest
-from flink_agents.runtime.agent_runner import ActionExecutionError, AgentRunner
-from flink_agents.runtime.builtin_actions import CHAT_ACTION, CHAT_LOOPS_KEY, TOOL_ACTION
-from flink_agents.runtime.run_state import KeyState, RunState
 
 from flink_agents.api import (
     Agent,
@@ -31,6 +28,9 @@ from flink_agents.api import (
     ToolMetadata,
     ToolRequestEvent,
 )
+from flink_agents.runtime.agent_runner import ActionExecutionError, AgentRunner
+from flink_agents.runtime.builtin_actions import CHAT_ACTION, CHAT_LOOPS_KEY, TOOL_ACTION
+from flink_agents.runtime.run_state import KeyState, RunState
 from tests.runtime.chat_agents import chat_agent
 
 

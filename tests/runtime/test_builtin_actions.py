@@ -7,10 +7,6 @@ import time
 from typing import Any
 
 import pytest
-from flink_agents.runtime import builtin_actions
-from flink_agents.runtime.agent_runner import ActionExecutionError
-from flink_agents.runtime.builtin_actions import parse_structured_output, retry_delay
-from flink_agents.runtime.metrics import InMemoryMetricGroup
 from pydantic import BaseModel
 
 from flink_agents.api import (
@@ -35,6 +31,10 @@ from flink_agents.api import (
     UnsupportedContentBlockError,
     Usage,
 )
+from flink_agents.runtime import builtin_actions
+from flink_agents.runtime.agent_runner import ActionExecutionError
+from flink_agents.runtime.builtin_actions import parse_structured_output, retry_delay
+from flink_agents.runtime.metrics import InMemoryMetricGroup
 from tests.runtime.chat_agents import chat_agent, only_response, run_local
 
 

@@ -8,9 +8,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from flink_agents.runtime.event_log import EventLog, sanitize_json
-from flink_agents.runtime.local_runner import LocalExecutionEnvironment
-
 from flink_agents.api import (
     AudioBlock,
     ChatMessage,
@@ -24,6 +21,8 @@ from flink_agents.api import (
     ToolCallBlock,
     ToolMetadata,
 )
+from flink_agents.runtime.event_log import EventLog, sanitize_json
+from flink_agents.runtime.local_runner import LocalExecutionEnvironment
 from tests.runtime.chat_agents import chat_agent
 
 SECRET_PIXELS = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"secret-pixels" * 20).decode("ascii")

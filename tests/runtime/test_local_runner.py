@@ -10,8 +10,6 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-from flink_agents.runtime.agent_runner import ActionExecutionError
-from flink_agents.runtime.local_runner import AgentOutput, LocalExecutionEnvironment, LocalRunner
 
 from flink_agents.api import (
     Agent,
@@ -23,6 +21,8 @@ from flink_agents.api import (
     ResourceType,
     RunnerContext,
 )
+from flink_agents.runtime.agent_runner import ActionExecutionError
+from flink_agents.runtime.local_runner import AgentOutput, LocalExecutionEnvironment, LocalRunner
 
 
 class Tracker:

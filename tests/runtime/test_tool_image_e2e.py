@@ -9,7 +9,6 @@ import zlib
 from typing import Any
 
 import pytest
-from flink_agents.runtime.local_runner import LocalExecutionEnvironment
 
 from flink_agents.api import (
     Agent,
@@ -36,6 +35,7 @@ from flink_agents.api import (
     tool,
 )
 from flink_agents.api.tool_output import media_block_from_bytes
+from flink_agents.runtime.local_runner import LocalExecutionEnvironment
 
 
 def red_png(size: int = 4) -> bytes:

@@ -35,6 +35,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from flink_agents.api.chat_result import ChatResult, Usage
+from flink_agents.api.message import ChatMessage
 from flink_agents.runtime.durable import (
     ActionStateStore,
     DurableCallKey,
@@ -42,9 +44,6 @@ from flink_agents.runtime.durable import (
     PostgresActionStateStore,
     SqliteActionStateStore,
 )
-
-from flink_agents.api.chat_result import ChatResult, Usage
-from flink_agents.api.message import ChatMessage
 
 ANSWER = "The ticket is open and assigned to the on-call engineer. " * 9  # ~0.5 KB
 

@@ -25,8 +25,6 @@ import sys
 import time
 from typing import Any
 
-from flink_agents.runtime.local_runner import LocalRunner
-
 from flink_agents.api.agents.agent import Agent
 from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
 from flink_agents.api.chat_models.function_model import FunctionChatModelConnection
@@ -37,6 +35,7 @@ from flink_agents.api.events.event import Event, InputEvent, OutputEvent
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.resource import ResourceDescriptor, ResourceType
 from flink_agents.api.runner_context import RunnerContext
+from flink_agents.runtime.local_runner import LocalRunner
 
 
 def bench_model(messages: list[ChatMessage], tools: Any) -> ChatMessage | str:

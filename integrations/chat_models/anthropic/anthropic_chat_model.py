@@ -9,13 +9,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import anthropic
-from flink_agents.integrations.chat_models._sdk_errors import chat_model_error_from_sdk
-from flink_agents.integrations.chat_models.anthropic._messages_api import (
-    DEFAULT_MAX_TOKENS,
-    PROVIDER,
-    build_messages_request,
-    parse_messages_response,
-)
 from pydantic import Field, PrivateAttr
 
 from flink_agents.api.chat_models.chat_model import (
@@ -26,6 +19,13 @@ from flink_agents.api.chat_models.chat_model import (
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.errors import ChatModelError
 from flink_agents.api.message import ChatMessage
+from flink_agents.integrations.chat_models._sdk_errors import chat_model_error_from_sdk
+from flink_agents.integrations.chat_models.anthropic._messages_api import (
+    DEFAULT_MAX_TOKENS,
+    PROVIDER,
+    build_messages_request,
+    parse_messages_response,
+)
 
 __all__ = ["DEFAULT_MODEL", "AnthropicChatModelConnection", "AnthropicChatModelSetup"]
 

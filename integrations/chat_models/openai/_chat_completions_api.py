@@ -20,8 +20,6 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from flink_agents.integrations.chat_models._sdk_errors import scrub_secrets
-
 from flink_agents.api.chat_result import ChatResult, Usage
 from flink_agents.api.content_blocks import (
     AudioBlock,
@@ -38,6 +36,7 @@ from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tool_output import parse_data_uri
 from flink_agents.api.tools.tool import ToolMetadata
+from flink_agents.integrations.chat_models._sdk_errors import scrub_secrets
 
 __all__ = [
     "ASSISTANT_MEDIA_REASON",

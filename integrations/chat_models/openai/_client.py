@@ -14,11 +14,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, TypeVar
 
 import openai
-from flink_agents.integrations.chat_models._sdk_errors import chat_model_error_from_sdk
 from pydantic import Field, PrivateAttr
 
 from flink_agents.api.chat_models.chat_model import BaseChatModelConnection
 from flink_agents.api.errors import ChatModelError
+from flink_agents.integrations.chat_models._sdk_errors import chat_model_error_from_sdk
 
 __all__ = ["_OpenAIConnectionBase"]
 

@@ -29,8 +29,6 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from flink_agents.integrations.chat_models._sdk_errors import scrub_secrets
-
 from flink_agents.api.chat_models.chat_model import ToolSpec
 from flink_agents.api.chat_result import ChatResult, Usage
 from flink_agents.api.content_blocks import (
@@ -49,6 +47,7 @@ from flink_agents.api.content_blocks import (
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import ToolMetadata, as_tool_metadata
+from flink_agents.integrations.chat_models._sdk_errors import scrub_secrets
 
 __all__ = [
     "ASSISTANT_MEDIA_REASON",

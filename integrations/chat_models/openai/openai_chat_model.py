@@ -13,6 +13,12 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import openai
+from openai.resources.chat.completions import AsyncCompletions
+
+from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
+from flink_agents.api.chat_result import ChatResult
+from flink_agents.api.message import ChatMessage
+from flink_agents.api.tools.tool import as_tool_metadata
 from flink_agents.integrations.chat_models.openai._chat_completions_api import (
     PROVIDER,
     MaxTokensParam,
@@ -21,12 +27,6 @@ from flink_agents.integrations.chat_models.openai._chat_completions_api import (
     parse_chat_completion,
 )
 from flink_agents.integrations.chat_models.openai._client import _OpenAIConnectionBase
-from openai.resources.chat.completions import AsyncCompletions
-
-from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
-from flink_agents.api.chat_result import ChatResult
-from flink_agents.api.message import ChatMessage
-from flink_agents.api.tools.tool import as_tool_metadata
 
 __all__ = ["OpenAIChatModelConnection", "OpenAIChatModelSetup"]
 

@@ -9,18 +9,18 @@ from functools import cache
 from typing import Any, ClassVar, Literal
 
 import openai
-from flink_agents.integrations.chat_models.openai._client import _OpenAIConnectionBase
-from flink_agents.integrations.chat_models.openai._responses_api import (
-    PROVIDER,
-    build_request,
-    parse_response,
-)
 from openai.resources.responses import AsyncResponses
 from pydantic import Field
 
 from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.message import ChatMessage
+from flink_agents.integrations.chat_models.openai._client import _OpenAIConnectionBase
+from flink_agents.integrations.chat_models.openai._responses_api import (
+    PROVIDER,
+    build_request,
+    parse_response,
+)
 
 __all__ = ["OpenAIResponsesChatModelConnection", "OpenAIResponsesChatModelSetup"]
 

@@ -11,10 +11,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from flink_agents.integrations.chat_models.anthropic import (
-    AnthropicChatModelConnection,
-    AnthropicChatModelSetup,
-)
 
 from flink_agents.api import (
     BaseTool,
@@ -27,6 +23,10 @@ from flink_agents.api import (
     ToolMetadata,
     ToolResponse,
     Usage,
+)
+from flink_agents.integrations.chat_models.anthropic import (
+    AnthropicChatModelConnection,
+    AnthropicChatModelSetup,
 )
 from tests.fakes.http_server import FakeProviderServer, ScriptedResponse
 

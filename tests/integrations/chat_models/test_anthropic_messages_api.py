@@ -6,10 +6,6 @@ import re
 from typing import Any
 
 import pytest
-from flink_agents.integrations.chat_models.anthropic._messages_api import (
-    build_messages_request,
-    parse_messages_response,
-)
 
 from flink_agents.api import (
     ChatMessage,
@@ -19,6 +15,10 @@ from flink_agents.api import (
     ToolCallBlock,
     ToolMetadata,
     Usage,
+)
+from flink_agents.integrations.chat_models.anthropic._messages_api import (
+    build_messages_request,
+    parse_messages_response,
 )
 
 HELLO = [ChatMessage.user("hello")]

@@ -10,7 +10,6 @@ import base64
 from collections.abc import Iterator
 
 import pytest
-from flink_agents.integrations.chat_models.anthropic import AnthropicChatModelConnection
 
 from flink_agents.api import (
     AudioBlock,
@@ -24,6 +23,7 @@ from flink_agents.api import (
     UnsupportedContentBlockError,
     VideoBlock,
 )
+from flink_agents.integrations.chat_models.anthropic import AnthropicChatModelConnection
 from tests.fakes.http_server import FakeProviderServer
 
 MODEL = "claude-test"

@@ -10,10 +10,6 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
-from flink_agents.integrations.chat_models.openai import (
-    OpenAIChatModelConnection,
-    OpenAIChatModelSetup,
-)
 
 from flink_agents.api.chat_result import Usage
 from flink_agents.api.content_blocks import (
@@ -31,6 +27,10 @@ from flink_agents.api.message import ChatMessage
 from flink_agents.api.resource import ResourceDescriptor
 from flink_agents.api.tool_response import ToolResponse
 from flink_agents.api.tools.tool import BaseTool, ToolMetadata
+from flink_agents.integrations.chat_models.openai import (
+    OpenAIChatModelConnection,
+    OpenAIChatModelSetup,
+)
 from tests.fakes.http_server import FakeProviderServer, ScriptedResponse
 
 API_KEY = "sk-test-0123456789abcdef"

@@ -11,11 +11,11 @@ import struct
 import zlib
 
 import pytest
-from flink_agents.integrations.chat_models.openai import OpenAIChatModelConnection
 
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.tool_response import ToolResponse
 from flink_agents.api.tools.tool import ToolMetadata
+from flink_agents.integrations.chat_models.openai import OpenAIChatModelConnection
 
 needs_key = pytest.mark.skipif(
     not os.environ.get("OPENAI_API_KEY"), reason="OPENAI_API_KEY is not set"

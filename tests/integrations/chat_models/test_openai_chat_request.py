@@ -5,17 +5,6 @@ from __future__ import annotations
 from typing import Any, cast
 
 import pytest
-from flink_agents.integrations.chat_models.openai._chat_completions_api import (
-    ASSISTANT_MEDIA_REASON,
-    AUDIO_FORMAT_REASON,
-    AUDIO_URL_REASON,
-    DOCUMENT_TYPE_REASON,
-    DOCUMENT_URL_REASON,
-    REDACTED_REASON,
-    TOOL_MEDIA_ERROR_REASON,
-    VIDEO_REASON,
-    build_chat_completions_request,
-)
 
 from flink_agents.api.content_blocks import (
     AudioBlock,
@@ -30,6 +19,17 @@ from flink_agents.api.content_blocks import (
 from flink_agents.api.errors import UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.tools.tool import ToolMetadata
+from flink_agents.integrations.chat_models.openai._chat_completions_api import (
+    ASSISTANT_MEDIA_REASON,
+    AUDIO_FORMAT_REASON,
+    AUDIO_URL_REASON,
+    DOCUMENT_TYPE_REASON,
+    DOCUMENT_URL_REASON,
+    REDACTED_REASON,
+    TOOL_MEDIA_ERROR_REASON,
+    VIDEO_REASON,
+    build_chat_completions_request,
+)
 
 PNG_B64 = "iVBORw0KGgo="
 PDF_B64 = "JVBERi0xLjQK"

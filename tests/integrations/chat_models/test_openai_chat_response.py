@@ -6,13 +6,13 @@ import copy
 from typing import Any
 
 import pytest
-from flink_agents.integrations.chat_models.openai._chat_completions_api import (
-    parse_chat_completion,
-)
 
 from flink_agents.api.chat_result import Usage
 from flink_agents.api.content_blocks import ReasoningBlock, TextBlock, ToolCallBlock
 from flink_agents.api.errors import ChatModelError
+from flink_agents.integrations.chat_models.openai._chat_completions_api import (
+    parse_chat_completion,
+)
 
 # A response as OpenAI sends it (tool calls, usage with details).
 TOOL_CALL_RESPONSE: dict[str, Any] = {

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from flink_agents.integrations.chat_models.openai import OpenAIResponsesChatModelConnection
 
 from flink_agents.api.errors import ChatModelError
 from flink_agents.api.message import ChatMessage
+from flink_agents.integrations.chat_models.openai import OpenAIResponsesChatModelConnection
 from tests.fakes.http_server import FakeProviderServer, ScriptedResponse
 
 API_KEY = "sk-test-errors-abcdef123456"

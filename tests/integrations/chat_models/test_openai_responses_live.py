@@ -11,15 +11,15 @@ import struct
 import zlib
 
 import pytest
-from flink_agents.integrations.chat_models.openai import (
-    OpenAIResponsesChatModelConnection,
-    OpenAIResponsesChatModelSetup,
-)
 
 from flink_agents.api.content_blocks import ImageBlock, TextBlock, ToolResultBlock
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.tool_output import media_block_from_bytes
 from flink_agents.api.tools.tool import ToolMetadata
+from flink_agents.integrations.chat_models.openai import (
+    OpenAIResponsesChatModelConnection,
+    OpenAIResponsesChatModelSetup,
+)
 
 pytestmark = [
     pytest.mark.live,

@@ -8,15 +8,15 @@ import re
 from typing import Any
 
 import pytest
-from flink_agents.integrations.chat_models.openai._responses_api import (
-    build_request,
-    parse_response,
-)
 
 from flink_agents.api.chat_result import Usage
 from flink_agents.api.content_blocks import ReasoningBlock, TextBlock, ToolCallBlock
 from flink_agents.api.errors import ChatModelError
 from flink_agents.api.message import ChatMessage
+from flink_agents.integrations.chat_models.openai._responses_api import (
+    build_request,
+    parse_response,
+)
 
 # A recorded reasoning-model turn: reasoning summary + encrypted content, two parallel calls.
 TOOL_TURN: dict[str, Any] = {

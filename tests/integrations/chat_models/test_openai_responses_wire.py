@@ -12,10 +12,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from flink_agents.integrations.chat_models.openai import (
-    OpenAIResponsesChatModelConnection,
-    OpenAIResponsesChatModelSetup,
-)
 
 from flink_agents.api.content_blocks import (
     AudioBlock,
@@ -31,6 +27,10 @@ from flink_agents.api.content_blocks import (
 from flink_agents.api.errors import UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.tools.tool import BaseTool, ToolMetadata
+from flink_agents.integrations.chat_models.openai import (
+    OpenAIResponsesChatModelConnection,
+    OpenAIResponsesChatModelSetup,
+)
 from tests.fakes.http_server import FakeProviderServer, ScriptedResponse
 
 API_KEY = "sk-test-responses-0123456789"

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
+from pydantic import BaseModel
+
 from flink_agents.runtime.durable import (
     ActionStateStore,
     CallOutcome,
@@ -16,7 +18,6 @@ from flink_agents.runtime.durable import (
     DurableCallKey,
     DurableStoreError,
 )
-from pydantic import BaseModel
 
 
 class Ticket(BaseModel):

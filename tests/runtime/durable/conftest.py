@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
+
 from flink_agents.runtime.durable import (
     ActionStateStore,
     PostgresActionStateStore,

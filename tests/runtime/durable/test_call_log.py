@@ -8,6 +8,8 @@ import threading
 from typing import Any
 
 import pytest
+
+from flink_agents.api import ChatMessage, ChatResult, Usage
 from flink_agents.runtime.durable import (
     ActionStateStore,
     DurableCallFailedError,
@@ -15,8 +17,6 @@ from flink_agents.runtime.durable import (
     DurableStoreError,
     call_digest,
 )
-
-from flink_agents.api import ChatMessage, ChatResult, Usage
 
 from ._support import Counter, FlakyStore, NeedsTwoArgs, Ticket, key
 

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from flink_agents.runtime.durable import call_digest, function_identity
-from flink_agents.runtime.durable.digest import canonical_call_json
 
 from flink_agents.api import ChatMessage
+from flink_agents.runtime.durable import call_digest, function_identity
+from flink_agents.runtime.durable.digest import canonical_call_json
 
 from ._support import Colour, Ticket, send_email
 

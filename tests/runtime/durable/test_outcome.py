@@ -6,6 +6,9 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
+
+from flink_agents.api import ChatMessage, ChatModelError, ChatResult, Usage
 from flink_agents.runtime.durable import DurableCallFailedError, DurableReplayError
 from flink_agents.runtime.durable.outcome import (
     decode_value,
@@ -16,9 +19,6 @@ from flink_agents.runtime.durable.outcome import (
     value_outcome,
 )
 from flink_agents.runtime.durable.records import CallOutcome
-from pydantic import BaseModel
-
-from flink_agents.api import ChatMessage, ChatModelError, ChatResult, Usage
 
 from ._support import Colour, Ticket
 

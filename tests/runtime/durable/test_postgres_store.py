@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+
 from flink_agents.runtime.durable import (
     DurableCallLog,
     DurableStoreError,

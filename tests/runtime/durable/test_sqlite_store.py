@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
+
 from flink_agents.runtime.durable import (
     CallOutcome,
     DurableCallLog,
