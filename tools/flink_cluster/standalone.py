@@ -229,9 +229,7 @@ class StandaloneCluster:
 
     # ------------------------------------------------------------------ jobs
 
-    def submit(
-        self, script: str | Path, args: Sequence[str] = (), *, timeout: float = 180
-    ) -> str:
+    def submit(self, script: str | Path, args: Sequence[str] = (), *, timeout: float = 180) -> str:
         """`flink run -d -py script` against this cluster; returns the job id."""
         result = subprocess.run(
             [
@@ -277,8 +275,9 @@ class StandaloneCluster:
         return [tm["id"] for tm in answer.get("taskmanagers", [])] if answer else []
 
     def job_state(self, job_id: str) -> str | None:
+        """RUNNING, FINISHED, FAILED... (None when the JobManager does not answer)."""
         answer = self.rest(f"/jobs/{job_id}")
-        return answer.get("state") if answer else None
+        return str(answer["state"]) if answer and "state" in answer else None
 
     def wait_for_job(self, job_id: str, states: Sequence[str], timeout: float) -> str:
         """Wait until the job is in one of `states` (or a terminal state); return it."""
@@ -287,7 +286,7 @@ class StandaloneCluster:
         state = None
         while time.monotonic() < deadline:
             state = self.job_state(job_id)
-            if state in states or state in terminal:
+            if state is not None and (state in states or state in terminal):
                 return state
             time.sleep(0.2)
         raise TimeoutError(f"job {job_id} still {state} after {timeout:.0f} s")

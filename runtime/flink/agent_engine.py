@@ -1,0 +1,109 @@
+"""The agent runner as the keyed operator's `RunEngine`, built per subtask in the worker.
+
+`AgentEngineFactory` travels with the job (cloudpickle): the agent, its options and an
+optional durable-call-log factory. In the worker it builds one `AgentRunner` per subtask
+with that subtask's metrics and, when `baseLogDir` is set, an event log file of its own
+(`events-<subtask>.jsonl`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic_core import from_json, to_json
+
+from flink_agents.api.agents.agent import Agent
+from flink_agents.api.core_options import AgentConfiguration
+from flink_agents.api.events._codec import decode_value, encode_value
+from flink_agents.api.resource import ResourceType
+from flink_agents.plan.agent_plan import ResourceSpec
+from flink_agents.runtime.agent_runner import AgentRunner
+from flink_agents.runtime.event_log import EventLog
+from flink_agents.runtime.flink.operator import SubtaskContext
+from flink_agents.runtime.run_state import KeyState, RunState
+
+__all__ = ["AgentEngineFactory", "AgentRunnerEngine"]
+
+
+class AgentRunnerEngine:
+    """`RunEngine` over an `AgentRunner` (its `RunState` / `KeyState` JSON)."""
+
+    def __init__(self, runner: AgentRunner) -> None:
+        self.runner = runner
+
+    def new_key_state(self) -> KeyState:
+        return KeyState()
+
+    def load_key_state(self, data: str) -> KeyState:
+        return KeyState.from_json(data)
+
+    def dump_key_state(self, key_state: KeyState) -> str:
+        return key_state.to_json()
+
+    def encode_input(self, value: Any) -> str:
+        return to_json(encode_value(value)).decode("utf-8")
+
+    def decode_input(self, data: str) -> Any:
+        return decode_value(from_json(data))
+
+    def start_run(self, key: str, value: Any, key_state: KeyState) -> RunState:
+        return self.runner.start_run(key, value, key_state)
+
+    async def step(self, run: RunState, key_state: KeyState) -> None:
+        await self.runner.step(run, key_state)
+
+    def is_done(self, run: RunState) -> bool:
+        return run.done
+
+    def outputs(self, run: RunState) -> list[Any]:
+        return run.outputs
+
+    def dump_run(self, run: RunState) -> str:
+        return run.to_json()
+
+    def load_run(self, data: str) -> RunState:
+        return RunState.from_json(data)
+
+    def close(self) -> None:
+        self.runner.close()
+
+
+class AgentEngineFactory:
+    """Builds an `AgentRunnerEngine` for each subtask (picklable with the agent).
+
+    Args:
+        agent: the agent to run.
+        config: agent options (`AgentConfiguration` or a mapping of option keys).
+        durable: builds the subtask's durable call log (exactly-once external calls).
+        shared_resources: resources of the execution environment, by type and name.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        config: AgentConfiguration | Mapping[str, Any] | None = None,
+        *,
+        durable: Callable[[SubtaskContext], Any] | None = None,
+        shared_resources: Mapping[ResourceType, Mapping[str, ResourceSpec]] | None = None,
+    ) -> None:
+        self.agent = agent
+        self.config = (
+            config if isinstance(config, AgentConfiguration) else AgentConfiguration(config)
+        )
+        self.durable = durable
+        self.shared_resources = {t: dict(v) for t, v in (shared_resources or {}).items()}
+
+    def __call__(self, context: SubtaskContext) -> AgentRunnerEngine:
+        event_log = EventLog.from_config(
+            self.config, file_name=f"events-{context.subtask_index}.jsonl"
+        )
+        runner = AgentRunner(
+            self.agent,
+            self.config,
+            durable=self.durable(context) if self.durable is not None else None,
+            metrics=context.metrics,
+            event_log=event_log,
+            shared_resources=self.shared_resources,
+        )
+        return AgentRunnerEngine(runner)

@@ -1,0 +1,348 @@
+"""`FlinkAgentsExecutionEnvironment`: agents as keyed operators in a PyFlink job.
+
+```
+from flink_agents.runtime.flink import (
+    FlinkAgentsExecutionEnvironment, create_stream_execution_environment)
+
+env = create_stream_execution_environment()      # finds Java, configures Python workers
+agents_env = FlinkAgentsExecutionEnvironment(env)
+out = agents_env.from_datastream(ds, key_selector=lambda r: r["user"]).apply(MyAgent())
+out.to_datastream().print()
+agents_env.execute()
+```
+
+The environment sets the options a job needs to run Python workers from this interpreter
+(`python.executable`, `python.client.executable`) and runs the agent operator in thread mode
+(Python inside the JVM) unless told otherwise or unless thread mode cannot work in this
+process (then process mode, with a warning).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, cast
+
+from pydantic import BaseModel
+from pyflink.common import Row, Types  # pyright: ignore[reportMissingImports]
+from pyflink.common.typeinfo import RowTypeInfo, TypeInformation  # pyright: ignore[reportMissingImports]
+from pyflink.datastream import DataStream, StreamExecutionEnvironment  # pyright: ignore[reportMissingImports]
+from pyflink.datastream.functions import KeySelector  # pyright: ignore[reportMissingImports]
+from pyflink.java_gateway import get_gateway  # pyright: ignore[reportMissingImports]
+from pyflink.table import StreamTableEnvironment, Table  # pyright: ignore[reportMissingImports]
+from pyflink.util.java_utils import get_j_env_configuration, is_local_deployment  # pyright: ignore[reportMissingImports]
+
+from flink_agents.api.agents.agent import Agent
+from flink_agents.api.core_options import AgentExecutionOptions
+from flink_agents.api.execution_environment import AgentBuilder, AgentsExecutionEnvironment
+from flink_agents.runtime.flink.java import JavaRuntime, ensure_java
+from flink_agents.runtime.flink.operator import (
+    AgentOperatorOptions,
+    EngineFactory,
+    KeyedAgentOperator,
+)
+from flink_agents.runtime.flink.python_workers import (
+    ExecutionMode,
+    embedded_interpreter_matches,
+    prepare_worker_environment,
+    python_worker_options,
+)
+
+__all__ = [
+    "AgentStream",
+    "FlinkAgentsExecutionEnvironment",
+    "create_stream_execution_environment",
+    "keyed_agent_stream",
+    "prepare_flink_environment",
+]
+
+_LOG = logging.getLogger(__name__)
+
+_EXECUTION_MODE_KEY = "python.execution-mode"
+
+
+def _gateway_started() -> bool:
+    """Whether this process already has a PyFlink JVM (its own, or `flink run`'s)."""
+    if os.environ.get("PYFLINK_GATEWAY_PORT"):  # launched by the `flink` command line
+        return True
+    import pyflink.java_gateway as java_gateway  # pyright: ignore[reportMissingImports]
+
+    return getattr(java_gateway, "_gateway", None) is not None
+
+
+def prepare_flink_environment() -> JavaRuntime:
+    """Export a Java runtime and this interpreter's environment for PyFlink's JVM.
+
+    Call before the first StreamExecutionEnvironment (or TableEnvironment) is created: the
+    JVM, and the local mini-cluster in it, inherit the environment variables set here.
+    """
+    if _gateway_started():
+        _LOG.warning(
+            "the PyFlink gateway is already running: JAVA_HOME/PATH/PYTHONPATH changes "
+            "made now do not reach it"
+        )
+    runtime = ensure_java()
+    prepare_worker_environment()
+    return runtime
+
+
+def create_stream_execution_environment(
+    configuration: Any | None = None,
+) -> StreamExecutionEnvironment:
+    """`prepare_flink_environment`, then `StreamExecutionEnvironment.get_execution_environment`."""
+    if not _gateway_started():
+        prepare_flink_environment()
+    if configuration is None:
+        return StreamExecutionEnvironment.get_execution_environment()
+    return StreamExecutionEnvironment.get_execution_environment(configuration)
+
+
+def _thread_mode_works(j_configuration: Any) -> bool:
+    """Whether Python embedded in the JVM that will run the job is this environment.
+
+    Only known for local runs (the mini-cluster lives in the gateway JVM); a job submitted
+    to a cluster trusts the cluster's setup.
+    """
+    if os.environ.get("PYFLINK_GATEWAY_PORT") or not is_local_deployment(j_configuration):
+        return True
+    gateway: Any = get_gateway()
+    jvm_path = gateway.jvm.System.getenv("PATH") or ""
+    return embedded_interpreter_matches({"PATH": str(jvm_path)})
+
+
+def _configured_mode(j_conf: Any) -> ExecutionMode | None:
+    value = j_conf.getString(_EXECUTION_MODE_KEY, None)
+    if value == "thread":
+        return "thread"
+    if value == "process":
+        return "process"
+    return None
+
+
+class _StringKey:
+    """Key selector wrapper: Flink keys are the user key as a string."""
+
+    def __init__(self, selector: Callable[[Any], Any]) -> None:
+        self._selector = selector
+
+    def __call__(self, value: Any) -> str:
+        key = self._selector(value)
+        return key if isinstance(key, str) else str(key)
+
+
+def _row_to_dict(row: Row) -> dict[str, Any]:
+    return row.as_dict(recursive=True)
+
+
+class _ToRow:
+    """Turns an agent output into a Row of `field_names` (dict, model, Row or sequence)."""
+
+    def __init__(self, field_names: list[str]) -> None:
+        self._names = field_names
+
+    def __call__(self, value: Any) -> Row:
+        names = self._names
+        if isinstance(value, Row):
+            return value
+        if isinstance(value, BaseModel):
+            value = value.model_dump()
+        if isinstance(value, dict):
+            missing = [n for n in names if n not in value]
+            if missing:
+                raise ValueError(f"agent output lacks fields {missing} of the table schema")
+            row = Row(*[value[n] for n in names])
+        elif isinstance(value, (list, tuple)) and len(value) == len(names):
+            row = Row(*value)
+        elif len(names) == 1:
+            row = Row(value)
+        else:
+            raise ValueError(
+                f"cannot turn an agent output of type {type(value).__name__} into a row of {names}"
+            )
+        row.set_field_names(names)
+        return row
+
+
+def keyed_agent_stream(
+    ds: DataStream,
+    key_selector: Callable[[Any], Any],
+    engine_factory: EngineFactory,
+    *,
+    options: AgentOperatorOptions | None = None,
+    execution_mode: ExecutionMode = "thread",
+    name: str = "agent",
+    output_type: TypeInformation | None = None,
+) -> DataStream:
+    """`ds` keyed by `key_selector` through the keyed agent operator; outputs downstream."""
+    j_stream: Any = ds._j_data_stream
+    j_env = j_stream.getExecutionEnvironment()
+    configure_python_workers(get_j_env_configuration(j_env), execution_mode)
+    keyed = ds.key_by(_StringKey(key_selector), key_type=Types.STRING())
+    out = keyed.process(
+        KeyedAgentOperator(engine_factory, options),
+        output_type=output_type or Types.PICKLED_BYTE_ARRAY(),
+    )
+    # No uid(): PyFlink's chaining of Python operators copies it onto the fused operator
+    # and job submission fails with a hash collision.
+    return out.name(name)
+
+
+def configure_python_workers(j_conf: Any, mode: ExecutionMode) -> None:
+    """Set the worker options on a job's (Java) configuration.
+
+    The execution mode is job-wide: PyFlink's embedded operators check it at run time.
+    An interpreter the user configured is kept.
+    """
+    options = python_worker_options(mode)
+    for key in ("python.executable", "python.client.executable"):
+        if not j_conf.containsKey(key):
+            j_conf.setString(key, options[key])
+    j_conf.setString(_EXECUTION_MODE_KEY, mode)
+
+
+class AgentStream(AgentBuilder):
+    """An input stream waiting for its agent (`apply`), then its outputs."""
+
+    def __init__(
+        self,
+        environment: FlinkAgentsExecutionEnvironment,
+        ds: DataStream,
+        key_selector: Callable[[Any], Any],
+    ) -> None:
+        self._environment = environment
+        self._input = ds
+        self._key_selector = key_selector
+        self._output: DataStream | None = None
+
+    def apply(self, agent: Any, *, name: str | None = None) -> AgentStream:
+        """Run `agent` on this stream (an Agent; or an `EngineFactory`, for tests)."""
+        if self._output is not None:
+            raise RuntimeError("an agent was already applied to this stream")
+        environment = self._environment
+        self._output = keyed_agent_stream(
+            self._input,
+            self._key_selector,
+            environment.engine_factory_for(agent),
+            options=environment.operator_options_for_job(),
+            execution_mode=environment.execution_mode,
+            name=name or type(agent).__name__,
+        )
+        return self
+
+    def to_datastream(self, *args: Any, **kwargs: Any) -> DataStream:
+        """The agent's outputs (the values of its OutputEvents), as Python objects."""
+        if self._output is None:
+            raise RuntimeError("apply(agent) first")
+        return self._output
+
+    def to_table(self, schema: RowTypeInfo, *args: Any, **kwargs: Any) -> Table:
+        """The agent's outputs as a Table with `schema` (a `Types.ROW_NAMED(...)`).
+
+        Each output becomes a row: a dict or pydantic model by field name, a tuple/list by
+        position, a single value when the schema has one field.
+        """
+        t_env = self._environment.table_environment
+        names = list(schema.get_field_names())
+        rows = self.to_datastream().map(_ToRow(names), output_type=schema)
+        return t_env.from_data_stream(rows)
+
+
+class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
+    """Builds agent jobs on a PyFlink StreamExecutionEnvironment.
+
+    Args:
+        env: the stream environment (create it with `create_stream_execution_environment`
+            where Java or the worker environment must be set up first).
+        t_env: a table environment for `from_table` / `to_table` (created on demand).
+        execution_mode: `thread` (Python inside the JVM) or `process`; default: the
+            environment's `python.execution-mode` if set, else `thread`.
+        operator_options: tuning of the agent operator; `max_in_flight` defaults to the
+            agent option `max-in-flight-runs`.
+    """
+
+    def __init__(
+        self,
+        env: StreamExecutionEnvironment,
+        t_env: StreamTableEnvironment | None = None,
+        *,
+        execution_mode: ExecutionMode | None = None,
+        operator_options: AgentOperatorOptions | None = None,
+    ) -> None:
+        super().__init__()
+        self._env = env
+        self._t_env = t_env
+        self._operator_options = operator_options
+        j_conf = get_j_env_configuration(env._j_stream_execution_environment)
+        mode: ExecutionMode = execution_mode or _configured_mode(j_conf) or "thread"
+        if mode == "thread" and not _thread_mode_works(j_conf):
+            _LOG.warning(
+                "thread mode needs the JVM's PATH to start with %s (create the environment "
+                "with create_stream_execution_environment); using process mode",
+                os.path.dirname(sys.executable),
+            )
+            mode = "process"
+        self.execution_mode: ExecutionMode = mode
+        configure_python_workers(j_conf, mode)
+
+    @property
+    def stream_environment(self) -> StreamExecutionEnvironment:
+        """The PyFlink environment jobs are built on."""
+        return self._env
+
+    @property
+    def table_environment(self) -> StreamTableEnvironment:
+        """The table environment (created on first use)."""
+        if self._t_env is None:
+            self._t_env = StreamTableEnvironment.create(self._env)
+        return self._t_env
+
+    def operator_options_for_job(self) -> AgentOperatorOptions:
+        """The operator options: as given, else with `max-in-flight-runs` from the config."""
+        if self._operator_options is not None:
+            return self._operator_options
+        max_in_flight = self.get_config().get(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS)
+        return AgentOperatorOptions(max_in_flight=max(1, max_in_flight))
+
+    def engine_factory_for(self, agent: Any) -> EngineFactory:
+        """What builds the run engine for `agent` in each subtask."""
+        from flink_agents.runtime.flink.agent_engine import AgentEngineFactory
+
+        if isinstance(agent, Agent):
+            return AgentEngineFactory(
+                agent, self.get_config().copy(), shared_resources=self.resources
+            )
+        if callable(agent):
+            return cast(EngineFactory, agent)
+        raise TypeError(f"apply() takes an Agent, got {type(agent).__name__}")
+
+    def from_datastream(self, input: DataStream, key_selector: Any = None) -> AgentStream:
+        """Agent input from a DataStream; `key_selector(record)` is the record's key."""
+        if key_selector is None:
+            raise ValueError("from_datastream needs a key_selector")
+        return AgentStream(self, input, _selector(key_selector))
+
+    def from_table(self, input: Table, key_selector: Any = None) -> AgentStream:
+        """Agent input from a Table: each row becomes a dict of its fields (the agent's
+        input and what `key_selector` receives)."""
+        if key_selector is None:
+            raise ValueError("from_table needs a key_selector")
+        rows = self.table_environment.to_data_stream(input)
+        dicts = rows.map(_row_to_dict, output_type=Types.PICKLED_BYTE_ARRAY())
+        return AgentStream(self, dicts, _selector(key_selector))
+
+    def execute(self, job_name: str | None = None) -> Any:
+        """Run the job (blocks until a bounded job ends)."""
+        if job_name is None:
+            return self._env.execute()
+        return self._env.execute(job_name)
+
+
+def _selector(key_selector: Any) -> Callable[[Any], Any]:
+    """A callable from a function or a PyFlink KeySelector."""
+    if isinstance(key_selector, KeySelector):
+        return key_selector.get_key
+    if callable(key_selector):
+        return key_selector
+    raise TypeError(f"key_selector must be callable or a KeySelector, got {key_selector!r}")

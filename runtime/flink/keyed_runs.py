@@ -1,0 +1,301 @@
+"""The keyed agent operator's logic, free of PyFlink: keyed state, timers, runs.
+
+Per key, keyed state holds (all JSON, never pickles):
+
+- the key record: `{"head", "tail", "eot", "key_state"}`: the key's `KeyState` as of the
+  last acknowledged progress, and the positions of the inputs waiting in the input map;
+- the input map: position -> encoded input, for every accepted input whose run has not
+  finished and been emitted (the first one may be in progress);
+- the run: a JSON snapshot of the run of the input at `head`, if it had started.
+
+Every callback runs on the operator thread for the current key. `on_input` stores the
+input and hands it to the `RunScheduler`; `on_poll` (a processing-time timer, with an
+interval growing with the time the key has been busy) writes what the loop published and
+returns finished outputs; `on_end_of_input` (an event-time timer at the end of time, fired
+by the final watermark of a bounded input, when processing-time timers no longer fire)
+waits until the key's runs are done. Timers are keyed state too, so after a restore they
+fire for exactly the keys that had work, which is then resumed from keyed state.
+
+What keyed state holds is mirrored in memory for recently used keys, so the common path
+(an input for a known key) reads no state; evicted keys are read back on their next input.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from flink_agents.runtime.flink.run_engine import RunEngine
+from flink_agents.runtime.flink.run_scheduler import KeyWork, Progress, RunScheduler
+
+__all__ = [
+    "END_OF_INPUT_TIMER",
+    "KeyTimers",
+    "KeyedAgentState",
+    "KeyedRuns",
+    "PollPolicy",
+]
+
+END_OF_INPUT_TIMER = 2**63 - 2
+"""Event-time timer that only the final watermark of a bounded input (Long.MAX) reaches."""
+
+
+class KeyedAgentState(Protocol):
+    """The current key's slice of keyed state."""
+
+    def read_record(self) -> str | None: ...
+
+    def write_record(self, data: str) -> None: ...
+
+    def get_input(self, position: int) -> str | None: ...
+
+    def put_input(self, position: int, data: str) -> None: ...
+
+    def remove_input(self, position: int) -> None: ...
+
+    def read_run(self) -> str | None: ...
+
+    def write_run(self, data: str | None) -> None: ...
+
+
+class KeyTimers(Protocol):
+    """The current key's timers."""
+
+    def now(self) -> int:
+        """Processing time in milliseconds."""
+        ...
+
+    def register_poll(self, timestamp: int) -> None: ...
+
+    def delete_poll(self, timestamp: int) -> None: ...
+
+    def register_end_of_input(self) -> None: ...
+
+
+class PollPolicy(BaseModel):
+    """When to look for progress of a busy key: `factor` x busy time, within bounds."""
+
+    min_interval_ms: int = Field(default=5, ge=1)
+    max_interval_ms: int = Field(default=1000, ge=1)
+    factor: float = Field(default=0.25, gt=0)
+
+    def interval_ms(self, busy_ms: float) -> int:
+        scaled = int(busy_ms * self.factor)
+        return max(self.min_interval_ms, min(self.max_interval_ms, scaled))
+
+
+@dataclass(eq=False)
+class _KeyEntry:
+    """Operator-thread view of a key in memory: what keyed state holds, and its timer."""
+
+    work: KeyWork
+    head: int
+    tail: int
+    eot: bool
+    key_state_json: str | None
+    run_written: bool
+    busy_since: float
+    poll_at: int | None = None
+
+
+def _record_json(entry: _KeyEntry) -> str:
+    key_state = entry.key_state_json if entry.key_state_json is not None else "null"
+    eot = "true" if entry.eot else "false"
+    return f'{{"head":{entry.head},"tail":{entry.tail},"eot":{eot},"key_state":{key_state}}}'
+
+
+class KeyedRuns:
+    """Per-key bookkeeping of agent runs for the keyed operator (one per subtask).
+
+    Keys stay in memory while idle (up to `max_cached_keys`, least recently used evicted),
+    so a key's next input needs no state read.
+    """
+
+    def __init__(
+        self,
+        engine: RunEngine,
+        scheduler: RunScheduler,
+        poll: PollPolicy | None = None,
+        *,
+        max_cached_keys: int = 10000,
+    ) -> None:
+        self._engine = engine
+        self._scheduler = scheduler
+        self._poll = poll or PollPolicy()
+        self._max_cached_keys = max_cached_keys
+        self._entries: dict[str, _KeyEntry] = {}  # insertion order = least recently used first
+
+    @property
+    def busy_keys(self) -> int:
+        """Keys with inputs queued or running."""
+        return sum(1 for e in self._entries.values() if not self._scheduler.is_idle(e.work))
+
+    # ------------------------------------------------------------------ callbacks
+
+    def on_input(
+        self, key: str, value: Any, state: KeyedAgentState, timers: KeyTimers
+    ) -> list[Any]:
+        """Accept an input for `key`; returns outputs ready to emit."""
+        scheduler = self._scheduler
+        scheduler.raise_if_failed()
+        engine = self._engine
+        encoded = engine.encode_input(value)
+        # Runs always see the decoded form, so a run restored from state sees the same input.
+        decoded = engine.decode_input(encoded)
+        entry = self._entries.pop(key, None)
+        if entry is None:
+            entry = self._load(key, state, busy_only=False)
+            assert entry is not None
+        self._entries[key] = entry
+        outputs: list[Any] = []
+        if scheduler.has_news(entry.work):
+            outputs = self._acknowledge(entry, state)
+        if scheduler.is_idle(entry.work):
+            entry.busy_since = time.monotonic()
+        self._store_input(entry, encoded, state, timers)
+        scheduler.submit(entry.work, decoded)
+        self._evict()
+        scheduler.wait_for_capacity()
+        return outputs
+
+    def on_poll(
+        self, key: str, timestamp: int, state: KeyedAgentState, timers: KeyTimers
+    ) -> list[Any]:
+        """A processing-time timer fired for `key`; returns outputs ready to emit."""
+        scheduler = self._scheduler
+        scheduler.raise_if_failed()
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = self._load(key, state, busy_only=True)
+            if entry is None:
+                return []
+            self._entries[key] = entry
+        outputs = self._acknowledge(entry, state, write_record=True)
+        if scheduler.settled(entry.work):
+            entry.poll_at = None
+        elif entry.poll_at is None or entry.poll_at <= timestamp:
+            self._schedule_poll(entry, timers)
+        return outputs
+
+    def on_end_of_input(self, key: str, state: KeyedAgentState, timers: KeyTimers) -> list[Any]:
+        """The final watermark reached `key`: finish all of its runs, return their outputs."""
+        scheduler = self._scheduler
+        scheduler.raise_if_failed()
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = self._load(key, state, busy_only=True)
+            if entry is None:
+                return []
+            self._entries[key] = entry
+        scheduler.wait_idle(entry.work)
+        outputs = self._acknowledge(entry, state, write_record=True)
+        if not scheduler.settled(entry.work):
+            raise RuntimeError(f"key {key!r}: work left after the end of input")
+        if entry.poll_at is not None:
+            timers.delete_poll(entry.poll_at)
+            entry.poll_at = None
+        return outputs
+
+    # ------------------------------------------------------------------ internals
+
+    def _store_input(
+        self, entry: _KeyEntry, encoded: str, state: KeyedAgentState, timers: KeyTimers
+    ) -> None:
+        """Keep an accepted input in keyed state until its run is acknowledged."""
+        state.put_input(entry.tail, encoded)
+        entry.tail += 1
+        if not entry.eot:
+            timers.register_end_of_input()
+            entry.eot = True
+        state.write_record(_record_json(entry))
+        if entry.poll_at is None:
+            self._schedule_poll(entry, timers)
+
+    def _load(self, key: str, state: KeyedAgentState, *, busy_only: bool) -> _KeyEntry | None:
+        """`key` from keyed state (a new key, an evicted idle key, or after a restore)."""
+        raw = state.read_record()
+        head = tail = 0
+        eot = False
+        key_state_json: str | None = None
+        run_json: str | None = None
+        inputs: list[Any] = []
+        if raw is not None:
+            record = json.loads(raw)
+            head, tail, eot = int(record["head"]), int(record["tail"]), bool(record["eot"])
+            if record.get("key_state") is not None:
+                key_state_json = json.dumps(record["key_state"], separators=(",", ":"))
+        if head == tail and busy_only:
+            return None
+        if head < tail:
+            decode = self._engine.decode_input
+            for position in range(head, tail):
+                data = state.get_input(position)
+                if data is None:
+                    raise RuntimeError(f"key {key!r}: input {position} missing from state")
+                inputs.append(decode(data))
+            run_json = state.read_run()
+        work = self._scheduler.create(
+            key, key_state_json=key_state_json, run_json=run_json, inputs=inputs
+        )
+        return _KeyEntry(
+            work=work,
+            head=head,
+            tail=tail,
+            eot=eot,
+            key_state_json=key_state_json,
+            run_written=run_json is not None,
+            busy_since=time.monotonic(),
+        )
+
+    def _acknowledge(
+        self, entry: _KeyEntry, state: KeyedAgentState, *, write_record: bool = False
+    ) -> list[Any]:
+        """Write what the loop published for this key; return finished outputs.
+
+        The key record is written here when `write_record`, else by the caller.
+        """
+        progress: Progress = self._scheduler.take(entry.work)
+        finished = len(progress.finished)
+        if finished == 0 and not progress.snapshot_changed:
+            return []
+        for position in range(entry.head, entry.head + finished):
+            state.remove_input(position)
+        entry.head += finished
+        if progress.run_json is not None:
+            if progress.snapshot_changed or not entry.run_written:
+                state.write_run(progress.run_json)
+                entry.run_written = True
+        elif entry.run_written:
+            state.write_run(None)
+            entry.run_written = False
+        entry.key_state_json = progress.key_state_json
+        if write_record:
+            state.write_record(_record_json(entry))
+        if finished:
+            entry.busy_since = time.monotonic()
+        return [output for outputs in progress.finished for output in outputs]
+
+    def _evict(self) -> None:
+        """Forget the least recently used idle keys beyond `max_cached_keys`."""
+        excess = len(self._entries) - self._max_cached_keys
+        if excess <= 0:
+            return
+        scheduler = self._scheduler
+        for key in list(itertools.islice(self._entries, 2 * excess + 16)):
+            entry = self._entries[key]
+            if entry.poll_at is None and scheduler.release(entry.work):
+                del self._entries[key]
+                excess -= 1
+                if excess == 0:
+                    return
+
+    def _schedule_poll(self, entry: _KeyEntry, timers: KeyTimers) -> None:
+        busy_ms = (time.monotonic() - entry.busy_since) * 1000.0
+        at = timers.now() + self._poll.interval_ms(busy_ms)
+        timers.register_poll(at)
+        entry.poll_at = at

@@ -1,0 +1,341 @@
+"""`KeyedAgentOperator`: agent runs as a PyFlink KeyedProcessFunction.
+
+One instance per subtask. `open` builds the run engine (through a picklable factory, so the
+agent travels with the job), starts the run loop thread and declares the keyed state; the
+callbacks delegate to `KeyedRuns`. Keyed state is JSON strings (`Types.STRING()`), and the
+waiting inputs a `MapState[LONG, STRING]`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+import uuid
+import weakref
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, Field
+from pyflink.common import Types  # pyright: ignore[reportMissingImports]
+from pyflink.datastream import KeyedProcessFunction, RuntimeContext  # pyright: ignore[reportMissingImports]
+from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor  # pyright: ignore[reportMissingImports]
+
+from flink_agents.runtime.flink.flink_metrics import FlinkMetricsBridge
+from flink_agents.runtime.flink.keyed_runs import END_OF_INPUT_TIMER, KeyedRuns, PollPolicy
+from flink_agents.runtime.flink.run_engine import RunEngine
+from flink_agents.runtime.flink.run_scheduler import RunScheduler, RunSchedulerStats
+from flink_agents.runtime.metrics import InMemoryMetricGroup
+
+__all__ = [
+    "AgentOperatorOptions",
+    "EngineFactory",
+    "KeyedAgentOperator",
+    "SubtaskContext",
+]
+
+_LOG = logging.getLogger(__name__)
+
+
+class AgentOperatorOptions(BaseModel):
+    """Tuning of the keyed agent operator (per subtask)."""
+
+    max_in_flight: int = Field(default=1000, ge=1)
+    """Runs in progress at once (model and tool calls of different keys overlap)."""
+    max_buffered: int = Field(default=10000, ge=1)
+    """Accepted inputs not yet finished before the operator stops taking input."""
+    poll: PollPolicy = Field(default_factory=PollPolicy)
+    """How often a busy key is checked for finished runs."""
+    snapshot_after_ms: float = Field(default=5.0, ge=0)
+    """A run publishes intermediate snapshots (checkpointed) once it ran this long."""
+    metrics_interval_s: float = Field(default=1.0, gt=0)
+    """How often agent metrics are copied to Flink's metric group."""
+    max_cached_keys: int = Field(default=10000, ge=1)
+    """Idle keys kept in memory (their next input reads no state)."""
+
+
+@dataclass(frozen=True)
+class SubtaskContext:
+    """What an engine factory learns about the subtask it builds an engine for."""
+
+    task_name: str
+    subtask_index: int
+    parallelism: int
+    attempt: int
+    metrics: InMemoryMetricGroup
+    """The agent's metrics of this subtask; copied to Flink's metric group."""
+
+
+EngineFactory = Callable[[SubtaskContext], RunEngine]
+"""Builds the run engine in the worker (must be picklable)."""
+
+
+def _task_info(runtime_context: RuntimeContext) -> tuple[str, int, int, int]:
+    """Task name, subtask index, parallelism, attempt.
+
+    PyFlink 2.3's thread-mode RuntimeContext calls Java getters that Flink 2 moved to
+    `getTaskInfo()`, so read them from there when the direct getters fail.
+    """
+    try:
+        return (
+            runtime_context.get_task_name(),
+            runtime_context.get_index_of_this_subtask(),
+            runtime_context.get_number_of_parallel_subtasks(),
+            runtime_context.get_attempt_number(),
+        )
+    except Exception:
+        info = runtime_context._runtime_context.getTaskInfo()  # type: ignore[attr-defined]
+        return (
+            str(info.getTaskName()),
+            int(info.getIndexOfThisSubtask()),
+            int(info.getNumberOfParallelSubtasks()),
+            int(info.getAttemptNumber()),
+        )
+
+
+class _FlinkKeyState:
+    """`KeyedAgentState` over PyFlink state objects (valid for the current key)."""
+
+    __slots__ = ("_inputs", "_record", "_run")
+
+    def __init__(self, record: Any, inputs: Any, run: Any) -> None:
+        self._record = record
+        self._inputs = inputs
+        self._run = run
+
+    def read_record(self) -> str | None:
+        return self._record.value()
+
+    def write_record(self, data: str) -> None:
+        self._record.update(data)
+
+    def get_input(self, position: int) -> str | None:
+        return self._inputs.get(position)
+
+    def put_input(self, position: int, data: str) -> None:
+        self._inputs.put(position, data)
+
+    def remove_input(self, position: int) -> None:
+        self._inputs.remove(position)
+
+    def read_run(self) -> str | None:
+        return self._run.value()
+
+    def write_run(self, data: str | None) -> None:
+        if data is None:
+            self._run.clear()
+        else:
+            self._run.update(data)
+
+
+class _FlinkTimers:
+    """`KeyTimers` over a PyFlink TimerService (valid during one callback)."""
+
+    __slots__ = ("_service",)
+
+    def __init__(self, service: Any) -> None:
+        self._service = service
+
+    def now(self) -> int:
+        # Flink's processing time is the wall clock; reading it here saves a call into the
+        # JVM (each one is a GIL hand-off in thread mode).
+        return int(time.time() * 1000)
+
+    def register_poll(self, timestamp: int) -> None:
+        self._service.register_processing_time_timer(timestamp)
+
+    def delete_poll(self, timestamp: int) -> None:
+        self._service.delete_processing_time_timer(timestamp)
+
+    def register_end_of_input(self) -> None:
+        self._service.register_event_time_timer(END_OF_INPUT_TIMER)
+
+
+def _stop_runs(scheduler: RunScheduler | None, engine: RunEngine | None) -> None:
+    """Cancel a subtask's runs and release its engine (idempotent)."""
+    if scheduler is not None:
+        scheduler.close()
+    close = getattr(engine, "close", None)
+    if callable(close):
+        close()
+
+
+_LIVE_LOCK = threading.Lock()
+_LIVE: dict[tuple[str, int], list[tuple[int, weakref.finalize]]] = {}
+"""Per (operator, subtask): the attempt of each open instance here and how to stop its runs.
+(PyFlink may open more than one instance per subtask and attempt.)"""
+
+
+class KeyedAgentOperator(KeyedProcessFunction):
+    """Runs an agent per key: one run at a time per key, many keys concurrently.
+
+    After a failure PyFlink calls `close` on neither the failed nor the cancelled instances,
+    while a new attempt of the task may open in the same interpreter (thread mode, or the
+    local process mode). So an instance stops its runs when one of its callbacks fails or
+    when it is garbage collected, and a new instance of the same operator and subtask stops
+    whatever an older one left running.
+    """
+
+    def __init__(
+        self,
+        engine_factory: EngineFactory,
+        options: AgentOperatorOptions | None = None,
+        state_prefix: str = "agent",
+    ) -> None:
+        self._operator_id = uuid.uuid4().hex
+        self._slot: tuple[str, int] | None = None
+        self._stop: weakref.finalize | None = None
+        self._engine_factory = engine_factory
+        self._options = options or AgentOperatorOptions()
+        self._state_prefix = state_prefix
+        self._runs: KeyedRuns | None = None
+        self._engine: RunEngine | None = None
+        self._scheduler: RunScheduler | None = None
+        self._state: _FlinkKeyState | None = None
+        self._metrics: FlinkMetricsBridge | None = None
+        self._operator_counters: dict[str, Any] = {}
+        self._sent_stats = RunSchedulerStats()
+        self._next_flush = 0.0
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def open(self, runtime_context: RuntimeContext) -> None:
+        task_name, index, parallelism, attempt = _task_info(runtime_context)
+        prefix = self._state_prefix
+        record = runtime_context.get_state(ValueStateDescriptor(f"{prefix}-key", Types.STRING()))
+        inputs = runtime_context.get_map_state(
+            MapStateDescriptor(f"{prefix}-inputs", Types.LONG(), Types.STRING())
+        )
+        run = runtime_context.get_state(ValueStateDescriptor(f"{prefix}-run", Types.STRING()))
+        self._state = _FlinkKeyState(record, inputs, run)
+
+        agent_metrics = InMemoryMetricGroup()
+        context = SubtaskContext(
+            task_name=task_name,
+            subtask_index=index,
+            parallelism=parallelism,
+            attempt=attempt,
+            metrics=agent_metrics,
+        )
+        engine = self._engine_factory(context)
+        self._engine = engine
+        options = self._options
+        self._scheduler = RunScheduler(
+            engine,
+            max_in_flight=options.max_in_flight,
+            max_buffered=options.max_buffered,
+            snapshot_after=options.snapshot_after_ms / 1000.0,
+            thread_name=f"flink-agents-runs-{context.subtask_index}",
+        )
+        self._scheduler.start()
+        # A cancelled task's instance is dropped without `close`: stop its runs when it goes.
+        self._stop = weakref.finalize(self, _stop_runs, self._scheduler, engine)
+        self._take_over(index, attempt)
+        self._runs = KeyedRuns(
+            engine, self._scheduler, options.poll, max_cached_keys=options.max_cached_keys
+        )
+
+        group: Any = runtime_context.get_metrics_group().add_group("flinkAgents")
+        self._metrics = FlinkMetricsBridge(agent_metrics, group.add_group("agent"))
+        self._operator_counters = {
+            name: group.counter(name)
+            for name in ("runsStarted", "runsResumed", "runsFinished", "steps")
+        }
+        self._sent_stats = RunSchedulerStats()
+        _LOG.info(
+            "keyed agent operator open: subtask %d/%d, attempt %d",
+            context.subtask_index,
+            context.parallelism,
+            context.attempt,
+        )
+
+    def _take_over(self, subtask_index: int, attempt: int) -> None:
+        """Register as a live instance of this subtask; stop those of earlier attempts."""
+        stop = self._stop
+        assert stop is not None
+        self._slot = (self._operator_id, subtask_index)
+        with _LIVE_LOCK:
+            live = _LIVE.setdefault(self._slot, [])
+            stale = [s for a, s in live if a < attempt]
+            live[:] = [(a, s) for a, s in live if a >= attempt and s.alive]
+            live.append((attempt, stop))
+        for earlier in stale:
+            if earlier.alive:
+                _LOG.info("stopping the runs of an earlier attempt of subtask %d", subtask_index)
+                earlier()
+
+    def close(self) -> None:
+        with _LIVE_LOCK:
+            live = _LIVE.get(self._slot) if self._slot is not None else None
+            if live is not None:
+                live[:] = [(a, s) for a, s in live if s is not self._stop]
+                if not live:
+                    del _LIVE[self._slot]  # type: ignore[arg-type]
+        if self._scheduler is not None:
+            with contextlib.suppress(Exception):  # metrics must not mask a failure
+                self._flush_metrics(force=True)
+        self._scheduler = self._engine = None
+        if self._stop is not None:
+            self._stop()  # runs _stop_runs once
+
+    # ------------------------------------------------------------------ callbacks
+
+    def process_element(  # pyright: ignore[reportIncompatibleMethodOverride]
+        self, value: Any, ctx: Any
+    ) -> Iterator[Any]:
+        runs, state = self._runs, self._state
+        assert runs is not None and state is not None
+        try:
+            key = ctx.get_current_key()
+            outputs = runs.on_input(key, value, state, _FlinkTimers(ctx.timer_service()))
+            self._flush_metrics()
+        except BaseException:
+            self.close()  # the task fails: stop its runs now
+            raise
+        yield from outputs
+
+    def on_timer(  # pyright: ignore[reportIncompatibleMethodOverride]
+        self, timestamp: int, ctx: Any
+    ) -> Iterator[Any]:
+        runs, state = self._runs, self._state
+        assert runs is not None and state is not None
+        try:
+            key = ctx.get_current_key()
+            timers = _FlinkTimers(ctx.timer_service())
+            # Only the end-of-input timer has this timestamp (no processing time reaches it).
+            if timestamp == END_OF_INPUT_TIMER:
+                outputs = runs.on_end_of_input(key, state, timers)
+                self._flush_metrics(force=True)
+            else:
+                outputs = runs.on_poll(key, timestamp, state, timers)
+                self._flush_metrics()
+        except BaseException:
+            self.close()  # the task fails: stop its runs now
+            raise
+        yield from outputs
+
+    # ------------------------------------------------------------------ metrics
+
+    def _flush_metrics(self, force: bool = False) -> None:
+        bridge, scheduler = self._metrics, self._scheduler
+        if bridge is None or scheduler is None:
+            return
+        now = time.monotonic()
+        if not force and now < self._next_flush:
+            return
+        self._next_flush = now + self._options.metrics_interval_s
+        bridge.flush()
+        stats, sent = scheduler.stats, self._sent_stats
+        for name, field in (
+            ("runsStarted", "runs_started"),
+            ("runsResumed", "runs_resumed"),
+            ("runsFinished", "runs_finished"),
+            ("steps", "steps"),
+        ):
+            total = getattr(stats, field)
+            delta = total - getattr(sent, field)
+            if delta:
+                self._operator_counters[name].inc(delta)
+                setattr(sent, field, total)

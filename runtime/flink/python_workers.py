@@ -1,0 +1,107 @@
+"""Configure PyFlink's Python workers to run the interpreter and packages of this process.
+
+Measured facts this module encodes (apache-flink 2.3):
+
+- Workers do not inherit the virtual environment: without `python.executable` and
+  `python.client.executable` set to this interpreter a job fails with
+  `No module named 'pyflink'` inside the worker.
+- Thread mode runs Python inside the JVM (pemja). That embedded interpreter finds its
+  installation through the first `python3` on the JVM's PATH, not through
+  `python.executable`: unless the virtual environment's `bin` comes first it starts the base
+  interpreter and fails with `No module named 'pemja'` (or misses this package). PYTHONPATH
+  with the environment's site-packages helps for plain installs; editable installs need the
+  environment itself (their import hook is a `.pth` file).
+- Both must be in place before the JVM starts: the mini-cluster of a local run lives in the
+  gateway JVM and inherits the client's environment variables.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import site
+import sys
+from collections.abc import Mapping, MutableMapping
+from pathlib import Path
+from typing import Literal
+
+__all__ = [
+    "ExecutionMode",
+    "embedded_interpreter_matches",
+    "prepare_worker_environment",
+    "python_worker_options",
+    "site_packages_dirs",
+    "venv_bin_dir",
+]
+
+_LOG = logging.getLogger(__name__)
+
+ExecutionMode = Literal["thread", "process"]
+"""PyFlink's `python.execution-mode`: Python inside the JVM, or in a separate worker."""
+
+
+def venv_bin_dir() -> str:
+    """The folder of this interpreter as invoked (a venv's `bin`, not the resolved base)."""
+    return str(Path(sys.executable).parent)
+
+
+def site_packages_dirs() -> list[str]:
+    """This interpreter's site-packages folders that exist."""
+    dirs = [*site.getsitepackages()]
+    user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+    if isinstance(user_site, str):
+        dirs.append(user_site)
+    return [d for d in dict.fromkeys(dirs) if os.path.isdir(d)]
+
+
+def _prepend(parts: list[str], entries: list[str]) -> str:
+    kept = [p for p in parts if p and p not in entries]
+    return os.pathsep.join([*entries, *kept])
+
+
+def prepare_worker_environment(environ: MutableMapping[str, str] | None = None) -> None:
+    """Put this interpreter's `bin` first on PATH and its site-packages on PYTHONPATH.
+
+    Affects the processes started afterwards: the PyFlink gateway JVM, the mini-cluster in it,
+    and Flink's shell scripts.
+    """
+    env = os.environ if environ is None else environ
+    path_parts = env.get("PATH", "").split(os.pathsep)
+    bin_dir = venv_bin_dir()
+    if not path_parts or path_parts[0] != bin_dir:
+        # Keep a Java `bin` that ensure_java put first ahead of us: it holds no python.
+        java_home = env.get("JAVA_HOME")
+        java_bin = str(Path(java_home) / "bin") if java_home else None
+        head = [java_bin] if java_bin and path_parts and path_parts[0] == java_bin else []
+        env["PATH"] = _prepend(path_parts, [*head, bin_dir])
+    py_parts = env.get("PYTHONPATH", "").split(os.pathsep)
+    missing = [d for d in site_packages_dirs() if d not in py_parts]
+    if missing:
+        env["PYTHONPATH"] = os.pathsep.join([*[p for p in py_parts if p], *missing])
+
+
+def python_worker_options(mode: ExecutionMode) -> dict[str, str]:
+    """The Flink options that make workers run this interpreter in `mode`."""
+    return {
+        "python.executable": sys.executable,
+        "python.client.executable": sys.executable,
+        "python.execution-mode": mode,
+    }
+
+
+def embedded_interpreter_matches(jvm_environ: Mapping[str, str]) -> bool:
+    """Whether Python embedded in a JVM with `jvm_environ` would be this environment.
+
+    The embedded interpreter locates its installation from the first `python3` on PATH.
+    """
+    found = shutil.which("python3", path=jvm_environ.get("PATH", ""))
+    if found is None:
+        return False
+    found_path = Path(found)
+    if str(found_path.parent) == venv_bin_dir():
+        return True
+    if sys.prefix != sys.base_prefix:
+        # A virtual environment: only its own bin gives the embedded Python its packages.
+        return False
+    return os.path.realpath(found) == os.path.realpath(sys.executable)

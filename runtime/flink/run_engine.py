@@ -1,0 +1,62 @@
+"""The seam between the keyed operator and the run engine.
+
+The operator needs a few things from an engine: start a run for an input, advance it one
+step at a time on an asyncio loop, and turn runs, per-key state and inputs into JSON and
+back (keyed state holds JSON, never pickles). `RunEngine` names exactly those; the agent
+runner is adapted to it in `agent_engine`, and tests use small stand-ins.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["RunEngine"]
+
+
+@runtime_checkable
+class RunEngine(Protocol):
+    """What the keyed operator drives. Run and key-state objects are opaque to it."""
+
+    def new_key_state(self) -> Any:
+        """Per-key state for a key never seen before."""
+        ...
+
+    def load_key_state(self, data: str) -> Any:
+        """Per-key state from `dump_key_state` output."""
+        ...
+
+    def dump_key_state(self, key_state: Any) -> str:
+        """Per-key state as JSON."""
+        ...
+
+    def encode_input(self, value: Any) -> str:
+        """An input record as JSON (what a waiting input looks like in keyed state)."""
+        ...
+
+    def decode_input(self, data: str) -> Any:
+        """The input record `encode_input` wrote."""
+        ...
+
+    def start_run(self, key: str, value: Any, key_state: Any) -> Any:
+        """A new run for `value`; advances the key's input sequence in `key_state`."""
+        ...
+
+    async def step(self, run: Any, key_state: Any) -> None:
+        """Process one pending event of `run`; afterwards `run` is a consistent snapshot."""
+        ...
+
+    def is_done(self, run: Any) -> bool:
+        """Whether `run` has nothing left to process."""
+        ...
+
+    def outputs(self, run: Any) -> list[Any]:
+        """The outputs `run` produced."""
+        ...
+
+    def dump_run(self, run: Any) -> str:
+        """A run as JSON, resumable with `load_run` and `step` (maybe in another process)."""
+        ...
+
+    def load_run(self, data: str) -> Any:
+        """The run `dump_run` wrote."""
+        ...

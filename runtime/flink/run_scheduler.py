@@ -1,0 +1,390 @@
+"""Agent runs on an asyncio loop beside the operator thread.
+
+The keyed operator hands each key's inputs to a `RunScheduler`; a background thread runs an
+asyncio loop that drives one run at a time per key, in input order, with at most
+`max_in_flight` runs in progress across keys. The loop never touches Flink: it publishes,
+at step boundaries, JSON snapshots of the run in progress and of the key state, plus the
+outputs of finished runs. The operator thread `take`s those in its own callbacks and writes
+them to keyed state.
+
+Thread rules: `KeyWork.run` and `KeyWork.key_state` are live objects only the loop thread
+touches; everything the operator thread reads is published under the scheduler's lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from flink_agents.runtime.flink.run_engine import RunEngine
+
+__all__ = ["KeyWork", "Progress", "RunScheduler", "RunSchedulerStats"]
+
+_NO_INPUT = object()
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What the operator thread takes from a key's work in one callback."""
+
+    finished: list[list[Any]]
+    """Outputs of each run finished since the last take, in input order."""
+    run_json: str | None
+    """Snapshot of the run in progress (None: no run started past the acknowledged ones)."""
+    key_state_json: str | None
+    """Key state consistent with `finished` and `run_json` (None: never changed)."""
+    snapshot_changed: bool
+    """Whether `run_json` or `key_state_json` changed since the last take."""
+    idle: bool
+    """Nothing queued or running (as of this take)."""
+
+
+@dataclass
+class RunSchedulerStats:
+    """Counters the loop thread keeps; the operator thread flushes them to metrics."""
+
+    runs_started: int = 0
+    runs_resumed: int = 0
+    runs_finished: int = 0
+    steps: int = 0
+
+
+@dataclass(eq=False)
+class KeyWork:
+    """One key's runs: inputs not started yet, the run in progress, published snapshots."""
+
+    key: str
+    key_state: Any
+    queue: deque[Any] = field(default_factory=deque)
+    run: Any | None = None
+    run_json: str | None = None
+    key_state_json: str | None = None
+    version: int = 0
+    taken_version: int = 0
+    finished: list[list[Any]] = field(default_factory=list)
+    active: bool = False
+    idle: threading.Event = field(default_factory=threading.Event)
+
+
+class RunScheduler:
+    """Runs agent runs on a private asyncio loop thread.
+
+    Args:
+        engine: what starts and steps runs.
+        max_in_flight: runs in progress at once (across keys).
+        max_buffered: accepted inputs not yet finished before `wait_for_capacity` blocks.
+        snapshot_after: seconds a run must have been going before its intermediate states
+            are published (fast runs only publish their end).
+    """
+
+    def __init__(
+        self,
+        engine: RunEngine,
+        *,
+        max_in_flight: int = 1000,
+        max_buffered: int = 10000,
+        snapshot_after: float = 0.005,
+        thread_name: str = "flink-agents-runs",
+    ) -> None:
+        if max_in_flight < 1 or max_buffered < 1:
+            raise ValueError("max_in_flight and max_buffered must be at least 1")
+        self._engine = engine
+        self._max_in_flight = max_in_flight
+        self._max_buffered = max_buffered
+        self._snapshot_after = snapshot_after
+        self._thread_name = thread_name
+        self._lock = threading.Lock()
+        self._capacity = threading.Condition(self._lock)
+        self._works: dict[str, KeyWork] = {}
+        self._buffered = 0
+        self._running = 0
+        self._failure: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._slots: asyncio.Semaphore | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._to_start: list[KeyWork] = []
+        self._wakeup_pending = False
+        self.stats = RunSchedulerStats()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Start the loop thread (idempotent)."""
+        if self._thread is not None:
+            return
+        ready = threading.Event()
+
+        def run_loop() -> None:
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
+            self._loop = loop
+            self._slots = asyncio.Semaphore(self._max_in_flight)
+            ready.set()
+            try:
+                loop.run_forever()
+            finally:
+                for task in asyncio.all_tasks(loop):
+                    task.cancel()
+                with contextlib.suppress(Exception):
+                    loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.close()
+
+        self._thread = threading.Thread(target=run_loop, name=self._thread_name, daemon=True)
+        self._thread.start()
+        ready.wait()
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Cancel every run and stop the loop thread."""
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+
+        def cancel_all() -> None:
+            for task in list(self._tasks):
+                task.cancel()
+            loop.call_soon(loop.stop)
+
+        with contextlib.suppress(RuntimeError):  # loop already closed
+            loop.call_soon_threadsafe(cancel_all)
+        thread.join(timeout)
+        self._thread = None
+        self._loop = None
+        with self._capacity:
+            self._capacity.notify_all()
+
+    # ------------------------------------------------------------------ failure
+
+    @property
+    def failure(self) -> BaseException | None:
+        """The first exception a run raised, if any (the job must fail with it)."""
+        return self._failure
+
+    def raise_if_failed(self) -> None:
+        """Re-raise a run's exception on the calling (operator) thread."""
+        failure = self._failure
+        if failure is not None:
+            raise RuntimeError(f"an agent run failed: {failure!r}") from failure
+
+    def _fail(self, exc: BaseException) -> None:
+        with self._capacity:
+            if self._failure is None:
+                self._failure = exc
+            self._capacity.notify_all()
+            for work in self._works.values():
+                work.idle.set()
+
+    # ------------------------------------------------------------------ operator thread
+
+    @property
+    def buffered(self) -> int:
+        """Accepted inputs whose run has not finished."""
+        return self._buffered
+
+    @property
+    def running(self) -> int:
+        """Runs in progress."""
+        return self._running
+
+    def get(self, key: str) -> KeyWork | None:
+        """The in-memory work of `key`, if it has any."""
+        return self._works.get(key)
+
+    def create(
+        self,
+        key: str,
+        *,
+        key_state_json: str | None = None,
+        run_json: str | None = None,
+        inputs: Iterable[Any] = (),
+    ) -> KeyWork:
+        """Register work for `key` from what keyed state holds.
+
+        `inputs` are the decoded inputs waiting in keyed state, in order, including the one
+        `run_json` is a run of (the first): a stored run is resumed, the rest queue behind it.
+        """
+        engine = self._engine
+        key_state = (
+            engine.load_key_state(key_state_json)
+            if key_state_json is not None
+            else engine.new_key_state()
+        )
+        work = KeyWork(key=key, key_state=key_state, key_state_json=key_state_json)
+        pending = deque(inputs)
+        if run_json is not None:
+            if not pending:
+                raise ValueError(f"key {key!r}: a stored run without its input")
+            pending.popleft()
+            work.run = engine.load_run(run_json)
+            work.run_json = run_json
+        work.queue = pending
+        count = len(pending) + (1 if work.run is not None else 0)
+        with self._lock:
+            if key in self._works:
+                raise ValueError(f"key {key!r} already has work")
+            self._works[key] = work
+            if count:
+                self._buffered += count
+                work.active = True
+            else:
+                work.idle.set()
+        if count:
+            self._spawn(work)
+        return work
+
+    def submit(self, work: KeyWork, value: Any) -> None:
+        """Queue an input behind the key's earlier inputs."""
+        with self._lock:
+            if self._works.get(work.key) is not work:
+                raise ValueError(f"key {work.key!r}: work is no longer scheduled")
+            work.queue.append(value)
+            self._buffered += 1
+            work.idle.clear()
+            spawn = not work.active
+            work.active = True
+        if spawn:
+            self._spawn(work)
+
+    def take(self, work: KeyWork) -> Progress:
+        """Take finished outputs and the latest snapshots."""
+        with self._lock:
+            finished = work.finished
+            work.finished = []
+            changed = work.version != work.taken_version
+            work.taken_version = work.version
+            idle = not work.active
+            return Progress(
+                finished=finished,
+                run_json=work.run_json,
+                key_state_json=work.key_state_json,
+                snapshot_changed=changed,
+                idle=idle,
+            )
+
+    def is_idle(self, work: KeyWork) -> bool:
+        """Nothing queued or running for the key (finished outputs may wait for `take`)."""
+        return not work.active
+
+    def settled(self, work: KeyWork) -> bool:
+        """Idle, and every finished output taken."""
+        with self._lock:
+            return not work.active and not work.finished
+
+    def release(self, work: KeyWork) -> bool:
+        """Forget an idle key's work; returns False (and keeps it) if it is busy or has
+        outputs not taken yet."""
+        with self._lock:
+            if work.active or work.finished:
+                return False
+            if self._works.get(work.key) is work:
+                del self._works[work.key]
+            return True
+
+    def has_news(self, work: KeyWork) -> bool:
+        """Whether `take` would return something new (no lock: a hint)."""
+        return bool(work.finished) or work.version != work.taken_version or not work.active
+
+    def wait_idle(self, work: KeyWork, poll: float = 0.05) -> None:
+        """Block until the key has nothing queued or running (or a run failed)."""
+        while not work.idle.wait(poll):
+            self.raise_if_failed()
+        self.raise_if_failed()
+
+    def wait_for_capacity(self, poll: float = 0.1) -> None:
+        """Block while `max_buffered` inputs are waiting or running (backpressure)."""
+        with self._capacity:
+            while self._buffered >= self._max_buffered and self._failure is None:
+                if self._loop is None:
+                    return
+                self._capacity.wait(poll)
+        self.raise_if_failed()
+
+    # ------------------------------------------------------------------ loop thread
+
+    def _spawn(self, work: KeyWork) -> None:
+        # Wake the loop once per batch: every wake-up is a socket write, and a thread
+        # switch fought over the GIL with the operator thread.
+        loop = self._loop
+        if loop is None:
+            raise RuntimeError("the run scheduler is not started")
+        with self._lock:
+            self._to_start.append(work)
+            if self._wakeup_pending:
+                return
+            self._wakeup_pending = True
+        loop.call_soon_threadsafe(self._start_drivers)
+
+    def _start_drivers(self) -> None:
+        with self._lock:
+            works, self._to_start = self._to_start, []
+            self._wakeup_pending = False
+        loop = asyncio.get_running_loop()
+        for work in works:
+            task = loop.create_task(self._drive(work))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def _publish(self, work: KeyWork, run: Any | None) -> None:
+        engine = self._engine
+        run_json = engine.dump_run(run) if run is not None else None
+        key_state_json = engine.dump_key_state(work.key_state)
+        with self._lock:
+            work.run_json = run_json
+            work.key_state_json = key_state_json
+            work.version += 1
+
+    async def _drive(self, work: KeyWork) -> None:
+        slots = self._slots
+        assert slots is not None
+        try:
+            while True:
+                with self._lock:
+                    if work.run is None and not work.queue:
+                        work.active = False
+                        work.idle.set()
+                        return
+                    value = work.queue.popleft() if work.run is None else _NO_INPUT
+                async with slots:
+                    self._running += 1
+                    try:
+                        await self._execute(work, value)
+                    finally:
+                        self._running -= 1
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            self._fail(exc)
+
+    async def _execute(self, work: KeyWork, value: Any) -> None:
+        engine = self._engine
+        stats = self.stats
+        if value is _NO_INPUT:
+            run = work.run
+            stats.runs_resumed += 1
+        else:
+            run = engine.start_run(work.key, value, work.key_state)
+            work.run = run
+            stats.runs_started += 1
+        started = time.monotonic()
+        while not engine.is_done(run):
+            await engine.step(run, work.key_state)
+            stats.steps += 1
+            if not engine.is_done(run) and time.monotonic() - started >= self._snapshot_after:
+                self._publish(work, run)
+        outputs = list(engine.outputs(run))
+        key_state_json = engine.dump_key_state(work.key_state)
+        with self._capacity:
+            work.run = None
+            work.run_json = None
+            work.key_state_json = key_state_json
+            work.finished.append(outputs)
+            work.version += 1
+            self._buffered -= 1
+            stats.runs_finished += 1
+            self._capacity.notify_all()

@@ -1,0 +1,85 @@
+"""A tiny `RunEngine` for operator tests: runs of a few timed steps, JSON state."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from typing import Any
+
+
+class StandInEngine:
+    """Each input is ``{"v": value, "steps": n, "delay": seconds, "fail": bool}`` (or a plain
+    value: one step, no delay). A run emits ``"<key>:<seq>:<v>"`` after its last step."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.concurrent = 0
+        self.max_concurrent = 0
+        self.steps_run: list[tuple[str, int, int]] = []
+        self.loaded_runs: list[dict[str, Any]] = []
+
+    def new_key_state(self) -> dict[str, Any]:
+        return {"next_seq": 0, "seen": []}
+
+    def load_key_state(self, data: str) -> dict[str, Any]:
+        return json.loads(data)
+
+    def dump_key_state(self, key_state: dict[str, Any]) -> str:
+        return json.dumps(key_state)
+
+    def encode_input(self, value: Any) -> str:
+        return json.dumps(value)
+
+    def decode_input(self, data: str) -> Any:
+        return json.loads(data)
+
+    def start_run(self, key: str, value: Any, key_state: dict[str, Any]) -> dict[str, Any]:
+        spec = value if isinstance(value, dict) else {"v": value}
+        seq = key_state["next_seq"]
+        key_state["next_seq"] = seq + 1
+        return {
+            "key": key,
+            "seq": seq,
+            "v": spec.get("v"),
+            "steps": int(spec.get("steps", 1)),
+            "delay": float(spec.get("delay", 0.0)),
+            "fail": bool(spec.get("fail", False)),
+            "done_steps": 0,
+            "outputs": [],
+            "done": False,
+        }
+
+    async def step(self, run: dict[str, Any], key_state: dict[str, Any]) -> None:
+        with self.lock:
+            self.concurrent += 1
+            self.max_concurrent = max(self.max_concurrent, self.concurrent)
+        try:
+            if run["delay"]:
+                await asyncio.sleep(run["delay"])
+            if run["fail"]:
+                raise ValueError(f"injected failure for {run['key']}:{run['seq']}")
+            with self.lock:
+                self.steps_run.append((run["key"], run["seq"], run["done_steps"]))
+            run["done_steps"] += 1
+            if run["done_steps"] >= run["steps"]:
+                run["outputs"].append(f"{run['key']}:{run['seq']}:{run['v']}")
+                key_state["seen"].append(run["v"])
+                run["done"] = True
+        finally:
+            with self.lock:
+                self.concurrent -= 1
+
+    def is_done(self, run: dict[str, Any]) -> bool:
+        return bool(run["done"])
+
+    def outputs(self, run: dict[str, Any]) -> list[Any]:
+        return list(run["outputs"])
+
+    def dump_run(self, run: dict[str, Any]) -> str:
+        return json.dumps(run)
+
+    def load_run(self, data: str) -> dict[str, Any]:
+        run = json.loads(data)
+        self.loaded_runs.append(dict(run))
+        return run

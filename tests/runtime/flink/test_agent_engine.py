@@ -1,0 +1,142 @@
+"""The agent runner behind the keyed operator's logic (fake keyed state, no PyFlink)."""
+
+from __future__ import annotations
+
+import base64
+import threading
+from typing import Any
+
+import pytest
+
+from flink_agents.api.agents.agent import Agent
+from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
+from flink_agents.api.chat_models.function_model import FunctionChatModelConnection
+from flink_agents.api.content_blocks import ImageBlock, ToolCallBlock
+from flink_agents.api.events.chat_event import ChatRequestEvent, ChatResponseEvent
+from flink_agents.api.events.event import Event, InputEvent, OutputEvent
+from flink_agents.api.message import ChatMessage, MessageRole
+from flink_agents.api.resource import ResourceDescriptor, ResourceType
+from flink_agents.api.runner_context import RunnerContext
+from flink_agents.runtime.flink.agent_engine import AgentEngineFactory, AgentRunnerEngine
+from flink_agents.runtime.flink.operator import SubtaskContext
+from flink_agents.runtime.metrics import InMemoryMetricGroup
+from tests.runtime.flink.fake_flink import FakeSubtask
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(64))).decode()
+_tool_gate = threading.Event()
+
+
+def chart_model(messages: list[ChatMessage], tools: Any) -> ChatMessage | str:
+    last = messages[-1]
+    if last.role is MessageRole.USER:
+        call = ToolCallBlock(id="c1", name="render_chart", input={"title": last.text})
+        return ChatMessage.assistant("", tool_calls=[call])
+    block = last.tool_result_block
+    assert block is not None
+    images = [b for b in block.content if isinstance(b, ImageBlock)]
+    return f"saw {len(images)} {images[0].mime_type} image(s), {len(images[0].data or '')} b64"
+
+
+async def render_chart(title: str) -> ImageBlock:
+    """Render a chart.
+
+    Args:
+        title: The chart title.
+    """
+    return ImageBlock(mime_type="image/png", data=PNG, name=f"{title}.png")
+
+
+async def ask(event: Event, ctx: RunnerContext) -> None:
+    ctx.send_event(ChatRequestEvent(model="chart_model", messages=[ChatMessage.user(event.input)]))  # type: ignore[attr-defined]
+
+
+async def answer(event: Event, ctx: RunnerContext) -> None:
+    assert isinstance(event, ChatResponseEvent)
+    response = event.response
+    ctx.send_event(
+        OutputEvent(output={"key": ctx.key, "text": response.text if response else None})
+    )
+
+
+def chart_agent() -> Agent:
+    agent = Agent()
+    agent.add_action("ask", [InputEvent], ask)
+    agent.add_action("answer", [ChatResponseEvent], answer)
+    agent.add_resource(
+        "conn",
+        ResourceType.CHAT_MODEL_CONNECTION,
+        ResourceDescriptor(clazz=FunctionChatModelConnection, function=chart_model),
+    )
+    agent.add_resource(
+        "chart_model",
+        ResourceType.CHAT_MODEL,
+        ResourceDescriptor(clazz=BaseChatModelSetup, connection="conn", tools=["render_chart"]),
+    )
+    agent.add_resource("render_chart", ResourceType.TOOL, render_chart)
+    return agent
+
+
+def _context(metrics: InMemoryMetricGroup | None = None) -> SubtaskContext:
+    return SubtaskContext(
+        task_name="t",
+        subtask_index=0,
+        parallelism=1,
+        attempt=0,
+        metrics=metrics or InMemoryMetricGroup(),
+    )
+
+
+def test_tool_round_trip_with_media_through_keyed_runs() -> None:
+    metrics = InMemoryMetricGroup()
+    engine = AgentEngineFactory(chart_agent())(_context(metrics))
+    sub = FakeSubtask(engine)
+    try:
+        for k in range(3):
+            sub.input(f"k{k}", f"chart {k}")
+        sub.end_of_input()
+    finally:
+        sub.close()
+    assert sorted(sub.emitted, key=lambda o: o["key"]) == [
+        {"key": f"k{k}", "text": f"saw 1 image/png image(s), {len(PNG)} b64"} for k in range(3)
+    ]
+    snapshot = metrics.snapshot()
+    assert snapshot["action"]["ask"]["executions"] == 3
+    assert snapshot["tool"]["render_chart"]["calls"] == 3
+
+
+def test_run_state_round_trips_between_steps() -> None:
+    engine = AgentEngineFactory(chart_agent())(_context())
+    assert isinstance(engine, AgentRunnerEngine)
+    key_state = engine.new_key_state()
+    run = engine.start_run("k", engine.decode_input(engine.encode_input("chart")), key_state)
+    import asyncio
+
+    async def two_steps() -> None:
+        await engine.step(run, key_state)
+        await engine.step(run, key_state)
+
+    asyncio.run(two_steps())
+    assert not engine.is_done(run)
+    restored = engine.load_run(engine.dump_run(run))
+    restored_key_state = engine.load_key_state(engine.dump_key_state(key_state))
+
+    async def finish() -> None:
+        while not engine.is_done(restored):
+            await engine.step(restored, restored_key_state)
+
+    asyncio.run(finish())
+    assert engine.outputs(restored) == [
+        {"key": "k", "text": f"saw 1 image/png image(s), {len(PNG)} b64"}
+    ]
+    assert restored_key_state.next_seq == 1
+    engine.runner.close()
+
+
+def test_inputs_keep_pydantic_types_through_state() -> None:
+    engine = AgentEngineFactory(chart_agent())(_context())
+    value = ImageBlock(mime_type="image/png", data=PNG)
+    assert engine.decode_input(engine.encode_input(value)) == value
+    assert engine.decode_input(engine.encode_input({"a": [1, 2]})) == {"a": [1, 2]}
+    with pytest.raises(TypeError):
+        engine.encode_input(object())
+    engine.runner.close()

@@ -1,0 +1,45 @@
+"""Pieces of the Flink environment that need no running JVM."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel
+from pyflink.common import Row
+from pyflink.datastream.functions import KeySelector
+
+from flink_agents.runtime.flink.environment import _selector, _StringKey, _ToRow
+
+
+class Reply(BaseModel):
+    id: int
+    reply: str
+
+
+def test_outputs_become_rows_of_the_schema() -> None:
+    to_row = _ToRow(["id", "reply"])
+    for value in ({"reply": "B", "id": 1, "extra": 0}, Reply(id=1, reply="B"), (1, "B")):
+        row = to_row(value)
+        assert (row[0], row[1]) == (1, "B")
+        assert row.as_dict() == {"id": 1, "reply": "B"}
+    with pytest.raises(ValueError, match="lacks fields"):
+        to_row({"id": 1})
+    with pytest.raises(ValueError, match="cannot turn"):
+        to_row("just text")
+    assert _ToRow(["text"])("just text").as_dict() == {"text": "just text"}
+    assert to_row(Row(2, "C")) == Row(2, "C")
+
+
+def test_keys_are_strings() -> None:
+    assert _StringKey(lambda r: r["n"] % 3)({"n": 7}) == "1"
+    assert _StringKey(lambda r: r["k"])({"k": "a"}) == "a"
+
+
+def test_key_selector_objects_and_functions() -> None:
+    class ByUser(KeySelector):
+        def get_key(self, value: dict[str, str]) -> str:
+            return value["user"]
+
+    assert _selector(ByUser())({"user": "u1"}) == "u1"
+    assert _selector(len)("abc") == 3
+    with pytest.raises(TypeError):
+        _selector("user")
