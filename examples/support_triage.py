@@ -1,6 +1,7 @@
-"""Support-ticket triage: an agent with a tool, run on the local runner.
+"""Support-ticket triage: an agent with a tool, on the local runner or as a PyFlink job.
 
     python examples/support_triage.py            # offline model, no API key needed
+    python examples/support_triage.py --flink    # the same agent as a PyFlink job
     ANTHROPIC_API_KEY=... python examples/support_triage.py
     OPENAI_API_KEY=... python examples/support_triage.py
 
@@ -89,7 +90,9 @@ class SupportTriageAgent(Agent):
     def triage(event: Event, ctx: RunnerContext) -> None:
         seen = ctx.short_term_memory.get("tickets", 0) + 1
         ctx.short_term_memory["tickets"] = seen  # kept per customer, across tickets
-        ticket = str(event.attributes["input"])
+        ticket = event.attributes["input"]
+        if isinstance(ticket, dict):  # a record from a stream: {"key": ..., "value": ...}
+            ticket = ticket["value"]
         ctx.send_event(
             ChatRequestEvent(
                 model="triage_model",
@@ -106,9 +109,9 @@ class SupportTriageAgent(Agent):
     def publish(event: Event, ctx: RunnerContext) -> None:
         assert isinstance(event, ChatResponseEvent)
         if event.error is not None:
-            output: dict[str, Any] = {"error": event.error.message}
+            output: dict[str, Any] = {"customer": str(ctx.key), "error": event.error.message}
         else:
-            output = event.structured_output.model_dump()
+            output = {"customer": str(ctx.key), **event.structured_output.model_dump()}
         ctx.send_event(OutputEvent(output=output))
 
     @tool
@@ -185,14 +188,41 @@ def offline_model(messages: list[ChatMessage], tools: list[ToolMetadata]) -> Cha
     return json.dumps(answer)
 
 
-def main() -> None:
-    print(f"model: {provider()}")
+def run_locally() -> list[tuple[str, Any]]:
+    """The agent on the pure-Python local runner."""
     env = AgentsExecutionEnvironment.get_execution_environment()
     results = env.from_list(TICKETS).apply(SupportTriageAgent()).to_list()
     env.execute()
-    for result in results:
-        for customer, triage in result.items():
-            print(f"{customer}: {json.dumps(triage, ensure_ascii=False)}")
+    return [(customer, triage) for result in results for customer, triage in result.items()]
+
+
+def run_on_flink() -> list[tuple[str, Any]]:
+    """The same agent as a keyed operator in a PyFlink job on a local mini-cluster."""
+    from flink_agents.runtime.flink import (
+        FlinkAgentsExecutionEnvironment,
+        create_stream_execution_environment,
+    )
+
+    env = create_stream_execution_environment()  # finds Java, sets up the Python workers
+    env.set_parallelism(1)
+    agents_env = FlinkAgentsExecutionEnvironment(env)
+    tickets = env.from_collection(TICKETS)
+    outputs = (
+        agents_env.from_datastream(tickets, key_selector=lambda ticket: ticket["key"])
+        .apply(SupportTriageAgent())
+        .to_datastream()
+    )
+    # Each output is the value of one of the agent's OutputEvents.
+    with outputs.execute_and_collect("support-triage") as results:
+        return [(triage["customer"], triage) for triage in results]
+
+
+def main() -> None:
+    print(f"model: {provider()}")
+    on_flink = "--flink" in sys.argv
+    results = run_on_flink() if on_flink else run_locally()
+    for customer, triage in results:
+        print(f"{customer}: {json.dumps(triage, ensure_ascii=False)}")
 
 
 if __name__ == "__main__":
