@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
-import struct
-import zlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,6 +27,7 @@ from flink_agents.integrations.chat_models.anthropic import (
     AnthropicChatModelSetup,
 )
 from tests.fakes.http_server import FakeProviderServer, ScriptedResponse
+from tests.fakes.images import red_png
 
 MODEL = "claude-test"
 API_KEY = "sk-ant-api03-SECRETKEY1234567890"
@@ -509,31 +508,6 @@ async def test_setup_kwargs_drive_the_request(server: FakeProviderServer) -> Non
 # -------------------------------------------------------------------------- live
 
 
-def _red_png(size: int = 16) -> bytes:
-    def chunk(tag: bytes, data: bytes) -> bytes:
-        payload = tag + data
-        return struct.pack(">I", len(data)) + payload + struct.pack(">I", zlib.crc32(payload))
-
-    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
-    rows = b"".join(b"\x00" + b"\xff\x00\x00" * size for _ in range(size))
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(rows))
-        + chunk(b"IEND", b"")
-    )
-
-
-def test_red_png_is_a_valid_png() -> None:
-    png = _red_png(4)
-    assert png.startswith(b"\x89PNG\r\n\x1a\n")
-    width, height = struct.unpack(">II", png[16:24])
-    assert (width, height) == (4, 4)
-    idat_len = struct.unpack(">I", png[33:37])[0]
-    rows = zlib.decompress(png[41 : 41 + idat_len])
-    assert rows == (b"\x00" + b"\xff\x00\x00" * 4) * 4
-
-
 @pytest.mark.live
 @pytest.mark.skipif(not os.environ.get("ANTHROPIC_API_KEY"), reason="ANTHROPIC_API_KEY not set")
 def test_anthropic_reads_image_returned_by_tool() -> None:
@@ -556,7 +530,7 @@ def test_anthropic_reads_image_returned_by_tool() -> None:
         )
         calls: list[ToolCallBlock] = first.message.tool_calls
         assert calls, f"no tool call: {first.message.text!r}"
-        png = base64.b64encode(_red_png()).decode()
+        png = base64.b64encode(red_png()).decode()
         output = [{"type": "image", "data": png, "mimeType": "image/png"}]
         results = [
             ChatMessage.tool_result(

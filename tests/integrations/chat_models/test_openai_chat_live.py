@@ -7,8 +7,6 @@ Skipped unless ``OPENAI_API_KEY`` is set. ``OPENAI_CHAT_MODEL`` picks the model
 from __future__ import annotations
 
 import os
-import struct
-import zlib
 
 import pytest
 
@@ -16,38 +14,11 @@ from flink_agents.api.message import ChatMessage
 from flink_agents.api.tool_response import ToolResponse
 from flink_agents.api.tools.tool import ToolMetadata
 from flink_agents.integrations.chat_models.openai import OpenAIChatModelConnection
+from tests.fakes.images import red_png
 
 needs_key = pytest.mark.skipif(
     not os.environ.get("OPENAI_API_KEY"), reason="OPENAI_API_KEY is not set"
 )
-
-
-def red_png(size: int = 32) -> bytes:
-    """A solid red RGB PNG, built by hand."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
-    rows = b"".join(b"\x00" + b"\xff\x00\x00" * size for _ in range(size))
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(rows))
-        + chunk(b"IEND", b"")
-    )
-
-
-def test_red_png_is_a_red_png() -> None:
-    png = red_png(2)
-    assert png.startswith(b"\x89PNG\r\n\x1a\n") and png.endswith(b"IEND\xaeB`\x82")
-    idat_at = png.index(b"IDAT")
-    (length,) = struct.unpack(">I", png[idat_at - 4 : idat_at])
-    rows = zlib.decompress(png[idat_at + 4 : idat_at + 4 + length])
-    assert rows == (b"\x00" + b"\xff\x00\x00" * 2) * 2
-    [block] = ToolResponse.from_output("c", "t", png).content
-    assert block.type == "image" and block.mime_type == "image/png"
 
 
 @pytest.mark.live

@@ -7,8 +7,6 @@ A tool returns a small red PNG in its result; the model must say the image is re
 from __future__ import annotations
 
 import os
-import struct
-import zlib
 
 import pytest
 
@@ -20,28 +18,12 @@ from flink_agents.integrations.chat_models.openai import (
     OpenAIResponsesChatModelConnection,
     OpenAIResponsesChatModelSetup,
 )
+from tests.fakes.images import red_png
 
 pytestmark = [
     pytest.mark.live,
     pytest.mark.skipif(not os.environ.get("OPENAI_API_KEY"), reason="OPENAI_API_KEY is not set"),
 ]
-
-
-def red_png(size: int = 16) -> bytes:
-    """A solid red RGB PNG, built with zlib and struct."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
-    rows = b"".join(b"\x00" + b"\xff\x00\x00" * size for _ in range(size))
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(rows))
-        + chunk(b"IEND", b"")
-    )
 
 
 def test_tool_returning_a_red_png_is_seen_as_red() -> None:
