@@ -8,6 +8,10 @@ small, deterministic model:
   the first tool, filling string parameters from the last user message;
 * otherwise it answers in text, quoting the last tool result (or the user).
 
+Tests use it as a provider that counts: every request is recorded (its JSON body, when it
+arrived and when its answer was sent), and answers can take a while (``delay``), so calls
+are in flight when a test kills a worker.
+
 Run it alone with ``python examples/mock_model_server.py --port 8765``.
 """
 
@@ -16,11 +20,14 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import random
 import threading
+import time
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["MockModelServer", "reply_to"]
+__all__ = ["MockModelServer", "RecordedRequest", "reply_to"]
 
 _ids = itertools.count(1)
 
@@ -99,11 +106,40 @@ def reply_to(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class MockModelServer:
-    """``with MockModelServer() as server: ... server.base_url`` (ends in ``/v1``)."""
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # many clients connect at once (the default backlog is 5)
 
-    def __init__(self, port: int = 0) -> None:
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return  # a client that went away mid-request (cancelled, or its process killed)
+
+
+@dataclass
+class RecordedRequest:
+    """One request the server received."""
+
+    path: str
+    body: dict[str, Any]
+    received_at: float
+    """Wall-clock time (``time.time()``) the request was read."""
+    replied_at: float | None = None
+    """Wall-clock time the answer was written (None: not yet, or the write failed)."""
+
+
+class MockModelServer:
+    """``with MockModelServer() as server: ... server.base_url`` (ends in ``/v1``).
+
+    Args:
+        port: the port (0: a free one).
+        delay: seconds before each answer: a number, or ``(low, high)`` for a uniform
+            random delay in that range.
+    """
+
+    def __init__(self, port: int = 0, delay: float | tuple[float, float] = 0.0) -> None:
         self.request_count = 0
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        low, high = delay if isinstance(delay, tuple) else (delay, delay)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -115,21 +151,36 @@ class MockModelServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
-                server.request_count += 1
+                record = RecordedRequest(path=self.path, body=body, received_at=time.time())
+                with server._lock:
+                    server.request_count += 1
+                    server.requests.append(record)
                 if self.path.rstrip("/").endswith("/chat/completions"):
                     status, payload = 200, reply_to(body)
                 else:
                     status, payload = 404, {"error": {"message": f"no route {self.path}"}}
+                if high > 0:
+                    time.sleep(random.uniform(low, high))
                 data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    self.wfile.flush()
+                except OSError:  # the client went away (cancelled, or its process killed)
+                    self.close_connection = True
+                    return
+                record.replied_at = time.time()
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self._httpd.daemon_threads = True
+        self._httpd = _Server(("127.0.0.1", port), Handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    def recorded(self) -> list[RecordedRequest]:
+        """A copy of the requests received so far, in arrival order."""
+        with self._lock:
+            return list(self.requests)
 
     @property
     def base_url(self) -> str:

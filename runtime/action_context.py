@@ -32,9 +32,17 @@ __all__ = ["ActionContext", "event_id_for", "key_digest"]
 T = TypeVar("T")
 
 
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+
+
+_cached_digest = functools.lru_cache(maxsize=16384)(_digest)
+
+
 def key_digest(key: Any) -> str:
     """A short, stable digest of a key (the same in every process)."""
-    return hashlib.blake2b(repr(key).encode("utf-8"), digest_size=8).hexdigest()
+    # Every event id of a run embeds it: remember recent keys' digests.
+    return _cached_digest(repr(key))
 
 
 def event_id_for(key: Any, seq: int, position: str) -> str:

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from flink_agents.api.agents.agent import Agent
 from flink_agents.api.core_options import AgentConfiguration, AgentExecutionOptions
@@ -26,7 +26,7 @@ from flink_agents.plan.agent_plan import AgentPlan, ResourceSpec
 from flink_agents.runtime.action_context import ActionContext, event_id_for
 from flink_agents.runtime.event_log import EventLog
 from flink_agents.runtime.metrics import Counter, Histogram, InMemoryMetricGroup, MetricGroup
-from flink_agents.runtime.run_state import KeyState, RunState
+from flink_agents.runtime.run_state import KeyState, RunState, trusted_model
 
 if TYPE_CHECKING:
     from flink_agents.runtime.durable.call_log import SupportsDurableExecute
@@ -181,7 +181,8 @@ class AgentRunner:
         seq = key_state.next_seq
         key_state.next_seq = seq + 1
         event = InputEvent(input=value, id=event_id_for(key, seq, "input"))
-        run = RunState.model_construct(
+        run = trusted_model(
+            RunState,
             key=key,
             seq=seq,
             pending_events=[event],
@@ -223,16 +224,19 @@ class AgentRunner:
                 raise ActionExecutionError(spec.name, event.type, run.key, run.seq) from exc
             self._action_finished(run, spec.name, event, started, ctx.sent, log, None)
             sent.extend(ctx.sent)
-        run.pending_events.pop(0)
+        pending = run.pending_events
+        pending.pop(0)
         for out in sent:
             if out.type == _OUTPUT_TYPE:
                 run.outputs.append(out.attributes.get("output"))
             else:
-                run.pending_events.append(out)
+                pending.append(out)
             if log is not None:
                 log.log_event(run.key, run.seq, out)
-        run.action_steps += len(specs)
-        run.done = not run.pending_events
+        # Plain fields of a model without assignment validation: set them directly.
+        fields = cast(dict[str, Any], run.__dict__)
+        fields["action_steps"] = run.action_steps + len(specs)
+        fields["done"] = not pending
 
     def _action_finished(
         self,

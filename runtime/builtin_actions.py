@@ -46,6 +46,7 @@ from flink_agents.runtime.metrics import (
     record_chat_retry,
     record_tool_call,
 )
+from flink_agents.runtime.run_state import trusted_model
 
 __all__ = [
     "CHAT_ACTION",
@@ -135,7 +136,8 @@ async def chat_model_action(event: Event, ctx: RunnerContext) -> None:
     """Start a chat request's loop, or continue it with its tool responses."""
     if isinstance(event, ChatRequestEvent):
         setup = _setup(ctx, event.model)
-        state = ChatLoopState.model_construct(
+        state = trusted_model(
+            ChatLoopState,
             request_id=event.id,
             model=event.model,
             history=_initial_history(ctx, setup, event),
@@ -365,8 +367,12 @@ def _model_caller(
                 f"{type(connection).__name__} returned {type(result).__name__}, not a ChatResult"
             )
         # Built from checked values: no need to validate again.
-        return ModelCallOutcome.model_construct(
-            result=result, error=None, retry_after=None, latency_s=time.perf_counter() - started
+        return trusted_model(
+            ModelCallOutcome,
+            result=result,
+            error=None,
+            retry_after=None,
+            latency_s=time.perf_counter() - started,
         )
 
     return call_chat_model

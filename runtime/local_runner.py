@@ -27,6 +27,7 @@ from flink_agents.api.core_options import AgentConfiguration, AgentExecutionOpti
 from flink_agents.api.execution_environment import AgentBuilder, AgentsExecutionEnvironment
 from flink_agents.plan.agent_plan import ResourceSpec
 from flink_agents.runtime.agent_runner import AgentRunner
+from flink_agents.runtime.durable.store_url import open_durable_call_log
 from flink_agents.runtime.event_log import EventLog
 from flink_agents.runtime.metrics import MetricGroup
 from flink_agents.runtime.run_state import KeyState
@@ -192,8 +193,12 @@ class LocalAgentBuilder(AgentBuilder):
         """Run ``agent`` over the input."""
         if self._runner is not None:
             raise RuntimeError("an input is applied to one agent")
+        config = self._env.get_config().copy()
         self._runner = LocalRunner(
-            agent, self._env.get_config().copy(), shared_resources=self._env.resources
+            agent,
+            config,
+            durable=open_durable_call_log(config),
+            shared_resources=self._env.resources,
         )
         return self
 

@@ -155,6 +155,39 @@ class AgentConfigOptions:
         2000,
         "At the standard level, longer strings are truncated to this many characters.",
     )
+    DURABLE_EXECUTION_STORE: ConfigOption[str | None] = ConfigOption(
+        "durable-execution.store",
+        str,
+        None,
+        "Action-state store of durable (exactly-once) model and tool calls: "
+        "sqlite:///path.db, postgresql://... or unset (no durable execution).",
+    )
+    DURABLE_EXECUTION_STORE_TABLE: ConfigOption[str | None] = ConfigOption(
+        "durable-execution.store.table",
+        str,
+        None,
+        "Table of the action-state store (default: the store's own default).",
+    )
+    DURABLE_EXECUTION_PRUNE_REST_ADDRESS: ConfigOption[str | None] = ConfigOption(
+        "durable-execution.prune.rest-address",
+        str,
+        None,
+        "JobManager REST address (http://host:port) polled for completed checkpoints; "
+        "default: rest.address and rest.port of the TaskManager's Flink configuration.",
+    )
+    DURABLE_EXECUTION_PRUNE_INTERVAL: ConfigOption[float] = ConfigOption(
+        "durable-execution.prune.interval",
+        float,
+        5.0,
+        "Seconds between two looks at the latest completed checkpoint (and prunes).",
+    )
+    DURABLE_EXECUTION_PRUNE_CLOCK_SKEW: ConfigOption[float] = ConfigOption(
+        "durable-execution.prune.clock-skew",
+        float,
+        2.0,
+        "Seconds a run must have finished before a checkpoint's trigger time to be pruned "
+        "(covers clock differences between JobManager and TaskManager hosts).",
+    )
 
 
 class AgentConfiguration:

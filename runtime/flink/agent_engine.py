@@ -20,6 +20,7 @@ from flink_agents.api.resource import ResourceType
 from flink_agents.plan.agent_plan import ResourceSpec
 from flink_agents.runtime.agent_runner import AgentRunner
 from flink_agents.runtime.event_log import EventLog
+from flink_agents.runtime.flink.durability import SubtaskDurability, open_subtask_durability
 from flink_agents.runtime.flink.operator import SubtaskContext
 from flink_agents.runtime.run_state import KeyState, RunState
 
@@ -29,8 +30,12 @@ __all__ = ["AgentEngineFactory", "AgentRunnerEngine"]
 class AgentRunnerEngine:
     """`RunEngine` over an `AgentRunner` (its `RunState` / `KeyState` JSON)."""
 
-    def __init__(self, runner: AgentRunner) -> None:
+    def __init__(self, runner: AgentRunner, durability: SubtaskDurability | None = None) -> None:
         self.runner = runner
+        self.durability = durability
+        if durability is not None and durability.pruner is not None:
+            # The keyed operator reports acknowledged runs (pruning, see `durability`).
+            self.run_acknowledged = durability.run_acknowledged
 
     def new_key_state(self) -> KeyState:
         return KeyState()
@@ -67,6 +72,8 @@ class AgentRunnerEngine:
 
     def close(self) -> None:
         self.runner.close()
+        if self.durability is not None:
+            self.durability.close()
 
 
 class AgentEngineFactory:
@@ -98,12 +105,19 @@ class AgentEngineFactory:
         event_log = EventLog.from_config(
             self.config, file_name=f"events-{context.subtask_index}.jsonl"
         )
+        durable = self.durable(context) if self.durable is not None else None
+        durability = None
+        if durable is None:  # `durable-execution.store` (fails the task if unreachable)
+            durability = open_subtask_durability(
+                self.config, context.task_name, context.subtask_index, context.runtime_context
+            )
+            durable = durability.call_log if durability is not None else None
         runner = AgentRunner(
             self.agent,
             self.config,
-            durable=self.durable(context) if self.durable is not None else None,
+            durable=durable,
             metrics=context.metrics,
             event_log=event_log,
             shared_resources=self.shared_resources,
         )
-        return AgentRunnerEngine(runner)
+        return AgentRunnerEngine(runner, durability)

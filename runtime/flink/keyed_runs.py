@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -123,8 +124,13 @@ class KeyedRuns:
         poll: PollPolicy | None = None,
         *,
         max_cached_keys: int = 10000,
+        on_acknowledged: Callable[[str, int], None] | None = None,
     ) -> None:
         self._engine = engine
+        # Told (key, position of the last acknowledged input) after finished runs are
+        # acknowledged; a key's input positions are its runs' sequence numbers (both count
+        # the key's accepted inputs from 0). Durable execution prunes with it.
+        self._on_acknowledged = on_acknowledged
         self._scheduler = scheduler
         self._poll = poll or PollPolicy()
         self._max_cached_keys = max_cached_keys
@@ -157,8 +163,17 @@ class KeyedRuns:
             outputs = self._acknowledge(entry, state)
         if scheduler.is_idle(entry.work):
             entry.busy_since = time.monotonic()
-        self._store_input(entry, encoded, state, timers)
+        waiting = entry.tail - entry.head
+        # The run may finish inside `submit` (when it needs no real waiting).
         scheduler.submit(entry.work, decoded)
+        if waiting == 0 and scheduler.is_idle(entry.work):
+            # Accepted and finished within this callback: no checkpoint can fall in between,
+            # so the input never needs to be in keyed state; only the key record changes.
+            # (It still takes its position: positions are the key's run sequence numbers.)
+            entry.tail += 1
+            outputs.extend(self._acknowledge(entry, state, write_record=True, in_state=False))
+        else:
+            self._store_input(entry, encoded, state, timers)
         self._evict()
         scheduler.wait_for_capacity()
         return outputs
@@ -253,19 +268,28 @@ class KeyedRuns:
         )
 
     def _acknowledge(
-        self, entry: _KeyEntry, state: KeyedAgentState, *, write_record: bool = False
+        self,
+        entry: _KeyEntry,
+        state: KeyedAgentState,
+        *,
+        write_record: bool = False,
+        in_state: bool = True,
     ) -> list[Any]:
         """Write what the loop published for this key; return finished outputs.
 
-        The key record is written here when `write_record`, else by the caller.
+        The key record is written here when `write_record`, else by the caller. Without
+        `in_state`, the finished inputs were never written to the input map.
         """
         progress: Progress = self._scheduler.take(entry.work)
         finished = len(progress.finished)
         if finished == 0 and not progress.snapshot_changed:
             return []
-        for position in range(entry.head, entry.head + finished):
-            state.remove_input(position)
+        if in_state:
+            for position in range(entry.head, entry.head + finished):
+                state.remove_input(position)
         entry.head += finished
+        if finished and self._on_acknowledged is not None:
+            self._on_acknowledged(entry.work.key, entry.head - 1)
         if progress.run_json is not None:
             if progress.snapshot_changed or not entry.run_written:
                 state.write_run(progress.run_json)

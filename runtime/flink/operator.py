@@ -66,6 +66,8 @@ class SubtaskContext:
     attempt: int
     metrics: InMemoryMetricGroup
     """The agent's metrics of this subtask; copied to Flink's metric group."""
+    runtime_context: Any = None
+    """PyFlink's RuntimeContext (durable execution reads the job id and REST address)."""
 
 
 EngineFactory = Callable[[SubtaskContext], RunEngine]
@@ -218,6 +220,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
             parallelism=parallelism,
             attempt=attempt,
             metrics=agent_metrics,
+            runtime_context=runtime_context,
         )
         engine = self._engine_factory(context)
         self._engine = engine
@@ -234,7 +237,11 @@ class KeyedAgentOperator(KeyedProcessFunction):
         self._stop = weakref.finalize(self, _stop_runs, self._scheduler, engine)
         self._take_over(index, attempt)
         self._runs = KeyedRuns(
-            engine, self._scheduler, options.poll, max_cached_keys=options.max_cached_keys
+            engine,
+            self._scheduler,
+            options.poll,
+            max_cached_keys=options.max_cached_keys,
+            on_acknowledged=getattr(engine, "run_acknowledged", None),
         )
 
         group: Any = runtime_context.get_metrics_group().add_group("flinkAgents")

@@ -7,14 +7,24 @@ at step boundaries, JSON snapshots of the run in progress and of the key state, 
 outputs of finished runs. The operator thread `take`s those in its own callbacks and writes
 them to keyed state.
 
-Thread rules: `KeyWork.run` and `KeyWork.key_state` are live objects only the loop thread
-touches; everything the operator thread reads is published under the scheduler's lock.
+Thread rules: `KeyWork.run` and `KeyWork.key_state` are live objects only code running on
+the loop touches; everything the operator thread reads is published under the scheduler's
+lock.
+
+The loop is shared by two threads, one at a time: its own thread runs it while the operator
+thread is away, and gives it up whenever it waits for I/O or a timer (an ownership lock
+released around the selector's wait). In `submit` the operator thread takes the loop, starts
+the key's run there and runs the loop's ready callbacks itself until nothing is ready: a run
+that needs no real waiting (a fast model, a cached answer) finishes inside the callback that
+accepted its input, with no thread switch, and a run that waits is left to the loop thread.
+The operator thread never waits on the selector, so it never blocks on a model call.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import selectors
 import threading
 import time
 from collections import deque
@@ -27,6 +37,61 @@ from flink_agents.runtime.flink.run_engine import RunEngine
 __all__ = ["KeyWork", "Progress", "RunScheduler", "RunSchedulerStats"]
 
 _NO_INPUT = object()
+
+
+def _noop() -> None:
+    pass
+
+
+_PUMP_BUDGET_S = 0.002
+"""How long the operator thread runs ready loop callbacks in one `submit` at most."""
+_OWNER_WAIT_S = 0.02
+"""How long `submit` waits for the loop thread to give up the loop before it hands the
+run over instead."""
+
+
+class _SharedSelector(selectors.BaseSelector):
+    """The loop's selector: the loop thread gives up loop ownership while it waits in it;
+    on any other thread `select` returns no events at once (the operator thread never
+    polls I/O or waits)."""
+
+    def __init__(self, inner: selectors.BaseSelector, owner: threading.Lock) -> None:
+        self._inner = inner
+        self._owner = owner
+        self.loop_thread: int | None = None
+        self.deadline = float("inf")
+        """Monotonic time until which the loop thread sleeps (inf: until woken)."""
+
+    def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        return self._inner.register(fileobj, events, data)
+
+    def unregister(self, fileobj: Any) -> selectors.SelectorKey:
+        return self._inner.unregister(fileobj)
+
+    def modify(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        return self._inner.modify(fileobj, events, data)
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        if threading.get_ident() != self.loop_thread:
+            return []
+        if timeout is not None and timeout <= 0:
+            return self._inner.select(timeout)
+        self.deadline = float("inf") if timeout is None else time.monotonic() + timeout
+        self._owner.release()
+        try:
+            return self._inner.select(timeout)
+        finally:
+            self._owner.acquire()
+            self.deadline = 0.0
+
+    def get_key(self, fileobj: Any) -> selectors.SelectorKey:
+        return self._inner.get_key(fileobj)
+
+    def get_map(self) -> Any:
+        return self._inner.get_map()
+
+    def close(self) -> None:
+        self._inner.close()
 
 
 @dataclass(frozen=True)
@@ -111,6 +176,8 @@ class RunScheduler:
         self._tasks: set[asyncio.Task[None]] = set()
         self._to_start: list[KeyWork] = []
         self._wakeup_pending = False
+        self._owner = threading.Lock()
+        self._selector: _SharedSelector | None = None
         self.stats = RunSchedulerStats()
 
     # ------------------------------------------------------------------ lifecycle
@@ -121,8 +188,14 @@ class RunScheduler:
             return
         ready = threading.Event()
 
+        owner = self._owner
+        selector = _SharedSelector(selectors.DefaultSelector(), owner)
+        self._selector = selector
+
         def run_loop() -> None:
-            loop = asyncio.new_event_loop()
+            owner.acquire()
+            selector.loop_thread = threading.get_ident()
+            loop = asyncio.SelectorEventLoop(selector)
             asyncio.set_event_loop(loop)
             self._loop = loop
             self._slots = asyncio.Semaphore(self._max_in_flight)
@@ -135,6 +208,7 @@ class RunScheduler:
                 with contextlib.suppress(Exception):
                     loop.run_until_complete(loop.shutdown_asyncgens())
                 loop.close()
+                owner.release()
 
         self._thread = threading.Thread(target=run_loop, name=self._thread_name, daemon=True)
         self._thread.start()
@@ -298,27 +372,60 @@ class RunScheduler:
 
     def wait_for_capacity(self, poll: float = 0.1) -> None:
         """Block while `max_buffered` inputs are waiting or running (backpressure)."""
+        waited = False
         with self._capacity:
             while self._buffered >= self._max_buffered and self._failure is None:
                 if self._loop is None:
                     return
+                waited = True
                 self._capacity.wait(poll)
-        self.raise_if_failed()
+        if waited:  # otherwise a failure surfaces in the next callback
+            self.raise_if_failed()
 
     # ------------------------------------------------------------------ loop thread
 
     def _spawn(self, work: KeyWork) -> None:
-        # Wake the loop once per batch: every wake-up is a socket write, and a thread
-        # switch fought over the GIL with the operator thread.
         loop = self._loop
         if loop is None:
             raise RuntimeError("the run scheduler is not started")
+        if asyncio.events._get_running_loop() is None and self._owner.acquire(
+            timeout=_OWNER_WAIT_S
+        ):
+            # The loop thread is waiting for I/O or a timer (or was running callbacks, which
+            # it stops doing within `_OWNER_WAIT_S` normally): start the run here.
+            try:
+                self._run_here(loop, work)
+            finally:
+                self._owner.release()
+            return
+        # Wake the loop once per batch: every wake-up is a socket write, and a thread
+        # switch fought over the GIL with the operator thread.
         with self._lock:
             self._to_start.append(work)
             if self._wakeup_pending:
                 return
             self._wakeup_pending = True
         loop.call_soon_threadsafe(self._start_drivers)
+
+    def _run_here(self, loop: asyncio.AbstractEventLoop, work: KeyWork) -> None:
+        """On the operator thread, owning the loop: start `work`'s driver and run ready
+        callbacks until the loop has to wait; wake the loop thread if it must look again."""
+        selector = self._selector
+        assert selector is not None
+        base: Any = loop  # asyncio.BaseEventLoop internals: _ready, _scheduled, _run_once
+        asyncio.events._set_running_loop(loop)
+        try:
+            task = loop.create_task(self._drive(work))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            deadline = time.monotonic() + _PUMP_BUDGET_S
+            while base._ready and time.monotonic() < deadline:
+                base._run_once()
+        finally:
+            asyncio.events._set_running_loop(None)
+        scheduled = base._scheduled
+        if base._ready or (scheduled and scheduled[0].when() < selector.deadline):
+            loop.call_soon_threadsafe(_noop)
 
     def _start_drivers(self) -> None:
         with self._lock:

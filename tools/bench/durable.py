@@ -1,5 +1,11 @@
 """Benchmark of durable-call recording: throughput cost per store and store size with pruning.
 
+Part 0, the Flink job (``--parts flink``): the same agent job on a local mini-cluster (thread
+mode, parallelism 1; ``--flink-records`` inputs over ``--flink-keys`` keys, each input one
+model call through the built-in chat action, a model of 0 ms and of 50 ms), run with no
+store, with `durable-execution.store` on SQLite and on PostgreSQL. Printed: results per
+second (first to last output) and the ratio to no store. No REST address here, so no pruning.
+
 Part 1, cost of recording: the same job, in one process run, makes ``--calls`` model-like calls
 (an async function that returns a ~1 KB `ChatResult` after a model latency), a number of them in
 flight at a time (``--scenario LATENCY_MS:CONCURRENCY``, several allowed): once calling directly
@@ -15,6 +21,7 @@ its largest size; PostgreSQL reuses space after autovacuum, so its table holds a
 autovacuum interval (default one minute) of churn.
 
     python tools/bench/durable.py                       # SQLite; PostgreSQL when the URL is set
+    python tools/bench/durable.py --parts flink         # only the Flink job
     python tools/bench/durable.py --postgres-url postgresql://... --runs 100000
     FLINK_AGENTS_TEST_POSTGRES_URL=$(tools/postgres/start.sh) python tools/bench/durable.py
 
@@ -26,8 +33,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib
 import os
 import shutil
+import sys
 import tempfile
 import time
 import uuid
@@ -70,6 +79,77 @@ def call_key(run: int, call_index: int = 0, step: int = 0, action: str = "chat")
     return DurableCallKey(
         agent_key=f"key-{run % 1000}", seq=run, step=step, action=action, call_index=call_index
     )
+
+
+# -- part 0: the Flink job ---------------------------------------------------------------
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _flink_runtime_bench() -> Any:
+    """`tools/bench/flink_runtime.py` (its agent and job pieces), importable by the workers."""
+    parts = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if REPO_ROOT not in parts:
+        os.environ["PYTHONPATH"] = os.pathsep.join([REPO_ROOT, *parts])
+    if REPO_ROOT not in sys.path:
+        sys.path.insert(0, REPO_ROOT)
+    return importlib.import_module("tools.bench.flink_runtime")
+
+
+def _flink_job(
+    bench: Any, records: int, keys: int, latency_s: float, store: str | None, table: str | None
+) -> float:
+    """Results per second of one agent job (first to last output)."""
+    from flink_agents.runtime.flink import (
+        FlinkAgentsExecutionEnvironment,
+        create_stream_execution_environment,
+    )
+
+    env = create_stream_execution_environment()
+    env.set_parallelism(1)
+    env.set_buffer_timeout(bench.BUFFER_TIMEOUT_MS)
+    agents_env = FlinkAgentsExecutionEnvironment(env)
+    if store is not None:
+        agents_env.get_config().set("durable-execution.store", store)
+        if table is not None:
+            agents_env.get_config().set("durable-execution.store.table", table)
+    out: Any = (
+        agents_env.from_datastream(
+            bench.source(env, records, keys, 0), key_selector=lambda r: r["key"]
+        )
+        .apply(bench.bench_agent(latency_s), name="bench-agent")
+        .to_datastream()
+        .map(bench.stamp)
+    )
+    with out.execute_and_collect("bench-durable") as results:
+        outputs = list(results)
+    assert len(outputs) == records, (len(outputs), records)
+    return float(bench.throughput(outputs))
+
+
+def flink_part(
+    directory: str, postgres_url: str | None, records: int, keys: int, latencies_ms: list[float]
+) -> None:
+    bench = _flink_runtime_bench()
+    from flink_agents.runtime.flink import prepare_flink_environment
+
+    prepare_flink_environment()
+    for latency_ms in latencies_ms:
+        print(
+            f"\n== Flink job (mini-cluster, parallelism 1): {records} inputs over {keys} keys, "
+            f"one model call each, model latency {latency_ms:.0f} ms =="
+        )
+        stores: dict[str, tuple[str | None, str | None]] = {"no store": (None, None)}
+        stores["sqlite"] = (f"sqlite:///{directory}/flink-{uuid.uuid4().hex}.sqlite", None)
+        if postgres_url:
+            stores["postgresql"] = (postgres_url, f"durable_bench_{uuid.uuid4().hex[:10]}")
+        base = 0.0
+        for name, (url, table) in stores.items():
+            rate = _flink_job(bench, records, keys, latency_ms / 1000, url, table)
+            base = base or rate
+            print(f"{name:<12} {rate:>9.0f} results/s  ratio {rate / base:.3f}")
+            if url is not None and table is not None:
+                _drop(PostgresActionStateStore(url, table=table))
 
 
 # -- part 1: throughput --------------------------------------------------------------------
@@ -204,6 +284,16 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=1000)
     parser.add_argument("--checkpoint-every", type=int, default=1000)
     parser.add_argument("--skip-size", action="store_true")
+    parser.add_argument(
+        "--parts",
+        nargs="+",
+        choices=["flink", "calls", "size"],
+        default=["flink", "calls", "size"],
+        help="which parts to run (default: all)",
+    )
+    parser.add_argument("--flink-records", type=int, default=4000)
+    parser.add_argument("--flink-keys", type=int, default=400)
+    parser.add_argument("--flink-latency-ms", nargs="+", type=float, default=[0.0, 50.0])
     parser.add_argument("--dir", default=None, help="directory for the SQLite files")
     parser.add_argument(
         "--postgres-url", default=os.environ.get("FLINK_AGENTS_TEST_POSTGRES_URL") or None
@@ -227,11 +317,21 @@ def main() -> None:
         else:
             print("PostgreSQL: skipped (no --postgres-url / FLINK_AGENTS_TEST_POSTGRES_URL)")
 
-        for scenario in options.scenario:
-            latency_ms, concurrency = scenario.split(":")
-            throughput(stores, options.calls, int(concurrency), float(latency_ms) / 1000)
+        if "flink" in options.parts:
+            flink_part(
+                directory,
+                options.postgres_url,
+                options.flink_records,
+                options.flink_keys,
+                options.flink_latency_ms,
+            )
 
-        if options.skip_size:
+        if "calls" in options.parts:
+            for scenario in options.scenario:
+                latency_ms, concurrency = scenario.split(":")
+                throughput(stores, options.calls, int(concurrency), float(latency_ms) / 1000)
+
+        if options.skip_size or "size" not in options.parts:
             return
         print(
             f"\n== size after {options.runs} runs over {options.keys} keys, 2 calls per run, "

@@ -1,0 +1,90 @@
+"""Runs that need no real waiting finish on the operator thread, inside `on_input`."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from tests.runtime.flink.fake_flink import FakeKeyState, FakeSubtask, FakeTimers
+from tests.runtime.flink.stand_in_engine import StandInEngine
+
+
+class ThreadRecordingEngine(StandInEngine):
+    """Also records the thread each step ran on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.step_threads: list[str] = []
+
+    async def step(self, run: dict, key_state: dict) -> None:  # type: ignore[override]
+        self.step_threads.append(threading.current_thread().name)
+        await super().step(run, key_state)
+
+
+@pytest.fixture
+def engine() -> ThreadRecordingEngine:
+    return ThreadRecordingEngine()
+
+
+def test_a_run_without_waiting_finishes_in_the_input_callback(
+    engine: ThreadRecordingEngine,
+) -> None:
+    sub = FakeSubtask(engine)
+    try:
+        for i in range(3):
+            sub.input("k", {"v": i, "steps": 2})
+            # Emitted by the callback that accepted the input: no poll, no timer.
+            assert sub.emitted == [f"k:{n}:{n}" for n in range(i + 1)]
+        assert sub.backend.polls == set() and sub.backend.end_timers == set()
+    finally:
+        sub.close()
+    me = threading.current_thread().name
+    assert engine.step_threads == [me] * 6
+    slice_ = sub.backend.slices["k"]
+    # The input never went to the input map; positions still count the key's runs.
+    assert slice_.inputs == {} and slice_.run is None
+    record = json.loads(slice_.record or "")
+    assert record["head"] == record["tail"] == 3
+    assert record["key_state"]["next_seq"] == 3
+
+
+def test_a_waiting_run_is_left_to_the_loop_thread(engine: ThreadRecordingEngine) -> None:
+    sub = FakeSubtask(engine)
+    try:
+        sub.input("k", {"v": "slow", "delay": 0.05})
+        assert sub.emitted == []
+        # Waiting for the model: the input is in keyed state, a poll and an end timer set.
+        assert sub.backend.slices["k"].inputs == {0: json.dumps({"v": "slow", "delay": 0.05})}
+        assert sub.backend.polls and sub.backend.end_timers == {"k"}
+        # An input behind a busy key queues (and is stored) even if it needs no waiting.
+        sub.input("k", {"v": "fast"})
+        assert sub.emitted == []
+        assert set(sub.backend.slices["k"].inputs) == {0, 1}
+        sub.run_until_idle()
+    finally:
+        sub.close()
+    assert sub.emitted == ["k:0:slow", "k:1:fast"]
+    slice_ = sub.backend.slices["k"]
+    assert slice_.inputs == {}
+    assert json.loads(slice_.record or "")["head"] == 2
+    # The slow run resumed on the loop thread after its wait.
+    assert any(name != threading.current_thread().name for name in engine.step_threads)
+
+
+def test_inline_runs_interleave_with_waiting_ones(engine: ThreadRecordingEngine) -> None:
+    sub = FakeSubtask(engine)
+    try:
+        sub.input("slow", {"v": 1, "delay": 0.05})
+        for k in range(20):
+            sub.input(f"fast{k}", {"v": k})
+        # Fast keys were not held up by the slow key's model call.
+        assert sorted(sub.emitted) == sorted(f"fast{k}:0:{k}" for k in range(20))
+        b = sub.backend
+        sub.emitted += sub.runs.on_end_of_input(
+            "slow", FakeKeyState(b, "slow"), FakeTimers(b, "slow")
+        )
+    finally:
+        sub.close()
+    assert "slow:0:1" in sub.emitted and len(sub.emitted) == 21
