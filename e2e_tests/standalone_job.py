@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from pyflink.common import Types, WatermarkStrategy
@@ -53,23 +54,44 @@ def main() -> None:
     env.enable_checkpointing(500)
     agents_env = FlinkAgentsExecutionEnvironment(env)
 
+    run_keyed_file_job(
+        env,
+        agents_env,
+        SlowModelAgent(args.latency),
+        args,
+        agent_name="slow-agent",
+        to_line=to_line,
+    )
+    agents_env.execute("standalone-agent-job")
+
+
+def run_keyed_file_job(
+    env: Any,
+    agents_env: Any,
+    agent: Any,
+    args: argparse.Namespace,
+    *,
+    agent_name: str,
+    to_line: Callable[[Any], str],
+) -> None:
+    """Wire the standalone jobs' shape: a trickling keyed source (``args.records`` records
+    over ``args.keys`` keys, ``args.interval`` s apart) -> the agent -> a checkpointed
+    FileSink of lines in ``args.output`` (part files roll at each checkpoint)."""
     numbers = env.from_source(
         NumberSequenceSource(0, args.records - 1), WatermarkStrategy.no_watermarks(), "numbers"
     ).set_parallelism(1)
     inputs = numbers.map(ToInput(args.keys, args.interval)).set_parallelism(1)
     outputs = (
         agents_env.from_datastream(inputs, key_selector=lambda r: r["key"])
-        .apply(SlowModelAgent(args.latency), name="slow-agent")
+        .apply(agent, name=agent_name)
         .to_datastream()
     )
-    # Part files roll (and become visible) at each checkpoint.
     sink = (
         FileSink.for_row_format(args.output, Encoder.simple_string_encoder())
         .with_rolling_policy(RollingPolicy.on_checkpoint_rolling_policy())
         .build()
     )
     outputs.map(to_line, output_type=Types.STRING()).sink_to(sink)
-    agents_env.execute("standalone-agent-job")
 
 
 if __name__ == "__main__":

@@ -29,9 +29,10 @@ from examples.mock_model_server import MockModelServer, RecordedRequest
 pytestmark = pytest.mark.flink
 
 RECORDS, KEYS = 300, 30
-MARGIN_S = 2.0
+MARGIN_S = 3.0
 """How long before the kill an answer may have arrived without its outcome being recorded
-(recording takes milliseconds, but waits behind other fsynced writes under load)."""
+(recording takes milliseconds, but waits behind other fsynced writes, and for a CPU, under
+load)."""
 
 
 def _committed_lines(output: Path) -> list[dict[str, Any]]:

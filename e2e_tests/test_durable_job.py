@@ -139,12 +139,7 @@ def to_line(output: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    from pyflink.common import Types, WatermarkStrategy
-    from pyflink.common.serialization import Encoder
-    from pyflink.datastream.connectors.file_system import FileSink, RollingPolicy
-    from pyflink.datastream.connectors.number_seq import NumberSequenceSource
-
-    from e2e_tests.standalone_job import ToInput
+    from e2e_tests.standalone_job import run_keyed_file_job
     from e2e_tests.test_durable_job import ToolChatAgent as Agent_
     from e2e_tests.test_durable_job import to_line as to_line_
     from flink_agents.runtime.flink import (
@@ -173,21 +168,9 @@ def main() -> None:
     config.set("durable-execution.prune.interval", "0.5")
     config.set("durable-execution.prune.clock-skew", "0.5")
 
-    numbers = env.from_source(
-        NumberSequenceSource(0, args.records - 1), WatermarkStrategy.no_watermarks(), "numbers"
-    ).set_parallelism(1)
-    inputs = numbers.map(ToInput(args.keys, args.interval)).set_parallelism(1)
-    outputs = (
-        agents_env.from_datastream(inputs, key_selector=lambda r: r["key"])
-        .apply(Agent_(args.base_url), name="durable-agent")
-        .to_datastream()
+    run_keyed_file_job(
+        env, agents_env, Agent_(args.base_url), args, agent_name="durable-agent", to_line=to_line_
     )
-    sink = (
-        FileSink.for_row_format(args.output, Encoder.simple_string_encoder())
-        .with_rolling_policy(RollingPolicy.on_checkpoint_rolling_policy())
-        .build()
-    )
-    outputs.map(to_line_, output_type=Types.STRING()).sink_to(sink)
     agents_env.execute("durable-agent-job")
 
 
