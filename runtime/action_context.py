@@ -11,6 +11,7 @@ import asyncio
 import functools
 import hashlib
 import inspect
+import types
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
@@ -68,6 +69,9 @@ def _sent_copy(event: Event, lineage: dict[str, Any]) -> Event:
 
 
 def _is_async(func: Callable[..., Any]) -> bool:
+    # The common case (a plain function) is checked without `inspect`.
+    if type(func) is types.FunctionType and func.__code__.co_flags & inspect.CO_COROUTINE:
+        return True
     return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
         getattr(func, "__call__", None)  # noqa: B004
     )

@@ -209,7 +209,7 @@ class AgentRunner:
         event = run.pending_events[0]
         specs = self.plan.actions_for(event.type)
         sent: list[Event] = []
-        log = self.event_log
+        log = self._event_log if self._event_log_ready else self.event_log
         for offset, spec in enumerate(specs):
             ctx = ActionContext(self, run, key_state, spec, event, run.action_steps + offset)
             started = time.perf_counter()

@@ -137,9 +137,10 @@ class _Histogram(Histogram):
         with self._lock:
             if self._count == 0:
                 self._min = self._max = value
-            else:
-                self._min = min(self._min, value)
-                self._max = max(self._max, value)
+            elif value < self._min:
+                self._min = value
+            elif value > self._max:
+                self._max = value
             self._count += 1
             self._sum += value
 
@@ -301,11 +302,17 @@ def record_chat_call(
 _UNKNOWN_COUNTERS = {field: f"{name}Unknown" for field, name in USAGE_COUNTERS.items()}
 
 
+_USAGE_COUNTER_NAMES = tuple(
+    (field, name, _UNKNOWN_COUNTERS[field]) for field, name in USAGE_COUNTERS.items()
+)
+
+
 def _record_usage(handles: _ChatCallMetrics, usage: Usage) -> None:
-    for field, name in USAGE_COUNTERS.items():
-        value = getattr(usage, field)
+    values = usage.__dict__
+    for field, name, unknown in _USAGE_COUNTER_NAMES:
+        value = values[field]
         if value is None:
-            handles.counter(_UNKNOWN_COUNTERS[field]).inc()
+            handles.counter(unknown).inc()
         else:
             handles.counter(name).inc(value)
 

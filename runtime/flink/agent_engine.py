@@ -9,6 +9,7 @@ with that subtask's metrics and, when `baseLogDir` is set, an event log file of 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from types import CoroutineType
 from typing import Any
 
 from pydantic_core import from_json, to_json
@@ -55,8 +56,9 @@ class AgentRunnerEngine:
     def start_run(self, key: str, value: Any, key_state: KeyState) -> RunState:
         return self.runner.start_run(key, value, key_state)
 
-    async def step(self, run: RunState, key_state: KeyState) -> None:
-        await self.runner.step(run, key_state)
+    def step(self, run: RunState, key_state: KeyState) -> CoroutineType[Any, Any, None]:
+        # The runner's coroutine itself (no wrapping coroutine per step).
+        return self.runner.step(run, key_state)
 
     def is_done(self, run: RunState) -> bool:
         return run.done
