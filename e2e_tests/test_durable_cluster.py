@@ -1,6 +1,6 @@
 """Exactly-once model and tool calls on a real standalone cluster (issue 5).
 
-The job (`test_durable_job.py`, submitted with `flink run`) runs `ToolChatAgent` against a
+The job (`durable_job.py`, submitted with `flink run`) runs `ToolChatAgent` against a
 counting OpenAI-compatible mock server on 127.0.0.1 (answers take 100-300 ms), with the
 action-state store on SQLite or PostgreSQL. The TaskManager is SIGKILLed while calls are in
 flight and a new one started. Then: every input has exactly one output, and the provider got
@@ -50,9 +50,15 @@ def _identity(request: RecordedRequest) -> tuple[str, int]:
     return user, sum(1 for m in messages if m["role"] == "tool")
 
 
-def _in_flight_at(request: RecordedRequest, moment: float) -> bool:
-    return request.received_at < moment and (
-        request.replied_at is None or request.replied_at > moment - MARGIN_S
+def _in_flight_at(request: RecordedRequest, kill: tuple[float, float]) -> bool:
+    """Sent before the TaskManager was gone, and not answered well before the kill.
+
+    ``kill`` is (just before SIGKILL was sent, once the process was seen gone): a request
+    that reached the server in between came from the dying TaskManager.
+    """
+    kill_sent, kill_done = kill
+    return request.received_at < kill_done and (
+        request.replied_at is None or request.replied_at > kill_sent - MARGIN_S
     )
 
 
@@ -78,7 +84,7 @@ def _run_job_and_kill(store_url: str, table: str | None, tmp_path: Path) -> dict
         args += ["--records", str(RECORDS), "--keys", str(KEYS), "--interval", "0.02"]
         if table:
             args += ["--table", table]
-        job_id = cluster.submit(REPO_ROOT / "e2e_tests" / "test_durable_job.py", args)
+        job_id = cluster.submit(REPO_ROOT / "e2e_tests" / "durable_job.py", args)
         assert cluster.wait_for_job(job_id, ["RUNNING"], 60) == "RUNNING"
         cluster.wait_for(lambda: len(_committed_lines(output)) >= 20, 90, "committed output")
 
@@ -90,6 +96,7 @@ def _run_job_and_kill(store_url: str, table: str | None, tmp_path: Path) -> dict
         kill_time = time.time()
         killed = cluster.kill_taskmanager(signal.SIGKILL)
         cluster.wait_for(lambda: killed not in cluster.taskmanager_pids(), 10, "the kill")
+        kill_done = time.time()
         cluster.start_taskmanager()
         state = cluster.wait_for_job(job_id, ["FINISHED"], 150)
         assert state == "FINISHED", state
@@ -99,6 +106,7 @@ def _run_job_and_kill(store_url: str, table: str | None, tmp_path: Path) -> dict
         "outputs": _committed_lines(output),
         "committed_before": committed_before,
         "kill_time": kill_time,
+        "kill_done": kill_done,
         "requests": requests,
         "tools": tools,
     }
@@ -106,6 +114,7 @@ def _run_job_and_kill(store_url: str, table: str | None, tmp_path: Path) -> dict
 
 def _check(run: dict[str, Any], records_left: int, store: str) -> None:
     kill_time: float = run["kill_time"]
+    kill = (kill_time, float(run["kill_done"]))
     assert run["committed_before"] < RECORDS  # the kill happened mid-stream
 
     # Every input has exactly one output, with the answer built from the tool's result.
@@ -125,10 +134,8 @@ def _check(run: dict[str, Any], records_left: int, store: str) -> None:
     expected = {(f"{k}/{n}", turn) for k, n in inputs for turn in (0, 1)}
     assert set(by_identity) == expected
     repeated = {i: len(rs) for i, rs in by_identity.items() if len(rs) > 1}
-    in_flight = [r for r in requests if _in_flight_at(r, kill_time)]
-    unexplained = {
-        i: n for i, n in repeated.items() if not _in_flight_at(by_identity[i][0], kill_time)
-    }
+    in_flight = [r for r in requests if _in_flight_at(r, kill)]
+    unexplained = {i: n for i, n in repeated.items() if not _in_flight_at(by_identity[i][0], kill)}
 
     # Tool calls: once per input, except calls made just before the kill.
     tool_calls = Counter(t["query"] for t in run["tools"])
@@ -138,7 +145,7 @@ def _check(run: dict[str, Any], records_left: int, store: str) -> None:
         first_tool_at.setdefault(t["query"], t["at"])
     tools_repeated = {q: n for q, n in tool_calls.items() if n > 1}
     tools_unexplained = [
-        q for q in tools_repeated if not kill_time - MARGIN_S < first_tool_at[q] < kill_time
+        q for q in tools_repeated if not kill_time - MARGIN_S < first_tool_at[q] < kill[1]
     ]
 
     print(
@@ -148,7 +155,12 @@ def _check(run: dict[str, Any], records_left: int, store: str) -> None:
         f"tool calls repeated: {tools_repeated}; store records left after pruning: "
         f"{records_left} of {len(requests) + len(run['tools'])} calls"
     )
-    assert not unexplained, f"calls with a recorded outcome were made again: {unexplained}"
+    timings = {  # seconds after the kill: (request received, answer sent)
+        i: [(r.received_at - kill_time, r.replied_at and r.replied_at - kill_time) for r in rs]
+        for i, rs in by_identity.items()
+        if i in unexplained
+    }
+    assert not unexplained, f"calls with a recorded outcome were made again: {timings}"
     assert sum(n - 1 for n in repeated.values()) <= len(in_flight)
     assert not tools_unexplained, f"tool calls made again: {tools_unexplained}"
     assert records_left < len(expected)  # completed checkpoints pruned covered runs

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from e2e_tests.test_durable_job import FailOnceAgent
+from e2e_tests.durable_job import FailOnceAgent
 from examples.mock_model_server import MockModelServer
 
 pytestmark = pytest.mark.flink

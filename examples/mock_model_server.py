@@ -150,7 +150,17 @@ class MockModelServer:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                if len(raw) < length:  # the client died mid-request: nothing was asked
+                    self.close_connection = True
+                    return
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    body = None
+                if not isinstance(body, dict):
+                    self._send(400, {"error": {"message": "the body is not a JSON object"}})
+                    return
                 record = RecordedRequest(path=self.path, body=body, received_at=time.time())
                 with server._lock:
                     server.request_count += 1
@@ -161,6 +171,10 @@ class MockModelServer:
                     status, payload = 404, {"error": {"message": f"no route {self.path}"}}
                 if high > 0:
                     time.sleep(random.uniform(low, high))
+                if self._send(status, payload):
+                    record.replied_at = time.time()
+
+            def _send(self, status: int, payload: Any) -> bool:
                 data = json.dumps(payload).encode()
                 try:
                     self.send_response(status)
@@ -171,8 +185,8 @@ class MockModelServer:
                     self.wfile.flush()
                 except OSError:  # the client went away (cancelled, or its process killed)
                     self.close_connection = True
-                    return
-                record.replied_at = time.time()
+                    return False
+                return True
 
         self._httpd = _Server(("127.0.0.1", port), Handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
@@ -203,7 +217,7 @@ class MockModelServer:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--port", type=int, default=8765)
     args = parser.parse_args()
     server = MockModelServer(args.port)

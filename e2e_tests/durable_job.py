@@ -9,7 +9,7 @@ The model is the OpenAI-compatible mock server the test runs on 127.0.0.1
 - `FailOnceAgent`: one action that makes one durable model call, then fails once for one
   chosen input (after the call's outcome was recorded).
 
-`python e2e_tests/test_durable_job.py --output DIR --base-url URL --store URL ...` (submitted
+`python e2e_tests/durable_job.py --output DIR --base-url URL --store URL ...` (submitted
 with `flink run` by `test_durable_cluster.py`) runs `ToolChatAgent` over a trickling,
 checkpointed source into a checkpointed FileSink of JSON lines.
 """
@@ -139,9 +139,9 @@ def to_line(output: dict[str, Any]) -> str:
 
 
 def main() -> None:
+    from e2e_tests.durable_job import ToolChatAgent as Agent_
+    from e2e_tests.durable_job import to_line as to_line_
     from e2e_tests.standalone_job import run_keyed_file_job
-    from e2e_tests.test_durable_job import ToolChatAgent as Agent_
-    from e2e_tests.test_durable_job import to_line as to_line_
     from flink_agents.runtime.flink import (
         FlinkAgentsExecutionEnvironment,
         create_stream_execution_environment,
