@@ -178,18 +178,24 @@ class KeyedRuns:
         scheduler.wait_for_capacity()
         return outputs
 
+    def _busy_entry(self, key: str, state: KeyedAgentState) -> _KeyEntry | None:
+        """The key's entry, loaded from keyed state (after a restore) when it has work."""
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = self._load(key, state, busy_only=True)
+            if entry is not None:
+                self._entries[key] = entry
+        return entry
+
     def on_poll(
         self, key: str, timestamp: int, state: KeyedAgentState, timers: KeyTimers
     ) -> list[Any]:
         """A processing-time timer fired for `key`; returns outputs ready to emit."""
         scheduler = self._scheduler
         scheduler.raise_if_failed()
-        entry = self._entries.get(key)
+        entry = self._busy_entry(key, state)
         if entry is None:
-            entry = self._load(key, state, busy_only=True)
-            if entry is None:
-                return []
-            self._entries[key] = entry
+            return []
         outputs = self._acknowledge(entry, state, write_record=True)
         if scheduler.settled(entry.work):
             entry.poll_at = None
@@ -201,12 +207,9 @@ class KeyedRuns:
         """The final watermark reached `key`: finish all of its runs, return their outputs."""
         scheduler = self._scheduler
         scheduler.raise_if_failed()
-        entry = self._entries.get(key)
+        entry = self._busy_entry(key, state)
         if entry is None:
-            entry = self._load(key, state, busy_only=True)
-            if entry is None:
-                return []
-            self._entries[key] = entry
+            return []
         scheduler.wait_idle(entry.work)
         outputs = self._acknowledge(entry, state, write_record=True)
         if not scheduler.settled(entry.work):
