@@ -163,6 +163,25 @@ class DurableCallLog:
             result = await result
         return result
 
+    def _live_target(
+        self,
+        call_key: DurableCallKey,
+        function: str,
+        kind: str,
+        fn: Callable[..., Any],
+        reconciler: Callable[..., Any] | None,
+    ) -> tuple[Callable[..., Any], bool]:
+        """What to call when nothing is replayed, and whether its errors are recorded.
+
+        A pending call (begun, no outcome) with a reconciler asks the reconciler, whose errors
+        propagate unrecorded; otherwise the function runs and its errors are recorded.
+        """
+        if kind == "pending":
+            self._log_pending(call_key, function, reconciler is not None)
+            if reconciler is not None:
+                return reconciler, False
+        return fn, True
+
     async def execute(
         self,
         call_key: DurableCallKey,
@@ -182,18 +201,13 @@ class DurableCallLog:
         if kind == "replay":
             assert recorded is not None
             return replay_outcome(recorded)
-        reconciling = kind == "pending" and reconciler is not None
-        if kind == "pending":
-            self._log_pending(call_key, function, reconciling)
-        if reconciling:
-            assert reconciler is not None
-            result = await self._call_async(reconciler, args, kwargs)
-        else:
-            try:
-                result = await self._call_async(fn, args, kwargs)
-            except Exception as exc:
+        target, record_errors = self._live_target(call_key, function, kind, fn, reconciler)
+        try:
+            result = await self._call_async(target, args, kwargs)
+        except Exception as exc:
+            if record_errors:
                 await self._in_io(self._finish, call_key, digest, error_outcome(exc))
-                raise
+            raise
         outcome = value_outcome(result, function=function)
         await self._in_io(self._finish, call_key, digest, outcome)
         return result
@@ -221,18 +235,13 @@ class DurableCallLog:
         if kind == "replay":
             assert recorded is not None
             return replay_outcome(recorded)
-        reconciling = kind == "pending" and reconciler is not None
-        if kind == "pending":
-            self._log_pending(call_key, function, reconciling)
-        if reconciling:
-            assert reconciler is not None
-            result = _no_awaitable(reconciler(*args, **kwargs), function)
-        else:
-            try:
-                result = _no_awaitable(fn(*args, **kwargs), function)
-            except Exception as exc:
+        target, record_errors = self._live_target(call_key, function, kind, fn, reconciler)
+        try:
+            result = _no_awaitable(target(*args, **kwargs), function)
+        except Exception as exc:
+            if record_errors:
                 self._finish(call_key, digest, error_outcome(exc))
-                raise
+            raise
         self._finish(call_key, digest, value_outcome(result, function=function))
         return result
 
