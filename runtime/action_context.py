@@ -94,7 +94,17 @@ class ActionContext(RunnerContext):
     """The context of one action execution (``step`` is the run's ``action_steps`` when
     the action started)."""
 
-    __slots__ = ("_call_index", "_key_state", "_run", "_runner", "event", "sent", "spec", "step")
+    __slots__ = (
+        "_call_index",
+        "_id_prefix",
+        "_key_state",
+        "_run",
+        "_runner",
+        "event",
+        "sent",
+        "spec",
+        "step",
+    )
 
     def __init__(
         self,
@@ -113,6 +123,7 @@ class ActionContext(RunnerContext):
         self.step = step
         self.sent: list[Event] = []
         self._call_index = 0
+        self._id_prefix: str | None = None
 
     # ------------------------------------------------------------------ identity
 
@@ -135,9 +146,12 @@ class ActionContext(RunnerContext):
     def send_event(self, event: Event) -> None:
         if not isinstance(event, Event):
             raise TypeError(f"send_event takes an Event, got {type(event).__name__}")
-        run = self._run
+        prefix = self._id_prefix
+        if prefix is None:
+            run = self._run
+            prefix = self._id_prefix = f"{key_digest(run.key)}-{run.seq}-{self.step}."
         lineage = {
-            "id": f"{key_digest(run.key)}-{run.seq}-{self.step}.{len(self.sent)}",
+            "id": f"{prefix}{len(self.sent)}",
             "upstream_event_id": self.event.id,
             "upstream_action_name": self.spec.name,
         }
@@ -228,6 +242,8 @@ class ActionContext(RunnerContext):
         # The index is taken now, not when awaited: calls started in a fixed order keep
         # their numbers however they interleave.
         index = self._take_call_index()
+        if self._runner.durable is None and _is_async(func):
+            return func(*args, **kwargs)  # nothing to record: the call itself
         return self._durable_async(index, func, args, kwargs, reconciler)
 
     async def _durable_async(

@@ -94,7 +94,7 @@ class _SharedSelector(selectors.BaseSelector):
         self._inner.close()
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Progress:
     """What the operator thread takes from a key's work in one callback."""
 
@@ -134,7 +134,7 @@ class KeyWork:
     taken_version: int = 0
     finished: list[list[Any]] = field(default_factory=list)
     active: bool = False
-    idle: threading.Event = field(default_factory=threading.Event)
+    """Inputs queued or a run in progress (a driver is on it)."""
 
 
 class RunScheduler:
@@ -172,8 +172,11 @@ class RunScheduler:
         self._failure: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._slots: asyncio.Semaphore | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._slot_waiters: deque[asyncio.Future[None]] = deque()
+        self._waiters = 0
+        """Threads blocked in `wait_for_capacity` or `wait_idle` (notified only then)."""
+        self._drivers: dict[KeyWork, asyncio.Task[None]] = {}
+        """The task driving each busy key's runs."""
         self._to_start: list[KeyWork] = []
         self._wakeup_pending = False
         self._owner = threading.Lock()
@@ -198,7 +201,6 @@ class RunScheduler:
             loop = asyncio.SelectorEventLoop(selector)
             asyncio.set_event_loop(loop)
             self._loop = loop
-            self._slots = asyncio.Semaphore(self._max_in_flight)
             ready.set()
             try:
                 loop.run_forever()
@@ -221,7 +223,7 @@ class RunScheduler:
             return
 
         def cancel_all() -> None:
-            for task in list(self._tasks):
+            for task in list(self._drivers.values()):
                 task.cancel()
             loop.call_soon(loop.stop)
 
@@ -251,8 +253,6 @@ class RunScheduler:
             if self._failure is None:
                 self._failure = exc
             self._capacity.notify_all()
-            for work in self._works.values():
-                work.idle.set()
 
     # ------------------------------------------------------------------ operator thread
 
@@ -306,8 +306,6 @@ class RunScheduler:
             if count:
                 self._buffered += count
                 work.active = True
-            else:
-                work.idle.set()
         if count:
             self._spawn(work)
         return work
@@ -319,7 +317,6 @@ class RunScheduler:
                 raise ValueError(f"key {work.key!r}: work is no longer scheduled")
             work.queue.append(value)
             self._buffered += 1
-            work.idle.clear()
             spawn = not work.active
             work.active = True
         if spawn:
@@ -361,24 +358,36 @@ class RunScheduler:
             return True
 
     def has_news(self, work: KeyWork) -> bool:
-        """Whether `take` would return something new (no lock: a hint)."""
-        return bool(work.finished) or work.version != work.taken_version or not work.active
+        """Whether `take` would return finished outputs or changed snapshots (no lock: a
+        hint)."""
+        return bool(work.finished) or work.version != work.taken_version
 
     def wait_idle(self, work: KeyWork, poll: float = 0.05) -> None:
         """Block until the key has nothing queued or running (or a run failed)."""
-        while not work.idle.wait(poll):
-            self.raise_if_failed()
+        with self._capacity:
+            self._waiters += 1
+            try:
+                while work.active and self._failure is None and self._loop is not None:
+                    self._capacity.wait(poll)
+            finally:
+                self._waiters -= 1
         self.raise_if_failed()
 
     def wait_for_capacity(self, poll: float = 0.1) -> None:
         """Block while `max_buffered` inputs are waiting or running (backpressure)."""
+        if self._buffered < self._max_buffered:  # no lock: the common case
+            return
         waited = False
         with self._capacity:
-            while self._buffered >= self._max_buffered and self._failure is None:
-                if self._loop is None:
-                    return
-                waited = True
-                self._capacity.wait(poll)
+            self._waiters += 1
+            try:
+                while self._buffered >= self._max_buffered and self._failure is None:
+                    if self._loop is None:
+                        return
+                    waited = True
+                    self._capacity.wait(poll)
+            finally:
+                self._waiters -= 1
         if waited:  # otherwise a failure surfaces in the next callback
             self.raise_if_failed()
 
@@ -409,23 +418,35 @@ class RunScheduler:
 
     def _run_here(self, loop: asyncio.AbstractEventLoop, work: KeyWork) -> None:
         """On the operator thread, owning the loop: start `work`'s driver and run ready
-        callbacks until the loop has to wait; wake the loop thread if it must look again."""
+        callbacks until the loop has to wait; wake the loop thread if it must look again.
+
+        Ready callbacks are run directly (timers and I/O are the loop thread's: it is
+        woken when one is due before it would look anyway)."""
         selector = self._selector
         assert selector is not None
-        base: Any = loop  # asyncio.BaseEventLoop internals: _ready, _scheduled, _run_once
+        base: Any = loop  # asyncio.BaseEventLoop internals: _ready, _scheduled
+        ready: deque[asyncio.Handle] = base._ready
         asyncio.events._set_running_loop(loop)
         try:
-            task = loop.create_task(self._drive(work))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._create_driver(loop, work)
             deadline = time.monotonic() + _PUMP_BUDGET_S
-            while base._ready and time.monotonic() < deadline:
-                base._run_once()
+            while ready:
+                handle = ready.popleft()
+                if not handle._cancelled:  # type: ignore[attr-defined]
+                    handle._run()  # type: ignore[attr-defined]
+                if time.monotonic() >= deadline:
+                    break
         finally:
             asyncio.events._set_running_loop(None)
         scheduled = base._scheduled
-        if base._ready or (scheduled and scheduled[0].when() < selector.deadline):
+        if ready or (scheduled and scheduled[0].when() < selector.deadline):
             loop.call_soon_threadsafe(_noop)
+
+    def _create_driver(self, loop: asyncio.AbstractEventLoop, work: KeyWork) -> None:
+        itself: list[asyncio.Task[None]] = []  # the task, for `_drive` to remove itself
+        task = loop.create_task(self._drive(work, itself))
+        itself.append(task)
+        self._drivers[work] = task
 
     def _start_drivers(self) -> None:
         with self._lock:
@@ -433,9 +454,7 @@ class RunScheduler:
             self._wakeup_pending = False
         loop = asyncio.get_running_loop()
         for work in works:
-            task = loop.create_task(self._drive(work))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._create_driver(loop, work)
 
     def _publish(self, work: KeyWork, run: Any | None) -> None:
         engine = self._engine
@@ -446,27 +465,54 @@ class RunScheduler:
             work.key_state_json = key_state_json
             work.version += 1
 
-    async def _drive(self, work: KeyWork) -> None:
-        slots = self._slots
-        assert slots is not None
+    # --------------------------------------------- runs in flight (loop thread only)
+
+    async def _take_slot(self) -> None:
+        """One of the `max_in_flight` run slots; waits in order when all are taken."""
+        if self._running < self._max_in_flight and not self._slot_waiters:
+            self._running += 1
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._slot_waiters.append(waiter)
+        try:
+            await waiter  # the releasing run hands its slot over (`_running` unchanged)
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self._give_slot()  # handed over just before the cancel: pass it on
+            raise
+
+    def _give_slot(self) -> None:
+        waiters = self._slot_waiters
+        while waiters:
+            waiter = waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self._running -= 1
+
+    async def _drive(self, work: KeyWork, itself: list[asyncio.Task[None]]) -> None:
+        lock = self._lock
         try:
             while True:
-                with self._lock:
+                with lock:
                     if work.run is None and not work.queue:
                         work.active = False
-                        work.idle.set()
+                        if self._waiters:
+                            self._capacity.notify_all()
                         return
                     value = work.queue.popleft() if work.run is None else _NO_INPUT
-                async with slots:
-                    self._running += 1
-                    try:
-                        await self._execute(work, value)
-                    finally:
-                        self._running -= 1
+                await self._take_slot()
+                try:
+                    await self._execute(work, value)
+                finally:
+                    self._give_slot()
         except asyncio.CancelledError:
             raise
         except BaseException as exc:
             self._fail(exc)
+        finally:
+            if itself and self._drivers.get(work) is itself[0]:
+                del self._drivers[work]
 
     async def _execute(self, work: KeyWork, value: Any) -> None:
         engine = self._engine
@@ -478,15 +524,17 @@ class RunScheduler:
             run = engine.start_run(work.key, value, work.key_state)
             work.run = run
             stats.runs_started += 1
-        started = time.monotonic()
-        while not engine.is_done(run):
-            await engine.step(run, work.key_state)
+        key_state = work.key_state
+        is_done, step = engine.is_done, engine.step
+        publish_from = time.monotonic() + self._snapshot_after
+        while not is_done(run):
+            await step(run, key_state)
             stats.steps += 1
-            if not engine.is_done(run) and time.monotonic() - started >= self._snapshot_after:
+            if time.monotonic() >= publish_from and not is_done(run):
                 self._publish(work, run)
         outputs = list(engine.outputs(run))
-        key_state_json = engine.dump_key_state(work.key_state)
-        with self._capacity:
+        key_state_json = engine.dump_key_state(key_state)
+        with self._lock:
             work.run = None
             work.run_json = None
             work.key_state_json = key_state_json
@@ -494,4 +542,5 @@ class RunScheduler:
             work.version += 1
             self._buffered -= 1
             stats.runs_finished += 1
-            self._capacity.notify_all()
+            if self._waiters:
+                self._capacity.notify_all()
