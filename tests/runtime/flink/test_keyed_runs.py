@@ -79,6 +79,31 @@ def test_in_flight_runs_are_bounded(engine: StandInEngine) -> None:
     assert engine.max_concurrent == 3
 
 
+def test_runs_waiting_for_a_slot_start_in_the_order_they_were_accepted(
+    engine: StandInEngine,
+) -> None:
+    sub = FakeSubtask(engine, max_in_flight=2)
+    try:
+        for k in range(8):
+            sub.input(f"k{k}", {"v": k, "delay": 0.01})
+        sub.run_until_idle()
+    finally:
+        sub.close()
+    assert len(sub.emitted) == 8
+    assert engine.max_concurrent == 2
+    assert [key for key, _, _ in engine.steps_run] == [f"k{k}" for k in range(8)]
+
+
+def test_closing_cancels_runs_that_wait_for_a_slot(engine: StandInEngine) -> None:
+    sub = FakeSubtask(engine, max_in_flight=1)
+    for k in range(5):
+        sub.input(f"k{k}", {"v": k, "delay": 0.5})
+    started = time.monotonic()
+    sub.close()
+    assert time.monotonic() - started < 2.0  # not 5 runs x 0.5 s one after another
+    assert len(engine.steps_run) <= 1  # only the run holding the slot got to start
+
+
 def test_runs_of_different_keys_overlap(engine: StandInEngine) -> None:
     sub = FakeSubtask(engine)
     started = time.monotonic()
