@@ -15,6 +15,7 @@ import types
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
+from flink_agents.api._trusted import trusted_instance
 from flink_agents.api.core_options import AgentConfiguration
 from flink_agents.api.events.event import Event
 from flink_agents.api.resource import Resource, ResourceType
@@ -60,12 +61,11 @@ def _sent_copy(event: Event, lineage: dict[str, Any]) -> Event:
     without re-validation; the lineage is also written to ``event`` itself."""
     fields = cast(dict[str, Any], event.__dict__)
     fields.update(lineage)
-    clone = object.__new__(type(event))
-    object.__setattr__(clone, "__dict__", {**fields, "attributes": dict(fields["attributes"])})
-    object.__setattr__(clone, "__pydantic_fields_set__", set(event.__pydantic_fields_set__))
-    object.__setattr__(clone, "__pydantic_extra__", None)
-    object.__setattr__(clone, "__pydantic_private__", None)
-    return clone
+    return trusted_instance(
+        type(event),
+        {**fields, "attributes": dict(fields["attributes"])},
+        set(event.__pydantic_fields_set__),
+    )
 
 
 def _is_async(func: Callable[..., Any]) -> bool:

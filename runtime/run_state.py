@@ -16,6 +16,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator
 
+from flink_agents.api._trusted import trusted_instance
 from flink_agents.api.events._codec import AnyValue
 from flink_agents.api.events.event import Event
 
@@ -28,12 +29,7 @@ def trusted_model(cls: type[M], **fields: Any) -> M:
     """An instance of ``cls`` from values already known to be valid, with every field
     given (`model_construct` without its per-field default handling: this is on the
     path of every run step)."""
-    model = cls.__new__(cls)
-    object.__setattr__(model, "__dict__", fields)
-    object.__setattr__(model, "__pydantic_fields_set__", set(fields))
-    object.__setattr__(model, "__pydantic_extra__", None)
-    object.__setattr__(model, "__pydantic_private__", None)
-    return model
+    return trusted_instance(cls, fields, set(fields))
 
 
 def _event_from_any(value: Any) -> Event:

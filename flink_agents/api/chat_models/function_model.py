@@ -11,10 +11,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from flink_agents.api._trusted import trusted_instance
 from flink_agents.api.chat_models.chat_model import BaseChatModelConnection, ToolSpec
 from flink_agents.api.chat_result import ChatResult, Usage
 from flink_agents.api.content_blocks import TextBlock
@@ -56,12 +57,10 @@ def as_chat_result(reply: ChatReply, *, model: str | None = None) -> ChatResult:
         return reply
     if isinstance(reply, str):
         # Valid by construction (one text block in an assistant message): no re-validation.
-        message = _trusted(
+        message = trusted_instance(
             ChatMessage,
+            {"role": MessageRole.ASSISTANT, "blocks": [TextBlock(text=reply)], "metadata": {}},
             {"role", "blocks"},
-            role=MessageRole.ASSISTANT,
-            blocks=[TextBlock(text=reply)],
-            metadata={},
         )
         finish = "stop"
     else:
@@ -70,31 +69,21 @@ def as_chat_result(reply: ChatReply, *, model: str | None = None) -> ChatResult:
     if type(message) is not ChatMessage or message.role is not MessageRole.ASSISTANT:
         # Let the model's validation say what is wrong.
         return ChatResult(message=message, model=model, finish_reason=finish, usage=Usage())
-    return _trusted(
+    return trusted_instance(
         ChatResult,
+        {
+            "message": message,
+            "model": model,
+            "response_id": None,
+            "usage": trusted_instance(Usage, dict(_UNKNOWN_USAGE), set()),
+            "finish_reason": finish,
+            "metadata": {},
+        },
         {"message", "model", "finish_reason", "usage"},
-        message=message,
-        model=model,
-        response_id=None,
-        usage=_trusted(Usage, set(), **_UNKNOWN_USAGE),
-        finish_reason=finish,
-        metadata={},
     )
 
 
-_M = TypeVar("_M", bound=BaseModel)
 _UNKNOWN_USAGE: dict[str, Any] = dict.fromkeys(Usage.model_fields)
-
-
-def _trusted(cls: type[_M], fields_set: set[str], **fields: Any) -> _M:
-    """An instance of ``cls`` from values known to be valid, every field given
-    (``fields_set`` as the validating constructor call would have set it)."""
-    instance = cls.__new__(cls)
-    object.__setattr__(instance, "__dict__", fields)
-    object.__setattr__(instance, "__pydantic_fields_set__", fields_set)
-    object.__setattr__(instance, "__pydantic_extra__", None)
-    object.__setattr__(instance, "__pydantic_private__", None)
-    return instance
 
 
 class FunctionChatModelConnection(BaseChatModelConnection):

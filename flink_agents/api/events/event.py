@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
+from flink_agents.api._trusted import fill_trusted
 from flink_agents.api.events._codec import AnyValue
 
 __all__ = ["Event", "InputEvent", "OutputEvent", "event_class_for"]
@@ -78,9 +79,8 @@ class Event(BaseModel):
             for name, value in data.items():
                 if value is not None and not isinstance(value, str):
                     raise TypeError(f"Event.{name} must be a string, got {value!r}")
-            object.__setattr__(
+            fill_trusted(
                 self,
-                "__dict__",
                 {
                     "type": event_type,
                     "attributes": dict(attributes) if attributes else {},
@@ -88,10 +88,8 @@ class Event(BaseModel):
                     "upstream_event_id": data.get("upstream_event_id"),
                     "upstream_action_name": data.get("upstream_action_name"),
                 },
+                {"type", "attributes", *data},
             )
-            object.__setattr__(self, "__pydantic_fields_set__", {"type", "attributes", *data})
-            object.__setattr__(self, "__pydantic_extra__", None)
-            object.__setattr__(self, "__pydantic_private__", None)
             return
         super().__init__(type=event_type, attributes=dict(attributes or {}), **data)
 
