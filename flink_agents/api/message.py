@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from flink_agents.api._trusted import trusted_instance
 from flink_agents.api.content_blocks import (
     AudioBlock,
     ContentBlock,
@@ -85,11 +86,15 @@ class ChatMessage(BaseModel):
     @classmethod
     def system(cls, text: str) -> ChatMessage:
         """A system message holding one text block."""
+        if cls is ChatMessage and type(text) is str:
+            return _text_message(MessageRole.SYSTEM, text)
         return cls(role=MessageRole.SYSTEM, blocks=[TextBlock(text=text)])
 
     @classmethod
     def user(cls, content: str | Sequence[ContentBlock]) -> ChatMessage:
         """A user message from text or from blocks."""
+        if cls is ChatMessage and type(content) is str:
+            return _text_message(MessageRole.USER, content)
         return cls(role=MessageRole.USER, blocks=_as_blocks(content))
 
     @classmethod
@@ -99,6 +104,8 @@ class ChatMessage(BaseModel):
         tool_calls: Sequence[ToolCallBlock] = (),
     ) -> ChatMessage:
         """An assistant message from text or blocks, then any tool calls."""
+        if cls is ChatMessage and type(content) is str and not tool_calls:
+            return _text_message(MessageRole.ASSISTANT, content)
         return cls(role=MessageRole.ASSISTANT, blocks=[*_as_blocks(content), *tool_calls])
 
     @classmethod
@@ -133,6 +140,13 @@ class ChatMessage(BaseModel):
         Reasoning, tool-call input and metadata stay as they are.
         """
         return self.model_copy(update={"blocks": [_sanitize_block(b) for b in self.blocks]})
+
+
+def _text_message(role: MessageRole, text: str) -> ChatMessage:
+    # One text block is valid in every role but tool: no need to run the validators.
+    block = trusted_instance(TextBlock, {"type": "text", "text": text}, {"text"})
+    fields = {"role": role, "blocks": [block], "metadata": {}}
+    return trusted_instance(ChatMessage, fields, {"role", "blocks"})
 
 
 def _as_blocks(content: str | Sequence[ContentBlock]) -> list[ContentBlock]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -231,3 +232,34 @@ def test_everything_is_importable_from_both_modules() -> None:
 
     for name in chat_message_module.__all__:
         assert getattr(api, name) is getattr(chat_message_module, name)
+
+
+@pytest.mark.parametrize(
+    ("factory", "role"),
+    [
+        (ChatMessage.system, "system"),
+        (ChatMessage.user, "user"),
+        (ChatMessage.assistant, "assistant"),
+    ],
+)
+def test_text_factories_match_the_validating_constructor(factory: Any, role: str) -> None:
+    # The text factories skip validation; what they build must not differ in any way.
+    built = factory("hello")
+    validated = ChatMessage(role=role, blocks=[TextBlock(text="hello")])
+    assert built == validated
+    assert built.model_fields_set == validated.model_fields_set
+    assert built.blocks[0].model_fields_set == validated.blocks[0].model_fields_set
+    assert built.model_dump_json() == validated.model_dump_json()
+    assert ChatMessage.model_validate_json(built.model_dump_json()) == built
+    built.metadata["note"] = 1  # its own mutable fields
+    assert factory("hello").metadata == {}
+
+
+def test_text_factories_still_validate_what_is_not_a_str() -> None:
+    with pytest.raises(ValidationError):
+        ChatMessage.system(None)  # type: ignore[arg-type]
+
+    class Text(str):
+        pass
+
+    assert ChatMessage.user(Text("hello")) == ChatMessage.user("hello")

@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from flink_agents.api._trusted import trusted_instance
 from flink_agents.api.chat_models.chat_model import BaseChatModelConnection, ToolSpec
 from flink_agents.api.chat_result import ChatResult, Usage
-from flink_agents.api.content_blocks import TextBlock
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import ToolMetadata, as_tool_metadata
 
@@ -57,11 +56,7 @@ def as_chat_result(reply: ChatReply, *, model: str | None = None) -> ChatResult:
         return reply
     if isinstance(reply, str):
         # Valid by construction (one text block in an assistant message): no re-validation.
-        message = trusted_instance(
-            ChatMessage,
-            {"role": MessageRole.ASSISTANT, "blocks": [TextBlock(text=reply)], "metadata": {}},
-            {"role", "blocks"},
-        )
+        message = ChatMessage.assistant(reply)
         finish = "stop"
     else:
         message = reply
