@@ -51,13 +51,14 @@ def _identity(request: RecordedRequest) -> tuple[str, int]:
 
 
 def _in_flight_at(request: RecordedRequest, kill: tuple[float, float]) -> bool:
-    """Sent before the TaskManager was gone, and not answered well before the kill.
+    """Sent by the killed TaskManager, and not answered well before the kill.
 
-    ``kill`` is (just before SIGKILL was sent, once the process was seen gone): a request
-    that reached the server in between came from the dying TaskManager.
+    ``kill`` is (just before SIGKILL was sent, just before the new TaskManager was started):
+    a request the server read before the new TaskManager existed came from the killed one,
+    even when the server read it after the process was gone (its bytes were sent before).
     """
-    kill_sent, kill_done = kill
-    return request.received_at < kill_done and (
+    kill_sent, new_taskmanager = kill
+    return request.received_at < new_taskmanager and (
         request.replied_at is None or request.replied_at > kill_sent - MARGIN_S
     )
 
@@ -96,7 +97,7 @@ def _run_job_and_kill(store_url: str, table: str | None, tmp_path: Path) -> dict
         kill_time = time.time()
         killed = cluster.kill_taskmanager(signal.SIGKILL)
         cluster.wait_for(lambda: killed not in cluster.taskmanager_pids(), 10, "the kill")
-        kill_done = time.time()
+        restart_time = time.time()
         cluster.start_taskmanager()
         state = cluster.wait_for_job(job_id, ["FINISHED"], 150)
         assert state == "FINISHED", state
@@ -106,7 +107,7 @@ def _run_job_and_kill(store_url: str, table: str | None, tmp_path: Path) -> dict
         "outputs": _committed_lines(output),
         "committed_before": committed_before,
         "kill_time": kill_time,
-        "kill_done": kill_done,
+        "restart_time": restart_time,
         "requests": requests,
         "tools": tools,
     }
@@ -114,7 +115,7 @@ def _run_job_and_kill(store_url: str, table: str | None, tmp_path: Path) -> dict
 
 def _check(run: dict[str, Any], records_left: int, store: str) -> None:
     kill_time: float = run["kill_time"]
-    kill = (kill_time, float(run["kill_done"]))
+    kill = (kill_time, float(run["restart_time"]))
     assert run["committed_before"] < RECORDS  # the kill happened mid-stream
 
     # Every input has exactly one output, with the answer built from the tool's result.
