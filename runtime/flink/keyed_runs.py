@@ -79,15 +79,24 @@ class KeyTimers(Protocol):
 
 
 class PollPolicy(BaseModel):
-    """When to look for progress of a busy key: `factor` x busy time, within bounds."""
+    """When to look for progress of a busy key.
+
+    Until the key has been busy for as long as runs that wait usually take (`expected_ms`,
+    which the scheduler learns), the next look is at that moment; after it, every
+    `factor` x the time past it, within bounds. A run that finishes when expected is seen
+    after one or two looks; one that takes much longer is looked at less and less often.
+    """
 
     min_interval_ms: int = Field(default=5, ge=1)
     max_interval_ms: int = Field(default=1000, ge=1)
     factor: float = Field(default=0.25, gt=0)
 
-    def interval_ms(self, busy_ms: float) -> int:
-        scaled = int(busy_ms * self.factor)
-        return max(self.min_interval_ms, min(self.max_interval_ms, scaled))
+    def interval_ms(self, busy_ms: float, expected_ms: float = 0.0) -> int:
+        if busy_ms < expected_ms:
+            wait = expected_ms - busy_ms
+        else:
+            wait = (busy_ms - expected_ms) * self.factor
+        return max(self.min_interval_ms, min(self.max_interval_ms, int(wait)))
 
 
 @dataclass(eq=False)
@@ -323,6 +332,7 @@ class KeyedRuns:
 
     def _schedule_poll(self, entry: _KeyEntry, timers: KeyTimers) -> None:
         busy_ms = (time.monotonic() - entry.busy_since) * 1000.0
-        at = timers.now() + self._poll.interval_ms(busy_ms)
+        expected_ms = self._scheduler.typical_wait_s * 1000.0
+        at = timers.now() + self._poll.interval_ms(busy_ms, expected_ms)
         timers.register_poll(at)
         entry.poll_at = at

@@ -45,6 +45,8 @@ def _noop() -> None:
 
 _PUMP_BUDGET_S = 0.002
 """How long the operator thread runs ready loop callbacks in one `submit` at most."""
+_WAITED_S = 0.001
+"""A run that took at least this long waited for something (inline runs take microseconds)."""
 _OWNER_WAIT_S = 0.02
 """How long `submit` waits for the loop thread to give up the loop before it hands the
 run over instead."""
@@ -182,6 +184,11 @@ class RunScheduler:
         self._owner = threading.Lock()
         self._selector: _SharedSelector | None = None
         self.stats = RunSchedulerStats()
+        self.typical_wait_s = 0.0
+        """A low estimate of how long runs that wait (for a model, a tool) take, from the
+        recent ones; busy keys are first looked at after about this long (0: no such run
+        yet). It follows shorter runs quickly and longer ones slowly, so it stays near the
+        short end of a mix."""
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -514,6 +521,16 @@ class RunScheduler:
             if itself and self._drivers.get(work) is itself[0]:
                 del self._drivers[work]
 
+    def _observe_wait(self, seconds: float) -> None:
+        typical = self.typical_wait_s
+        if typical == 0.0:
+            typical = seconds
+        elif seconds < typical:
+            typical += 0.3 * (seconds - typical)
+        else:
+            typical += 0.05 * (seconds - typical)
+        self.typical_wait_s = typical
+
     async def _execute(self, work: KeyWork, value: Any) -> None:
         engine = self._engine
         stats = self.stats
@@ -526,12 +543,16 @@ class RunScheduler:
             stats.runs_started += 1
         key_state = work.key_state
         is_done, step = engine.is_done, engine.step
-        publish_from = time.monotonic() + self._snapshot_after
+        started = time.monotonic()
+        publish_from = started + self._snapshot_after
         while not is_done(run):
             await step(run, key_state)
             stats.steps += 1
             if time.monotonic() >= publish_from and not is_done(run):
                 self._publish(work, run)
+        took = time.monotonic() - started
+        if took >= _WAITED_S:
+            self._observe_wait(took)
         outputs = list(engine.outputs(run))
         key_state_json = engine.dump_key_state(key_state)
         with self._lock:

@@ -307,6 +307,57 @@ def test_poll_interval_grows_with_busy_time() -> None:
     assert policy.interval_ms(60_000) == 1000
 
 
+def test_first_look_at_a_busy_key_is_when_runs_usually_end() -> None:
+    policy = PollPolicy(min_interval_ms=5, max_interval_ms=1000, factor=0.25)
+    assert policy.interval_ms(0, expected_ms=200) == 200
+    assert policy.interval_ms(150, expected_ms=200) == 50
+    assert policy.interval_ms(198, expected_ms=200) == 5  # never sooner than the minimum
+    assert policy.interval_ms(200, expected_ms=200) == 5  # then as if busy from there
+    assert policy.interval_ms(600, expected_ms=200) == 100
+    assert policy.interval_ms(60_000, expected_ms=200) == 1000
+
+
+def test_the_scheduler_learns_how_long_waiting_runs_take(engine: StandInEngine) -> None:
+    sub = FakeSubtask(engine)
+    try:
+        assert sub.scheduler.typical_wait_s == 0.0
+        for k in range(5):
+            sub.input(f"k{k}", {"v": k})  # done inline: says nothing about waiting
+        assert sub.scheduler.typical_wait_s == 0.0
+        for k in range(20):
+            sub.input(f"k{k}", {"v": k, "delay": 0.05})
+        sub.run_until_idle()
+        assert 0.04 < sub.scheduler.typical_wait_s < 0.08
+        for k in range(20):
+            sub.input(f"k{k}", {"v": k, "delay": 0.01})
+        sub.run_until_idle()
+        # Shorter runs pull the estimate down quickly (else they would wait for the look).
+        assert sub.scheduler.typical_wait_s < 0.025
+    finally:
+        sub.close()
+
+
+def test_a_run_that_ends_when_expected_is_seen_after_few_looks(engine: StandInEngine) -> None:
+    sub = FakeSubtask(engine)
+    try:
+        for k in range(10):  # learn the usual time
+            sub.input(f"k{k}", {"v": k, "delay": 0.1})
+        sub.run_until_idle()
+        emitted = len(sub.emitted)
+        polls = 0
+        for k in range(10):
+            sub.input(f"k{k}", {"v": k, "delay": 0.1})
+        deadline = time.monotonic() + 10
+        while sub.backend.polls and time.monotonic() < deadline:
+            polls += sub.fire_due_polls()
+            time.sleep(0.001)
+    finally:
+        sub.close()
+    assert len(sub.emitted) == emitted + 10
+    # Polling from the start, every 25% of the busy time, would look about nine times.
+    assert polls <= 10 * 4, polls
+
+
 def test_close_stops_the_loop_thread(engine: StandInEngine) -> None:
     before = {t.name for t in threading.enumerate()}
     sub = FakeSubtask(engine)
