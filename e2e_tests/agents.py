@@ -175,6 +175,31 @@ class SlowModelAgent(Agent):
         )
 
 
+# ---------------------------------------------------------------- outputs mid-run
+
+
+async def _early(event: Event, ctx: RunnerContext) -> None:
+    record = event.attributes["input"]
+    ctx.send_event(OutputEvent(output={**record, "part": "early"}))
+    ctx.send_event(Event("e2e_later", {"record": record}))
+
+
+async def _late(event: Event, ctx: RunnerContext) -> None:
+    await asyncio.sleep(TwoPartAgent.PAUSE_S)
+    ctx.send_event(OutputEvent(output={**event.attributes["record"], "part": "late"}))
+
+
+class TwoPartAgent(Agent):
+    """Sends an output at once, then another `PAUSE_S` later in the same run."""
+
+    PAUSE_S: ClassVar[float] = 0.6
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.add_action("early", [InputEvent], _early)
+        self.add_action("late", ["e2e_later"], _late)
+
+
 # ---------------------------------------------------------------- checkpoints, a failure
 
 

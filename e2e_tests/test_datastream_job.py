@@ -1,6 +1,7 @@
-"""One mini-cluster job, four agents side by side (thread mode, parallelism 2):
-DataStream in and out, many keys with order per key, a tool round trip with media, and a
-bounded input whose last runs are still in flight when the input ends."""
+"""One mini-cluster job, five agents side by side (thread mode, parallelism 2):
+DataStream in and out, many keys with order per key, a tool round trip with media, a
+bounded input whose last runs are still in flight when the input ends, and outputs that
+go downstream while their run is still going."""
 
 from __future__ import annotations
 
@@ -13,7 +14,14 @@ from typing import Any
 
 import pytest
 
-from e2e_tests.agents import PNG_B64, ChartAgent, OrderAgent, SlowModelAgent, UpperAgent
+from e2e_tests.agents import (
+    PNG_B64,
+    ChartAgent,
+    OrderAgent,
+    SlowModelAgent,
+    TwoPartAgent,
+    UpperAgent,
+)
 
 pytestmark = pytest.mark.flink
 
@@ -23,6 +31,12 @@ TAIL_KEYS, TAIL_INPUTS, TAIL_LATENCY = 20, 2, 1.0
 
 def _tag(scenario: str) -> Callable[[Any], dict[str, Any]]:
     return lambda output: {"scenario": scenario, **output}
+
+
+def _stamp(output: dict[str, Any]) -> dict[str, Any]:
+    import time
+
+    return {"scenario": "parts", "at": time.time(), **output}
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +54,7 @@ def job(stream_env: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory
         [{"key": f"k{k}", "n": n} for n in range(ORDER_INPUTS) for k in range(ORDER_KEYS)]
     )
     chart_in = env.from_collection([{"key": f"c{i}", "title": f"chart{i}"} for i in range(4)])
+    parts_in = env.from_collection([{"key": f"p{i}"} for i in range(6)])
     tail_in = env.from_collection(
         [{"key": f"t{k}", "n": n} for n in range(TAIL_INPUTS) for k in range(TAIL_KEYS)]
     )
@@ -50,6 +65,8 @@ def job(stream_env: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory
     echo.apply(UpperAgent(), name="upper")
     order.apply(OrderAgent(), name="order")
     tail.apply(SlowModelAgent(TAIL_LATENCY), name="tail")
+    parts = agents_env.from_datastream(parts_in, key_selector=lambda r: r["key"])
+    parts.apply(TwoPartAgent(), name="parts")
     agents_env.get_config().set(AgentConfigOptions.BASE_LOG_DIR, str(log_dir))
     chart = agents_env.from_datastream(chart_in, key_selector=lambda r: r["key"])
     chart.apply(ChartAgent(), name="chart")
@@ -61,6 +78,7 @@ def job(stream_env: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory
             order.to_datastream().map(_tag("order")),
             chart.to_datastream().map(_tag("chart")),
             tail.to_datastream().map(_tag("tail")),
+            parts.to_datastream().map(_stamp),
         )
     )
     with outputs.execute_and_collect("e2e-datastream") as results:
@@ -118,3 +136,14 @@ def test_bounded_input_delivers_runs_in_flight_at_its_end(job: dict[str, Any]) -
         assert [o["answer"] for o in outs] == [f"echo {key}/{n}" for n in range(TAIL_INPUTS)]
         # Runs of a key are sequential: the second model call started after the first.
         assert outs[1]["done_at"] - outs[0]["done_at"] >= TAIL_LATENCY * 0.9
+
+
+def test_outputs_go_downstream_while_their_run_goes_on(job: dict[str, Any]) -> None:
+    by_key: dict[str, dict[str, float]] = defaultdict(dict)
+    for output in job["outputs"]["parts"]:
+        by_key[output["key"]][output["part"]] = output["at"]
+    assert sorted(by_key) == [f"p{i}" for i in range(6)]
+    for key, parts in by_key.items():
+        assert set(parts) == {"early", "late"}, key
+        # The early output left when it was sent, not with the late one at the run's end.
+        assert parts["late"] - parts["early"] > TwoPartAgent.PAUSE_S / 2, (key, parts)

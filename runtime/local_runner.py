@@ -104,7 +104,7 @@ class LocalRunner:
         return self.runner.metrics
 
     async def stream(self, inputs: Inputs) -> AsyncGenerator[AgentOutput, None]:
-        """Run every input; yield outputs as runs finish (in input order per key).
+        """Run every input; yield outputs as runs send them (in input order per key).
 
         Reading the input pauses while ``2 x max-in-flight-runs`` inputs are accepted
         and unfinished. If a run fails, the other runs are cancelled and the error
@@ -139,9 +139,12 @@ class LocalRunner:
                 value = pending.popleft()
                 async with slots:
                     run = runner.start_run(key, value, key_state)
-                    await runner.run(run, key_state)
-                for output in run.outputs:
-                    outputs.put_nowait(AgentOutput(key, output, run.seq))
+                    emitted = 0
+                    while not run.done:  # outputs go out as the run sends them
+                        await runner.step(run, key_state)
+                        for output in run.outputs[emitted:]:
+                            outputs.put_nowait(AgentOutput(key, output, run.seq))
+                        emitted = len(run.outputs)
                 accepted.release()
             del queues[key]
 

@@ -2,8 +2,9 @@
 
 Per key, keyed state holds (all JSON, never pickles):
 
-- the key record: `{"head", "tail", "eot", "key_state"}`: the key's `KeyState` as of the
-  last acknowledged progress, and the positions of the inputs waiting in the input map;
+- the key record: `{"head", "tail", "eot", "emitted", "key_state"}`: the key's `KeyState` as
+  of the last acknowledged progress, the positions of the inputs waiting in the input map,
+  and how many outputs the run at `head` has had emitted while it was still going;
 - the input map: position -> encoded input, for every accepted input whose run has not
   finished and been emitted (the first one may be in progress);
 - the run: a JSON snapshot of the run of the input at `head`, if it had started.
@@ -111,12 +112,20 @@ class _KeyEntry:
     run_written: bool
     busy_since: float
     poll_at: int | None = None
+    emitted: int = 0
+    """Outputs of the run at `head` emitted before it finished."""
+    sending: bool = False
+    """The run at `head` has sent outputs while going on: look again soon, not when runs
+    usually end."""
 
 
 def _record_json(entry: _KeyEntry) -> str:
     key_state = entry.key_state_json if entry.key_state_json is not None else "null"
     eot = "true" if entry.eot else "false"
-    return f'{{"head":{entry.head},"tail":{entry.tail},"eot":{eot},"key_state":{key_state}}}'
+    return (
+        f'{{"head":{entry.head},"tail":{entry.tail},"eot":{eot},"emitted":{entry.emitted},'
+        f'"key_state":{key_state}}}'
+    )
 
 
 class KeyedRuns:
@@ -183,6 +192,10 @@ class KeyedRuns:
             outputs.extend(self._acknowledge(entry, state, write_record=True, in_state=False))
         else:
             self._store_input(entry, encoded, state, timers)
+            if scheduler.has_news(entry.work):  # what the run sent before it had to wait
+                outputs.extend(self._acknowledge(entry, state, write_record=True))
+            if entry.poll_at is None:
+                self._schedule_poll(entry, timers)
         self._evict()
         scheduler.wait_for_capacity()
         return outputs
@@ -240,13 +253,11 @@ class KeyedRuns:
             timers.register_end_of_input()
             entry.eot = True
         state.write_record(_record_json(entry))
-        if entry.poll_at is None:
-            self._schedule_poll(entry, timers)
 
     def _load(self, key: str, state: KeyedAgentState, *, busy_only: bool) -> _KeyEntry | None:
         """`key` from keyed state (a new key, an evicted idle key, or after a restore)."""
         raw = state.read_record()
-        head = tail = 0
+        head = tail = emitted = 0
         eot = False
         key_state_json: str | None = None
         run_json: str | None = None
@@ -254,6 +265,7 @@ class KeyedRuns:
         if raw is not None:
             record = json.loads(raw)
             head, tail, eot = int(record["head"]), int(record["tail"]), bool(record["eot"])
+            emitted = int(record.get("emitted", 0))
             if record.get("key_state") is not None:
                 key_state_json = json.dumps(record["key_state"], separators=(",", ":"))
         if head == tail and busy_only:
@@ -277,6 +289,7 @@ class KeyedRuns:
             key_state_json=key_state_json,
             run_written=run_json is not None,
             busy_since=time.monotonic(),
+            emitted=emitted,
         )
 
     def _acknowledge(
@@ -287,15 +300,29 @@ class KeyedRuns:
         write_record: bool = False,
         in_state: bool = True,
     ) -> list[Any]:
-        """Write what the loop published for this key; return finished outputs.
+        """Write what the loop published for this key; return the outputs to emit: those of
+        finished runs not emitted yet, then those the run in progress has sent so far.
 
-        The key record is written here when `write_record`, else by the caller. Without
-        `in_state`, the finished inputs were never written to the input map.
+        The key record is written here when `write_record`, else by the caller (it holds
+        how many outputs of the run in progress were emitted). Without `in_state`, the
+        finished inputs were never written to the input map.
         """
         progress: Progress = self._scheduler.take(entry.work)
         finished = len(progress.finished)
         if finished == 0 and not progress.snapshot_changed:
             return []
+        outputs: list[Any] = []
+        for outputs_of_run in progress.finished:
+            outputs += outputs_of_run[entry.emitted :]
+            entry.emitted = 0
+            entry.sending = False
+        if progress.run_json is not None and len(progress.run_outputs) > entry.emitted:
+            # Emitted with the snapshot that holds them (written below): after a restore
+            # the resumed run has them, and the record says they went out.
+            outputs += progress.run_outputs[entry.emitted :]
+            entry.emitted = len(progress.run_outputs)
+            entry.sending = True
+            entry.busy_since = time.monotonic()
         if in_state:
             for position in range(entry.head, entry.head + finished):
                 state.remove_input(position)
@@ -314,7 +341,7 @@ class KeyedRuns:
             state.write_record(_record_json(entry))
         if finished:
             entry.busy_since = time.monotonic()
-        return [output for outputs in progress.finished for output in outputs]
+        return outputs
 
     def _evict(self) -> None:
         """Forget the least recently used idle keys beyond `max_cached_keys`."""
@@ -332,7 +359,7 @@ class KeyedRuns:
 
     def _schedule_poll(self, entry: _KeyEntry, timers: KeyTimers) -> None:
         busy_ms = (time.monotonic() - entry.busy_since) * 1000.0
-        expected_ms = self._scheduler.typical_wait_s * 1000.0
+        expected_ms = 0.0 if entry.sending else self._scheduler.typical_wait_s * 1000.0
         at = timers.now() + self._poll.interval_ms(busy_ms, expected_ms)
         timers.register_poll(at)
         entry.poll_at = at

@@ -104,6 +104,9 @@ class Progress:
     """Outputs of each run finished since the last take, in input order."""
     run_json: str | None
     """Snapshot of the run in progress (None: no run started past the acknowledged ones)."""
+    run_outputs: list[Any]
+    """Outputs the run in progress had sent when `run_json` was taken (all of them, in order;
+    empty without a run in progress)."""
     key_state_json: str | None
     """Key state consistent with `finished` and `run_json` (None: never changed)."""
     snapshot_changed: bool
@@ -131,6 +134,8 @@ class KeyWork:
     queue: deque[Any] = field(default_factory=deque)
     run: Any | None = None
     run_json: str | None = None
+    run_outputs: list[Any] = field(default_factory=list)
+    """Outputs of the run in progress as of `run_json` (replaced, never changed in place)."""
     key_state_json: str | None = None
     version: int = 0
     taken_version: int = 0
@@ -304,6 +309,7 @@ class RunScheduler:
             pending.popleft()
             work.run = engine.load_run(run_json)
             work.run_json = run_json
+            work.run_outputs = list(engine.outputs(work.run))
         work.queue = pending
         count = len(pending) + (1 if work.run is not None else 0)
         with self._lock:
@@ -340,6 +346,7 @@ class RunScheduler:
             return Progress(
                 finished=finished,
                 run_json=work.run_json,
+                run_outputs=work.run_outputs,
                 key_state_json=work.key_state_json,
                 snapshot_changed=changed,
                 idle=idle,
@@ -463,12 +470,14 @@ class RunScheduler:
         for work in works:
             self._create_driver(loop, work)
 
-    def _publish(self, work: KeyWork, run: Any | None) -> None:
+    def _publish(self, work: KeyWork, run: Any, outputs: list[Any]) -> None:
+        """Publish a snapshot of the run in progress with the outputs it has sent so far."""
         engine = self._engine
-        run_json = engine.dump_run(run) if run is not None else None
+        run_json = engine.dump_run(run)
         key_state_json = engine.dump_key_state(work.key_state)
         with self._lock:
             work.run_json = run_json
+            work.run_outputs = outputs
             work.key_state_json = key_state_json
             work.version += 1
 
@@ -542,14 +551,21 @@ class RunScheduler:
             work.run = run
             stats.runs_started += 1
         key_state = work.key_state
-        is_done, step = engine.is_done, engine.step
+        is_done, step, run_outputs = engine.is_done, engine.step, engine.outputs
         started = time.monotonic()
         publish_from = started + self._snapshot_after
+        published = len(run_outputs(run))  # a resumed run's earlier outputs were published
         while not is_done(run):
             await step(run, key_state)
             stats.steps += 1
-            if time.monotonic() >= publish_from and not is_done(run):
-                self._publish(work, run)
+            if is_done(run):
+                break
+            # Outputs a run sends are published at once (with the snapshot that holds them);
+            # other snapshots once the run has gone on for a while.
+            sent = len(run_outputs(run))
+            if sent > published or time.monotonic() >= publish_from:
+                self._publish(work, run, list(run_outputs(run)))
+                published = sent
         took = time.monotonic() - started
         if took >= _WAITED_S:
             self._observe_wait(took)
@@ -558,6 +574,7 @@ class RunScheduler:
         with self._lock:
             work.run = None
             work.run_json = None
+            work.run_outputs = []
             work.key_state_json = key_state_json
             work.finished.append(outputs)
             work.version += 1

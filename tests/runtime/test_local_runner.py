@@ -125,6 +125,27 @@ async def test_streaming_yields_outputs_before_the_input_ends() -> None:
     assert seen[0][1] < 5  # the first output came while the input was still being read
 
 
+async def test_outputs_arrive_as_a_run_sends_them() -> None:
+    release = asyncio.Event()
+
+    async def first(event: Event, ctx: RunnerContext) -> None:
+        ctx.send_event(OutputEvent(output="early"))
+        ctx.send_event(Event("later"))
+
+    async def second(event: Event, ctx: RunnerContext) -> None:
+        await asyncio.wait_for(release.wait(), 5)  # fails the run if "early" never came
+        ctx.send_event(OutputEvent(output="late"))
+
+    agent = Agent().add_action("first", InputEvent, first).add_action("second", "later", second)
+    seen: list[str] = []
+    async with contextlib.aclosing(LocalRunner(agent).stream([{"key": "k", "value": 0}])) as out:
+        async for output in out:
+            seen.append(output.value)
+            if output.value == "early":
+                release.set()  # the run is still waiting: its first output came first
+    assert seen == ["early", "late"]
+
+
 async def test_stopping_a_stream_early_cancels_the_rest() -> None:
     finished: list[int] = []
 

@@ -9,8 +9,10 @@ from typing import Any
 
 
 class StandInEngine:
-    """Each input is ``{"v": value, "steps": n, "delay": seconds, "fail": bool}`` (or a plain
-    value: one step, no delay). A run emits ``"<key>:<seq>:<v>"`` after its last step."""
+    """Each input is ``{"v": value, "steps": n, "delay": seconds, "fail": bool, "each": bool}``
+    (or a plain value: one step, no delay). A run emits ``"<key>:<seq>:<v>"`` after its last
+    step, and with ``each`` also ``"<key>:<seq>:<v>:<step>"`` after every earlier step.
+    ``delay`` may be a list: one per step."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -43,8 +45,9 @@ class StandInEngine:
             "seq": seq,
             "v": spec.get("v"),
             "steps": int(spec.get("steps", 1)),
-            "delay": float(spec.get("delay", 0.0)),
+            "delay": spec.get("delay", 0.0),
             "fail": bool(spec.get("fail", False)),
+            "each": bool(spec.get("each", False)),
             "done_steps": 0,
             "outputs": [],
             "done": False,
@@ -55,13 +58,18 @@ class StandInEngine:
             self.concurrent += 1
             self.max_concurrent = max(self.max_concurrent, self.concurrent)
         try:
-            if run["delay"]:
-                await asyncio.sleep(run["delay"])
+            delay = run["delay"]
+            if isinstance(delay, list):
+                delay = delay[run["done_steps"]]
+            if delay:
+                await asyncio.sleep(float(delay))
             if run["fail"]:
                 raise ValueError(f"injected failure for {run['key']}:{run['seq']}")
             with self.lock:
                 self.steps_run.append((run["key"], run["seq"], run["done_steps"]))
             run["done_steps"] += 1
+            if run["each"] and run["done_steps"] < run["steps"]:
+                run["outputs"].append(f"{run['key']}:{run['seq']}:{run['v']}:{run['done_steps']}")
             if run["done_steps"] >= run["steps"]:
                 run["outputs"].append(f"{run['key']}:{run['seq']}:{run['v']}")
                 key_state["seen"].append(run["v"])

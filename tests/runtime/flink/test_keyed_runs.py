@@ -157,6 +157,81 @@ def test_restore_resumes_runs_from_their_snapshot(engine: StandInEngine) -> None
     assert all(step >= 2 for _, _, step in resumed_first_steps)
 
 
+def test_outputs_are_emitted_as_a_run_sends_them(engine: StandInEngine) -> None:
+    sub = FakeSubtask(engine)
+    seen_while_running: list[str] = []
+    try:
+        sub.input("k", {"v": "a", "steps": 3, "delay": 0.05, "each": True})
+        sub.input("k", {"v": "b"})
+        deadline = time.monotonic() + 10
+        while sub.backend.polls and time.monotonic() < deadline:
+            sub.fire_due_polls()
+            if sub.emitted and not seen_while_running and len(engine.steps_run) < 3:
+                seen_while_running = list(sub.emitted)
+            time.sleep(0.001)
+    finally:
+        sub.close()
+    assert sub.emitted == ["k:0:a:1", "k:0:a:2", "k:0:a", "k:1:b"]
+    assert seen_while_running and seen_while_running[0] == "k:0:a:1"
+
+
+def test_a_run_that_sends_outputs_is_looked_at_again_soon(engine: StandInEngine) -> None:
+    sub = FakeSubtask(engine)
+    try:
+        for k in range(5):  # runs here usually take 0.4 s
+            sub.input(f"w{k}", {"v": k, "delay": 0.4})
+        sub.run_until_idle()
+        assert sub.scheduler.typical_wait_s > 0.3
+        emitted_at: dict[str, float] = {}
+        started = time.monotonic()
+        # Sends an output at once, another after 0.1 s, and ends after 0.4 s.
+        sub.input("k", {"v": "a", "steps": 3, "delay": [0.0, 0.1, 0.3], "each": True})
+        deadline = time.monotonic() + 10
+        while sub.backend.polls and time.monotonic() < deadline:
+            sub.fire_due_polls()
+            for output in sub.emitted:
+                emitted_at.setdefault(output, time.monotonic() - started)
+            time.sleep(0.001)
+    finally:
+        sub.close()
+    assert emitted_at["k:0:a:1"] < 0.05  # sent before the run first waited
+    # The key is looked at again soon, not when runs usually end (0.4 s).
+    assert emitted_at["k:0:a:2"] < 0.3, emitted_at
+
+
+def test_outputs_emitted_before_a_restore_are_not_emitted_again(engine: StandInEngine) -> None:
+    sub = FakeSubtask(engine)
+    try:
+        sub.input("k", {"v": "a", "steps": 5, "delay": 0.03, "each": True})
+        sub.input("k", {"v": "b"})
+        deadline = time.monotonic() + 10
+        while len(sub.emitted) < 2 and time.monotonic() < deadline:
+            sub.fire_due_polls()
+            time.sleep(0.001)
+        snapshot = sub.backend.checkpoint()
+        emitted_before = list(sub.emitted)
+    finally:
+        sub.close()  # the task dies with the run in progress
+    assert 2 <= len(emitted_before) < 5
+    assert json.loads(snapshot.slices["k"].record or "{}")["emitted"] == len(emitted_before)
+
+    restored_engine = StandInEngine()
+    restored = FakeSubtask(restored_engine, snapshot)
+    try:
+        restored.run_until_idle()
+    finally:
+        restored.close()
+    assert emitted_before + restored.emitted == [
+        "k:0:a:1",
+        "k:0:a:2",
+        "k:0:a:3",
+        "k:0:a:4",
+        "k:0:a",
+        "k:1:b",
+    ]
+    assert restored_engine.loaded_runs  # resumed from the snapshot, not replayed
+
+
 def test_restore_before_any_run_started_replays_inputs(engine: StandInEngine) -> None:
     sub = FakeSubtask(engine, max_in_flight=1)
     try:
