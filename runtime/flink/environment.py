@@ -37,6 +37,7 @@ from pyflink.util.java_utils import get_j_env_configuration, is_local_deployment
 from flink_agents.api.agents.agent import Agent
 from flink_agents.api.core_options import AgentExecutionOptions
 from flink_agents.api.execution_environment import AgentBuilder, AgentsExecutionEnvironment
+from flink_agents.runtime.flink.config_file import agent_options_from_conf_dir
 from flink_agents.runtime.flink.java import JavaRuntime, ensure_java
 from flink_agents.runtime.flink.operator import (
     AgentOperatorOptions,
@@ -285,6 +286,13 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
             mode = "process"
         self.execution_mode: ExecutionMode = mode
         configure_python_workers(j_conf, mode)
+        # Options in Flink's configuration file first; settings in code override them.
+        config = self.get_config()
+        for key, value in agent_options_from_conf_dir().items():
+            try:
+                config.set_str(key, value)
+            except ValueError as exc:
+                raise ValueError(f"agent option {key!r} in $FLINK_CONF_DIR: {exc}") from exc
 
     @property
     def stream_environment(self) -> StreamExecutionEnvironment:
