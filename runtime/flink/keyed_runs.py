@@ -113,10 +113,8 @@ class _KeyEntry:
     busy_since: float
     poll_at: int | None = None
     emitted: int = 0
-    """Outputs of the run at `head` emitted before it finished."""
-    sending: bool = False
-    """The run at `head` has sent outputs while going on: look again soon, not when runs
-    usually end."""
+    """Outputs of the run at `head` emitted before it finished (a run that sends outputs
+    while going on is looked at again soon, not when runs usually end)."""
 
 
 def _record_json(entry: _KeyEntry) -> str:
@@ -191,9 +189,9 @@ class KeyedRuns:
             entry.tail += 1
             outputs.extend(self._acknowledge(entry, state, write_record=True, in_state=False))
         else:
-            self._store_input(entry, encoded, state, timers)
             if scheduler.has_news(entry.work):  # what the run sent before it had to wait
-                outputs.extend(self._acknowledge(entry, state, write_record=True))
+                outputs.extend(self._acknowledge(entry, state))  # the record is written next
+            self._store_input(entry, encoded, state, timers)
             if entry.poll_at is None:
                 self._schedule_poll(entry, timers)
         self._evict()
@@ -315,13 +313,11 @@ class KeyedRuns:
         for outputs_of_run in progress.finished:
             outputs += outputs_of_run[entry.emitted :]
             entry.emitted = 0
-            entry.sending = False
         if progress.run_json is not None and len(progress.run_outputs) > entry.emitted:
             # Emitted with the snapshot that holds them (written below): after a restore
             # the resumed run has them, and the record says they went out.
             outputs += progress.run_outputs[entry.emitted :]
             entry.emitted = len(progress.run_outputs)
-            entry.sending = True
             entry.busy_since = time.monotonic()
         if in_state:
             for position in range(entry.head, entry.head + finished):
@@ -359,7 +355,7 @@ class KeyedRuns:
 
     def _schedule_poll(self, entry: _KeyEntry, timers: KeyTimers) -> None:
         busy_ms = (time.monotonic() - entry.busy_since) * 1000.0
-        expected_ms = 0.0 if entry.sending else self._scheduler.typical_wait_s * 1000.0
+        expected_ms = 0.0 if entry.emitted else self._scheduler.typical_wait_s * 1000.0
         at = timers.now() + self._poll.interval_ms(busy_ms, expected_ms)
         timers.register_poll(at)
         entry.poll_at = at

@@ -562,10 +562,10 @@ class RunScheduler:
                 break
             # Outputs a run sends are published at once (with the snapshot that holds them);
             # other snapshots once the run has gone on for a while.
-            sent = len(run_outputs(run))
-            if sent > published or time.monotonic() >= publish_from:
-                self._publish(work, run, list(run_outputs(run)))
-                published = sent
+            outputs = run_outputs(run)
+            if len(outputs) > published or time.monotonic() >= publish_from:
+                self._publish(work, run, list(outputs))
+                published = len(outputs)
         took = time.monotonic() - started
         if took >= _WAITED_S:
             self._observe_wait(took)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,6 +126,25 @@ class FakeSubtask:
                 key, timestamp, FakeKeyState(b, key), FakeTimers(b, key)
             )
         return len(due)
+
+    def fire_polls_while(
+        self,
+        condition: Callable[[], bool] | None = None,
+        *,
+        after_each: Callable[[], None] | None = None,
+        timeout: float = 10.0,
+    ) -> int:
+        """Fire due polls while `condition` holds (default: while polls are registered), at
+        most `timeout` seconds, calling `after_each` after every round; the polls fired."""
+        keep_going = condition or (lambda: bool(self.backend.polls))
+        deadline = time.monotonic() + timeout
+        fired = 0
+        while keep_going() and time.monotonic() < deadline:
+            fired += self.fire_due_polls()
+            if after_each is not None:
+                after_each()
+            time.sleep(0.001)
+        return fired
 
     def run_until_idle(self, timeout: float = 10.0) -> None:
         deadline = time.monotonic() + timeout

@@ -163,12 +163,12 @@ def test_outputs_are_emitted_as_a_run_sends_them(engine: StandInEngine) -> None:
     try:
         sub.input("k", {"v": "a", "steps": 3, "delay": 0.05, "each": True})
         sub.input("k", {"v": "b"})
-        deadline = time.monotonic() + 10
-        while sub.backend.polls and time.monotonic() < deadline:
-            sub.fire_due_polls()
+
+        def look() -> None:
             if sub.emitted and not seen_while_running and len(engine.steps_run) < 3:
-                seen_while_running = list(sub.emitted)
-            time.sleep(0.001)
+                seen_while_running.extend(sub.emitted)
+
+        sub.fire_polls_while(after_each=look)
     finally:
         sub.close()
     assert sub.emitted == ["k:0:a:1", "k:0:a:2", "k:0:a", "k:1:b"]
@@ -186,12 +186,12 @@ def test_a_run_that_sends_outputs_is_looked_at_again_soon(engine: StandInEngine)
         started = time.monotonic()
         # Sends an output at once, another after 0.1 s, and ends after 0.4 s.
         sub.input("k", {"v": "a", "steps": 3, "delay": [0.0, 0.1, 0.3], "each": True})
-        deadline = time.monotonic() + 10
-        while sub.backend.polls and time.monotonic() < deadline:
-            sub.fire_due_polls()
+
+        def stamp() -> None:
             for output in sub.emitted:
                 emitted_at.setdefault(output, time.monotonic() - started)
-            time.sleep(0.001)
+
+        sub.fire_polls_while(after_each=stamp)
     finally:
         sub.close()
     assert emitted_at["k:0:a:1"] < 0.05  # sent before the run first waited
@@ -204,10 +204,7 @@ def test_outputs_emitted_before_a_restore_are_not_emitted_again(engine: StandInE
     try:
         sub.input("k", {"v": "a", "steps": 5, "delay": 0.03, "each": True})
         sub.input("k", {"v": "b"})
-        deadline = time.monotonic() + 10
-        while len(sub.emitted) < 2 and time.monotonic() < deadline:
-            sub.fire_due_polls()
-            time.sleep(0.001)
+        sub.fire_polls_while(lambda: len(sub.emitted) < 2)
         snapshot = sub.backend.checkpoint()
         emitted_before = list(sub.emitted)
     finally:
@@ -419,13 +416,9 @@ def test_a_run_that_ends_when_expected_is_seen_after_few_looks(engine: StandInEn
             sub.input(f"k{k}", {"v": k, "delay": 0.1})
         sub.run_until_idle()
         emitted = len(sub.emitted)
-        polls = 0
         for k in range(10):
             sub.input(f"k{k}", {"v": k, "delay": 0.1})
-        deadline = time.monotonic() + 10
-        while sub.backend.polls and time.monotonic() < deadline:
-            polls += sub.fire_due_polls()
-            time.sleep(0.001)
+        polls = sub.fire_polls_while()
     finally:
         sub.close()
     assert len(sub.emitted) == emitted + 10
