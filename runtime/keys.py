@@ -1,0 +1,55 @@
+"""Agent keys as text that keeps their type.
+
+The key of an input (what the key selector returns) names the run's keyed state, its
+durable-call records and its outputs. Wherever a key must be text (a Flink `STRING` key, a
+store column), it is its canonical JSON, so keys of different types never meet: `1` is `1`,
+`"1"` is `"1"`, `True` is `true`, `1.5` is `1.5`. A list or tuple key is a JSON array (a
+tuple and a list with the same items are the same key). `None` and other values have no
+key text: `encode_key` raises `TypeError` naming the type.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+__all__ = ["decode_key", "encode_key"]
+
+_SCALARS = (str, bool, int, float)
+
+
+def _check(key: Any, top: bool) -> None:
+    if isinstance(key, _SCALARS):
+        if isinstance(key, float) and not math.isfinite(key):
+            raise TypeError(f"an agent key cannot be {key!r} (not a finite number)")
+        return
+    if isinstance(key, (list, tuple)) and key:
+        for item in key:
+            _check(item, False)
+        return
+    what = "None" if key is None else f"a value of type {type(key).__name__}"
+    where = "an agent key" if top else "an item of an agent key"
+    raise TypeError(
+        f"{where} cannot be {what}: keys are strings, numbers, booleans or non-empty tuples of them"
+    )
+
+
+def encode_key(key: Any) -> str:
+    """`key` as canonical JSON text; `TypeError` for a key that has none."""
+    if type(key) is str:  # the common case, without the checks
+        return json.dumps(key, ensure_ascii=False)
+    _check(key, True)
+    return json.dumps(key, ensure_ascii=False, separators=(",", ":"))
+
+
+def decode_key(text: str) -> Any:
+    """The key `encode_key` wrote (a JSON array comes back as a tuple)."""
+    value = json.loads(text)
+    if isinstance(value, list):
+        return _to_tuple(value)
+    return value
+
+
+def _to_tuple(items: list[Any]) -> tuple[Any, ...]:
+    return tuple(_to_tuple(i) if isinstance(i, list) else i for i in items)
