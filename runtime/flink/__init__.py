@@ -8,6 +8,7 @@ workers.
 from flink_agents.runtime.flink.environment import (
     AgentStream,
     FlinkAgentsExecutionEnvironment,
+    ThreadModeUnavailableError,
     create_stream_execution_environment,
     prepare_flink_environment,
 )
@@ -21,6 +22,7 @@ __all__ = [
     "JavaNotFoundError",
     "JavaRuntime",
     "KeyedAgentOperator",
+    "ThreadModeUnavailableError",
     "create_stream_execution_environment",
     "ensure_java",
     "find_java",

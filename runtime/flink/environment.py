@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from pydantic import BaseModel
@@ -54,6 +54,7 @@ from flink_agents.runtime.flink.python_workers import (
 __all__ = [
     "AgentStream",
     "FlinkAgentsExecutionEnvironment",
+    "ThreadModeUnavailableError",
     "create_stream_execution_environment",
     "keyed_agent_stream",
     "prepare_flink_environment",
@@ -62,6 +63,21 @@ __all__ = [
 _LOG = logging.getLogger(__name__)
 
 _EXECUTION_MODE_KEY = "python.execution-mode"
+
+
+class ThreadModeUnavailableError(RuntimeError):
+    """Thread mode was asked for (or is the default) but cannot run in this process."""
+
+
+_THREAD_MODE_UNAVAILABLE = (
+    "thread mode (the default) cannot run in this process: PyFlink's JVM was started before "
+    "the project prepared its environment (the JVM's PATH must start with {bin}), so Python "
+    "inside the JVM would not be this environment. Create the stream environment with "
+    "create_stream_execution_environment({{...options...}}) (Flink options as a dict), or call "
+    "prepare_flink_environment() before creating any PyFlink object (Configuration, "
+    "StreamExecutionEnvironment, TableEnvironment). To run Python in separate worker "
+    "processes instead, set python.execution-mode to process (slower; see docs/deployment.md)."
+)
 
 
 def _gateway_started() -> bool:
@@ -90,13 +106,25 @@ def prepare_flink_environment() -> JavaRuntime:
 
 
 def create_stream_execution_environment(
-    configuration: Any | None = None,
+    configuration: Any | Mapping[str, Any] | None = None,
 ) -> StreamExecutionEnvironment:
-    """`prepare_flink_environment`, then `StreamExecutionEnvironment.get_execution_environment`."""
+    """`prepare_flink_environment`, then `StreamExecutionEnvironment.get_execution_environment`.
+
+    `configuration` is a PyFlink `Configuration` or a mapping of Flink options (values as
+    strings or numbers). Prefer the mapping: creating a `Configuration` starts PyFlink's JVM,
+    so one created before this call misses the environment thread mode needs.
+    """
     if not _gateway_started():
         prepare_flink_environment()
     if configuration is None:
         return StreamExecutionEnvironment.get_execution_environment()
+    if isinstance(configuration, Mapping):
+        from pyflink.common import Configuration  # pyright: ignore[reportMissingImports]
+
+        options = cast(Mapping[str, Any], configuration)
+        configuration = Configuration()
+        for key, value in options.items():
+            configuration.set_string(key, str(value))
     return StreamExecutionEnvironment.get_execution_environment(configuration)
 
 
@@ -278,12 +306,9 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
         j_conf = get_j_env_configuration(env._j_stream_execution_environment)
         mode: ExecutionMode = execution_mode or _configured_mode(j_conf) or "thread"
         if mode == "thread" and not _thread_mode_works(j_conf):
-            _LOG.warning(
-                "thread mode needs the JVM's PATH to start with %s (create the environment "
-                "with create_stream_execution_environment); using process mode",
-                os.path.dirname(sys.executable),
+            raise ThreadModeUnavailableError(
+                _THREAD_MODE_UNAVAILABLE.format(bin=os.path.dirname(sys.executable))
             )
-            mode = "process"
         self.execution_mode: ExecutionMode = mode
         configure_python_workers(j_conf, mode)
         # Options in Flink's configuration file first; settings in code override them.

@@ -1,0 +1,70 @@
+"""Thread mode never silently becomes process mode.
+
+A PyFlink object created before the project prepares its environment starts the JVM without
+it; thread mode cannot work there. Building an agent job then fails with an error that says
+what to do (it used to fall back to process mode with one warning line). Each case runs in a
+fresh interpreter: the JVM is started once per process.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from e2e_tests.conftest import REPO_ROOT
+
+pytestmark = pytest.mark.flink
+
+
+def _run(script: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def test_a_configuration_made_too_early_is_an_error_not_process_mode() -> None:
+    done = _run(
+        """
+        from pyflink.common import Configuration
+        conf = Configuration()  # starts the JVM before the project prepares it
+        conf.set_string("execution.checkpointing.interval", "300 ms")
+        from flink_agents.runtime.flink import (
+            FlinkAgentsExecutionEnvironment, ThreadModeUnavailableError,
+            create_stream_execution_environment)
+        env = create_stream_execution_environment(conf)
+        try:
+            FlinkAgentsExecutionEnvironment(env)
+        except ThreadModeUnavailableError as exc:
+            print("ERROR", exc)
+        else:
+            print("NO ERROR")
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert "ERROR thread mode (the default) cannot run in this process" in done.stdout
+    assert "create_stream_execution_environment({...options...})" in done.stdout
+
+
+def test_options_as_a_dict_keep_thread_mode() -> None:
+    done = _run(
+        """
+        from flink_agents.runtime.flink import (
+            FlinkAgentsExecutionEnvironment, create_stream_execution_environment)
+        env = create_stream_execution_environment(
+            {"execution.checkpointing.interval": "300 ms"})
+        agents_env = FlinkAgentsExecutionEnvironment(env)
+        print("MODE", agents_env.execution_mode)
+        conf = env.get_checkpoint_config()
+        print("CHECKPOINTS", conf.get_checkpoint_interval())
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert "MODE thread" in done.stdout
+    assert "CHECKPOINTS 300" in done.stdout
