@@ -29,6 +29,7 @@ from flink_agents.plan.agent_plan import ResourceSpec
 from flink_agents.runtime.agent_runner import AgentRunner
 from flink_agents.runtime.durable.store_url import open_durable_call_log
 from flink_agents.runtime.event_log import EventLog
+from flink_agents.runtime.keys import encode_key
 from flink_agents.runtime.metrics import MetricGroup
 from flink_agents.runtime.run_state import KeyState
 
@@ -95,8 +96,9 @@ class LocalRunner:
                 event_log=event_log,
                 shared_resources=shared_resources,
             )
-        self.key_states: dict[Any, KeyState] = {}
-        """Per-key state kept across runs (short-term memory, next sequence number)."""
+        self.key_states: dict[str, KeyState] = {}
+        """Per-key state kept across runs (short-term memory, next sequence number), by the
+        key's text (`flink_agents.runtime.keys.encode_key`: keys of different types differ)."""
 
     @property
     def metrics(self) -> MetricGroup:
@@ -115,7 +117,7 @@ class LocalRunner:
         slots = asyncio.Semaphore(max_in_flight)
         accepted = asyncio.Semaphore(2 * max_in_flight)
         outputs: asyncio.Queue[Any] = asyncio.Queue()
-        queues: dict[Any, deque[Any]] = {}
+        queues: dict[str, deque[Any]] = {}
         tasks: set[asyncio.Task[None]] = set()
 
         def finished(task: asyncio.Task[None]) -> None:
@@ -130,11 +132,11 @@ class LocalRunner:
             tasks.add(task)
             task.add_done_callback(finished)
 
-        async def work(key: Any) -> None:
-            pending = queues[key]
-            key_state = self.key_states.get(key)
+        async def work(key: Any, text: str) -> None:
+            pending = queues[text]
+            key_state = self.key_states.get(text)
             if key_state is None:
-                key_state = self.key_states[key] = KeyState()
+                key_state = self.key_states[text] = KeyState()
             while pending:
                 value = pending.popleft()
                 async with slots:
@@ -146,15 +148,16 @@ class LocalRunner:
                             outputs.put_nowait(AgentOutput(key, output, run.seq))
                         emitted = len(run.outputs)
                 accepted.release()
-            del queues[key]
+            del queues[text]
 
         async def produce() -> None:
             async for key, value in _records(inputs):
+                text = encode_key(key)  # refuses a key with no text (None) before running
                 await accepted.acquire()
-                pending = queues.get(key)
+                pending = queues.get(text)
                 if pending is None:
-                    queues[key] = deque([value])
-                    spawn(work(key))
+                    queues[text] = deque([value])
+                    spawn(work(key, text))
                 else:
                     pending.append(value)
 

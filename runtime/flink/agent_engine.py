@@ -23,6 +23,7 @@ from flink_agents.runtime.agent_runner import AgentRunner
 from flink_agents.runtime.event_log import EventLog
 from flink_agents.runtime.flink.durability import SubtaskDurability, open_subtask_durability
 from flink_agents.runtime.flink.operator import SubtaskContext
+from flink_agents.runtime.keys import decode_key
 from flink_agents.runtime.run_state import KeyState, RunState
 
 __all__ = ["AgentEngineFactory", "AgentRunnerEngine"]
@@ -54,7 +55,8 @@ class AgentRunnerEngine:
         return decode_value(from_json(data))
 
     def start_run(self, key: str, value: Any, key_state: KeyState) -> RunState:
-        return self.runner.start_run(key, value, key_state)
+        # The Flink key is the user key's typed text (`encode_key`); runs see the key itself.
+        return self.runner.start_run(decode_key(key), value, key_state)
 
     def step(self, run: RunState, key_state: KeyState) -> CoroutineType[Any, Any, None]:
         # The runner's coroutine itself (no wrapping coroutine per step).

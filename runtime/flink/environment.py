@@ -50,6 +50,7 @@ from flink_agents.runtime.flink.python_workers import (
     prepare_worker_environment,
     python_worker_options,
 )
+from flink_agents.runtime.keys import encode_key
 
 __all__ = [
     "AgentStream",
@@ -150,15 +151,15 @@ def _configured_mode(j_conf: Any) -> ExecutionMode | None:
     return None
 
 
-class _StringKey:
-    """Key selector wrapper: Flink keys are the user key as a string."""
+class _KeyText:
+    """Key selector wrapper: Flink keys are the user key as its typed text (`encode_key`),
+    so keys of different types (`1`, `"1"`) never share keyed state."""
 
     def __init__(self, selector: Callable[[Any], Any]) -> None:
         self._selector = selector
 
     def __call__(self, value: Any) -> str:
-        key = self._selector(value)
-        return key if isinstance(key, str) else str(key)
+        return encode_key(self._selector(value))
 
 
 def _row_to_dict(row: Row) -> dict[str, Any]:
@@ -208,7 +209,7 @@ def keyed_agent_stream(
     j_stream: Any = ds._j_data_stream
     j_env = j_stream.getExecutionEnvironment()
     configure_python_workers(get_j_env_configuration(j_env), execution_mode)
-    keyed = ds.key_by(_StringKey(key_selector), key_type=Types.STRING())
+    keyed = ds.key_by(_KeyText(key_selector), key_type=Types.STRING())
     out = keyed.process(
         KeyedAgentOperator(engine_factory, options),
         output_type=output_type or Types.PICKLED_BYTE_ARRAY(),

@@ -224,3 +224,22 @@ def test_environment_requires_apply() -> None:
     env.from_list([{"key": 1, "value": 1}])
     with pytest.raises(RuntimeError, match="apply"):
         env.execute()
+
+
+def test_keys_of_different_types_keep_separate_state() -> None:
+    async def count(event: Event, ctx: RunnerContext) -> None:
+        n = ctx.short_term_memory.get("n", 0) + 1
+        ctx.short_term_memory["n"] = n
+        ctx.send_event(OutputEvent(output=(ctx.key, n)))
+
+    agent = Agent().add_action("count", InputEvent, count)
+    keys = [1, "1", True, 1.0, 1, "1"]
+    outputs = run(agent, [{"key": k, "value": None} for k in keys])
+    got = sorted((repr(o.value[0]), o.value[1]) for o in outputs)
+    assert got == sorted([("1", 1), ("'1'", 1), ("True", 1), ("1.0", 1), ("1", 2), ("'1'", 2)])
+
+
+def test_a_key_without_text_is_refused() -> None:
+    agent = sleeping_agent(Tracker(), 0)
+    with pytest.raises(TypeError, match="agent key cannot be None"):
+        run(agent, [{"key": None, "value": 1}])

@@ -19,6 +19,7 @@ from flink_agents.api.resource import ResourceDescriptor, ResourceType
 from flink_agents.api.runner_context import RunnerContext
 from flink_agents.runtime.flink.agent_engine import AgentEngineFactory, AgentRunnerEngine
 from flink_agents.runtime.flink.operator import SubtaskContext
+from flink_agents.runtime.keys import encode_key
 from flink_agents.runtime.metrics import InMemoryMetricGroup
 from tests.runtime.flink.fake_flink import FakeSubtask
 
@@ -92,7 +93,7 @@ def test_tool_round_trip_with_media_through_keyed_runs() -> None:
     sub = FakeSubtask(engine)
     try:
         for k in range(3):
-            sub.input(f"k{k}", f"chart {k}")
+            sub.input(encode_key(f"k{k}"), f"chart {k}")  # Flink keys are typed text
         sub.end_of_input()
     finally:
         sub.close()
@@ -104,11 +105,20 @@ def test_tool_round_trip_with_media_through_keyed_runs() -> None:
     assert snapshot["tool"]["render_chart"]["calls"] == 3
 
 
+def test_runs_see_the_typed_key_behind_the_flink_key() -> None:
+    engine = AgentEngineFactory(chart_agent())(_context())
+    for key in (1, "1", ("a", 2)):
+        run = engine.start_run(encode_key(key), "chart", engine.new_key_state())
+        assert run.key == key and type(run.key) is type(key)
+
+
 def test_run_state_round_trips_between_steps() -> None:
     engine = AgentEngineFactory(chart_agent())(_context())
     assert isinstance(engine, AgentRunnerEngine)
     key_state = engine.new_key_state()
-    run = engine.start_run("k", engine.decode_input(engine.encode_input("chart")), key_state)
+    run = engine.start_run(
+        encode_key("k"), engine.decode_input(engine.encode_input("chart")), key_state
+    )
     import asyncio
 
     async def two_steps() -> None:

@@ -7,7 +7,7 @@ from pydantic import BaseModel
 from pyflink.common import Row
 from pyflink.datastream.functions import KeySelector
 
-from flink_agents.runtime.flink.environment import _selector, _StringKey, _ToRow
+from flink_agents.runtime.flink.environment import _KeyText, _selector, _ToRow
 
 
 class Reply(BaseModel):
@@ -29,9 +29,11 @@ def test_outputs_become_rows_of_the_schema() -> None:
     assert to_row(Row(2, "C")) == Row(2, "C")
 
 
-def test_keys_are_strings() -> None:
-    assert _StringKey(lambda r: r["n"] % 3)({"n": 7}) == "1"
-    assert _StringKey(lambda r: r["k"])({"k": "a"}) == "a"
+def test_flink_keys_are_the_keys_typed_text() -> None:
+    assert _KeyText(lambda r: r["n"] % 3)({"n": 7}) == "1"
+    assert _KeyText(lambda r: r["k"])({"k": "1"}) == '"1"'
+    with pytest.raises(TypeError, match="agent key cannot be None"):
+        _KeyText(lambda r: r.get("k"))({})
 
 
 def test_key_selector_objects_and_functions() -> None:
