@@ -20,6 +20,7 @@ from flink_agents.api.core_options import AgentConfiguration
 from flink_agents.api.events.event import Event
 from flink_agents.api.resource import Resource, ResourceType
 from flink_agents.api.runner_context import RunnerContext
+from flink_agents.runtime.keys import encode_key
 from flink_agents.runtime.metrics import MetricGroup
 
 if TYPE_CHECKING:
@@ -195,8 +196,10 @@ class ActionContext(RunnerContext):
     def _call_key(self, call_index: int) -> Any:
         from flink_agents.runtime.durable.records import DurableCallKey
 
+        # The key's typed text: keys 1 and "1" must never share records (None has no text
+        # and is refused with TypeError before anything is recorded or run).
         return DurableCallKey(
-            agent_key=str(self._run.key),
+            agent_key=encode_key(self._run.key),
             seq=self._run.seq,
             step=self.step,
             action=self.spec.name,

@@ -15,7 +15,8 @@ class DurableCallKey(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     agent_key: str
-    """The key of the keyed stream the run belongs to (as a string)."""
+    """The run's key as its typed text (``flink_agents.runtime.keys.encode_key``: canonical
+    JSON, so the keys ``1`` and ``"1"`` are ``1`` and ``"1"`` and never share records)."""
     seq: int = Field(ge=0)
     """Input sequence number of the run within its key."""
     step: int = Field(ge=0)

@@ -13,11 +13,12 @@ outputs). Every operator-thread callback before the trigger time happens before 
 checkpoint's barrier reaches the operator, so that checkpoint's state holds the run as done
 and its outputs are downstream of the barrier; Flink restores from the latest completed
 checkpoint, so the run is never replayed. The keyed operator reports each acknowledged run
-(`run_acknowledged(key, seq)`, stamped with the wall clock); the pruner polls
-`/jobs/<id>/checkpoints` every `durable-execution.prune.interval` seconds and prunes, per key,
-every run acknowledged more than `durable-execution.prune.clock-skew` seconds before the
-latest completed checkpoint's `trigger_timestamp`. Without a REST address or job id it does
-not prune (and says so in the log): keeping records is always safe.
+(`run_acknowledged(key, seq)`, stamped with the wall clock; `key` is the Flink key, i.e. the
+user key's typed text `encode_key(key)`, which is also the `agent_key` of the run's records);
+the pruner polls `/jobs/<id>/checkpoints` every `durable-execution.prune.interval` seconds and
+prunes, per key, every run acknowledged more than `durable-execution.prune.clock-skew` seconds
+before the latest completed checkpoint's `trigger_timestamp`. Without a REST address or job id
+it does not prune (and says so in the log): keeping records is always safe.
 """
 
 from __future__ import annotations
@@ -249,7 +250,11 @@ class CheckpointPruner:
         self._last_trigger_ms: int | None = None
 
     def run_acknowledged(self, key: str, seq: int) -> None:
-        """Called on the operator thread when run `(key, seq)` was acknowledged."""
+        """Called on the operator thread when run `(key, seq)` was acknowledged.
+
+        `key` is the key's typed text (`flink_agents.runtime.keys.encode_key`, the Flink key),
+        as the run's records hold it in `DurableCallKey.agent_key`.
+        """
         self.finished.add(key, seq, int(self._clock() * 1000))
 
     def start(self) -> None:
@@ -307,6 +312,7 @@ class SubtaskDurability:
         self.pruner = pruner
 
     def run_acknowledged(self, key: str, seq: int) -> None:
+        """Run `(key, seq)` was acknowledged (`key`: the `encode_key` text, see the pruner)."""
         if self.pruner is not None:
             self.pruner.run_acknowledged(key, seq)
 

@@ -363,10 +363,10 @@ def test_durable_execute_from_actions() -> None:
             ["b", "a"],
         ]
         runner.close()
-    assert log.keys[0] == ("k", 0, 0, "sync_action", 0)
+    assert log.keys[0] == ('"k"', 0, 0, "sync_action", 0)  # the key's typed text
     # Numbered when durable_execute_async is called, not when awaited: the sleep call
     # (made first) is 0 although gather starts the other one first.
-    assert log.keys[1:] == [("k", 0, 1, "async_action", 1), ("k", 0, 1, "async_action", 0)]
+    assert log.keys[1:] == [('"k"', 0, 1, "async_action", 1), ('"k"', 0, 1, "async_action", 0)]
     assert log.functions[1:] == ["<lambda>", "sleep"]
     assert log.sync_calls[0].startswith("agent-action")
 
