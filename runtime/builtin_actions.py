@@ -8,8 +8,10 @@ Between turns the loop's state (`ChatLoopState`: the request messages, the assis
 messages and one tool message per call, nothing else) waits in the run's sensory
 memory under the id of its pending tool request. Each model call and each tool call
 goes through ``ctx.durable_execute_async``, so with a durable call log they are made
-once across failures. The `ChatResult` envelope of each call goes to metrics and to
-the response event, not into history.
+once across failures. A model call's durable digest covers what it sends (a fingerprint
+of its messages, tools, model and parameters, `flink_agents.runtime.model_request`); a
+tool call's covers the tool's name, its arguments and the call id. The `ChatResult`
+envelope of each call goes to metrics and to the response event, not into history.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from flink_agents.runtime.metrics import (
     record_chat_retry,
     record_tool_call,
 )
+from flink_agents.runtime.model_request import model_request_fingerprint
 from flink_agents.runtime.run_state import trusted_model
 
 __all__ = [
@@ -269,13 +272,25 @@ async def _call_model(
     connection = ctx.get_resource(setup.connection, ResourceType.CHAT_MODEL_CONNECTION)
     if not isinstance(connection, BaseChatModelConnection):
         raise TypeError(f"resource {setup.connection!r} is not a chat model connection")
-    caller = _model_caller(connection, list(state.history), _tools(ctx, setup), setup.model_kwargs)
+    messages = list(state.history)
+    tools = _tools(ctx, setup)
+    params = setup.model_kwargs
+    caller = _model_caller(connection, messages, tools, params)
+    # What is sent enters the durable call's digest (as a compact fingerprint), so a record
+    # made for another question (another run at the same key and seq) never answers this one.
+    request = model_request_fingerprint(
+        model=state.model,
+        connection=setup.connection,
+        messages=messages,
+        tools=tools,
+        params=params,
+    )
     label = _metric_label(setup, state.model)
     metrics = ctx.agent_metric_group
     attempt = 0
     while True:
         raw = await ctx.durable_execute_async(
-            caller, state.model, state.request_id, state.model_calls, attempt
+            caller, state.model, state.request_id, state.model_calls, attempt, request
         )
         outcome = raw if isinstance(raw, ModelCallOutcome) else ModelCallOutcome.model_validate(raw)
         if outcome.result is not None:
@@ -341,11 +356,12 @@ def _model_caller(
     messages: list[ChatMessage],
     tools: list[ToolMetadata],
     params: Mapping[str, Any],
-) -> Callable[[str, str, int, int], Awaitable[ModelCallOutcome]]:
+) -> Callable[[str, str, int, int, str], Awaitable[ModelCallOutcome]]:
     async def call_chat_model(
-        model: str, request_id: str, turn: int, attempt: int
+        model: str, request_id: str, turn: int, attempt: int, request: str
     ) -> ModelCallOutcome:
-        # The arguments identify the call for a durable call log; the closure holds the data.
+        # The arguments identify the call for a durable call log (``request`` is the
+        # fingerprint of the messages, tools, model and parameters the closure holds).
         started = time.perf_counter()
         try:
             result = await connection.achat(messages, tools, **params)

@@ -22,7 +22,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["DIGEST_SCHEME", "call_digest", "canonical_call_json", "function_identity"]
+__all__ = [
+    "DIGEST_SCHEME",
+    "call_digest",
+    "canonical_call_json",
+    "canonical_value",
+    "function_identity",
+]
 
 DIGEST_SCHEME = "flink-agents/durable-call/v1"
 """Part of every digest, so a future change of the scheme reads as a changed call."""
@@ -104,6 +110,18 @@ def _canonical_argument(identity: str, where: str, value: Any) -> JsonValue:
             f"{exc.type_name} ({exc.reason}). Pass JSON values (None, bool, int, finite float, "
             "str, list/tuple, dict with str keys) or pydantic models."
         ) from None
+
+
+def canonical_value(value: Any) -> JsonValue:
+    """``value`` reduced to canonical JSON values (as arguments are for a digest).
+
+    Raises :class:`TypeError` naming the offending type (never the value) when part of it has
+    no canonical JSON form.
+    """
+    try:
+        return _canonical(value)
+    except _NotCanonical as exc:
+        raise TypeError(f"a value of type {exc.type_name}: {exc.reason}") from None
 
 
 def canonical_call_json(

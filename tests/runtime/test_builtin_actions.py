@@ -34,6 +34,8 @@ from flink_agents.api import (
 from flink_agents.runtime import builtin_actions
 from flink_agents.runtime.agent_runner import ActionExecutionError
 from flink_agents.runtime.builtin_actions import parse_structured_output, retry_delay
+from flink_agents.runtime.durable import DurableCallLog, SqliteActionStateStore
+from flink_agents.runtime.local_runner import AgentOutput, LocalRunner
 from flink_agents.runtime.metrics import InMemoryMetricGroup
 from tests.runtime.chat_agents import chat_agent, only_response, run_local
 
@@ -466,3 +468,92 @@ def test_tool_requests_from_user_actions_run_any_agent_tool() -> None:
     )
     outputs, _ = run_local(agent, [{"key": "k", "value": None}])
     assert [o.value for o in outputs] == [[{"call_id": "u1", "success": True}]]
+
+
+# ---------------------------------------------------------------------------- durable calls
+
+
+def _run_once(agent: Agent, log: DurableCallLog, value: Any) -> list[AgentOutput]:
+    """One input on a fresh local runner (so key "k" starts at seq 0) over ``log``."""
+    runner = LocalRunner(agent, durable=log)
+    outputs = asyncio.run(runner.run([{"key": "k", "value": value}]))
+    runner.close()
+    return outputs
+
+
+def test_a_durable_model_call_answers_only_the_question_it_was_asked(tmp_path: Any) -> None:
+    asked: list[str] = []
+
+    def model(messages: list[ChatMessage], tools: list[Any]) -> str:
+        asked.append(messages[-1].text)
+        return f"answer to {messages[-1].text}"
+
+    agent = chat_agent(FunctionChatModelConnection(function=model))
+    log = DurableCallLog(SqliteActionStateStore(tmp_path / "calls.db"))
+
+    def ask(question: str) -> str:
+        response = only_response(_run_once(agent, log, question)).response
+        assert response is not None
+        return response.text
+
+    # Two runs at the same key and seq (and so the same request id and turn) over one store.
+    assert ask("What is the weather?") == "answer to What is the weather?"
+    assert ask("Cancel my order #42") == "answer to Cancel my order #42"
+    assert asked == ["What is the weather?", "Cancel my order #42"]
+    # The same request replays its recorded answer.
+    assert ask("Cancel my order #42") == "answer to Cancel my order #42"
+    assert len(asked) == 2
+    log.close()
+
+
+def test_a_durable_tool_call_is_identified_by_its_name_and_arguments(tmp_path: Any) -> None:
+    looked_up: list[str] = []
+
+    def lookup_counted(ticket: str) -> str:
+        """Look a ticket up.
+
+        Args:
+            ticket: The ticket id.
+        """
+        looked_up.append(f"lookup {ticket}")
+        return f"ticket {ticket}: open"
+
+    def priority_counted(ticket: str) -> str:
+        """The ticket's priority.
+
+        Args:
+            ticket: The ticket id.
+        """
+        looked_up.append(f"priority {ticket}")
+        return f"ticket {ticket}: 2"
+
+    async def start(event: Event, ctx: RunnerContext) -> None:
+        name, ticket = event.attributes["input"]
+        # The same call id every time: only the name or the arguments differ.
+        ctx.send_event(ToolRequestEvent(tool_calls=[call("c1", name, ticket=ticket)]))
+
+    async def finish(event: Event, ctx: RunnerContext) -> None:
+        assert isinstance(event, ToolResponseEvent)
+        ctx.send_event(OutputEvent(output=[r.to_result_block().text for r in event.responses]))
+
+    agent = (
+        Agent()
+        .add_action("start", InputEvent, start)
+        .add_action("finish", ToolResponseEvent, finish)
+        .add_resource("lookup", ResourceType.TOOL, lookup_counted)
+        .add_resource("priority", ResourceType.TOOL, priority_counted)
+    )
+    log = DurableCallLog(SqliteActionStateStore(tmp_path / "calls.db"))
+
+    def answer(name: str, ticket: str) -> Any:
+        outputs = _run_once(agent, log, [name, ticket])
+        assert len(outputs) == 1
+        return outputs[0].value
+
+    assert answer("lookup", "7") == ["ticket 7: open"]
+    assert answer("lookup", "8") == ["ticket 8: open"]  # other arguments: runs
+    assert answer("priority", "8") == ["ticket 8: 2"]  # another tool: runs
+    assert looked_up == ["lookup 7", "lookup 8", "priority 8"]
+    assert answer("priority", "8") == ["ticket 8: 2"]  # the same call: replayed
+    assert len(looked_up) == 3
+    log.close()

@@ -15,7 +15,7 @@ import pytest
 
 from flink_agents.api import ChatMessage
 from flink_agents.runtime.durable import call_digest, function_identity
-from flink_agents.runtime.durable.digest import canonical_call_json
+from flink_agents.runtime.durable.digest import canonical_call_json, canonical_value
 
 from ._support import Colour, Ticket, send_email
 
@@ -180,3 +180,13 @@ def test_cyclic_arguments_raise_type_error() -> None:
     cycle.append(cycle)
     with pytest.raises(TypeError, match="argument 0"):
         call_digest(lookup, (cycle,), {})
+
+
+def test_canonical_value_reduces_like_arguments_and_names_the_type_it_refuses() -> None:
+    assert canonical_value({"b": (1, Colour.RED), "a": Ticket(id=1, title="t")}) == {
+        "b": [1, "red"],
+        "a": {"id": 1, "title": "t", "tags": []},
+    }
+    with pytest.raises(TypeError, match="set") as raised:
+        canonical_value({"secret": {"pw-4711"}})
+    assert "pw-4711" not in str(raised.value)

@@ -1,0 +1,81 @@
+"""A fingerprint of what one model call sends, so its durable record answers only that.
+
+The built-in chat action makes each model call through a durable call whose arguments are
+the chat model setup's name, the request id, the turn and the attempt, plus this
+fingerprint: a SHA-256 hex digest of the canonical JSON of everything the call sends to the
+provider. Two runs at the same key and input sequence over one store (a second local runner,
+a job run again, reordered input) that ask different questions therefore have different
+digests: the recorded answer of one is never returned to the other (the code-path-changed
+rule drops it and the call runs live).
+
+Covered:
+
+- ``model``: the chat model setup's name, and ``connection``: its connection's name;
+- ``messages``: each message's ``model_dump(mode="json")`` (role and content blocks, media as
+  their JSON form) without ``metadata``, which is never sent to a provider;
+- ``tools``: each tool's metadata (name, description, argument schema), in order;
+- ``params``: the setup's model parameters (``model_kwargs``: the provider's model name and
+  every extra option). A parameter value with no JSON form (an arbitrary object) counts by
+  its type's ``module:qualname`` only.
+
+Only the compact hex digest enters the durable call's arguments (and so its digest), never
+the messages themselves: nothing of the request is written to the store or to logs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from flink_agents.api.message import ChatMessage
+from flink_agents.api.tools.tool import ToolMetadata
+from flink_agents.runtime.durable.digest import canonical_value
+
+__all__ = ["FINGERPRINT_SCHEME", "model_request_fingerprint"]
+
+FINGERPRINT_SCHEME = "flink-agents/model-request/v1"
+"""Part of every fingerprint, so a future change of what it covers reads as a new request."""
+
+_MAX_DEPTH = 50
+
+
+def _type_marker(value: Any) -> dict[str, str]:
+    kind = type(value)
+    return {"$type": f"{kind.__module__}:{kind.__qualname__}"}
+
+
+def _param_json(value: Any, depth: int = 0) -> Any:
+    """Canonical JSON of a parameter; parts with no JSON form become their type's name."""
+    try:
+        return canonical_value(value)
+    except TypeError:
+        pass
+    if depth < _MAX_DEPTH:
+        if isinstance(value, Mapping) and all(isinstance(k, str) for k in value):
+            return {str(k): _param_json(v, depth + 1) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [_param_json(item, depth + 1) for item in value]
+    return _type_marker(value)
+
+
+def model_request_fingerprint(
+    *,
+    model: str,
+    connection: str,
+    messages: Sequence[ChatMessage],
+    tools: Sequence[ToolMetadata],
+    params: Mapping[str, Any],
+) -> str:
+    """SHA-256 hex of the canonical JSON of one model call's request (see the module doc)."""
+    document = {
+        "scheme": FINGERPRINT_SCHEME,
+        "model": model,
+        "connection": connection,
+        "messages": [m.model_dump(mode="json", exclude={"metadata"}) for m in messages],
+        "tools": [t.model_dump(mode="json") for t in tools],
+        "params": _param_json(dict(params)),
+    }
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
