@@ -46,6 +46,12 @@ class SqliteActionStateStore(ActionStateStore):
     default ``synchronous="FULL"`` each write is fsynced before it returns, so a record
     survives a killed process and a crashed machine. ``"NORMAL"`` survives a killed process
     but may lose the last writes on power loss; ``"OFF"`` is for benchmarks of size only.
+
+    The store remembers the identity of the file it opened (device and inode) and checks,
+    with one ``stat`` before every operation, that the path still names that file. A file
+    deleted or replaced while in use raises :class:`DurableStoreError` (from then on, until
+    :meth:`close`): an open connection would otherwise keep writing into the unlinked file,
+    whose records are lost, or a reconnect would start an empty one.
     """
 
     def __init__(
@@ -65,6 +71,10 @@ class SqliteActionStateStore(ActionStateStore):
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._pid = os.getpid()
+        self._file: str | None = None
+        """Absolute path of the file opened first (None until then, and for ``:memory:``)."""
+        self._identity: tuple[int, int] | None = None
+        """``(st_dev, st_ino)`` of that file."""
 
     # -- pickling: ship the configuration, never the connection -----------------------------
 
@@ -72,6 +82,8 @@ class SqliteActionStateStore(ActionStateStore):
         state = self.__dict__.copy()
         state["_lock"] = None
         state["_conn"] = None
+        state["_file"] = None  # the copy opens the file at its path wherever it lands
+        state["_identity"] = None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -86,20 +98,58 @@ class SqliteActionStateStore(ActionStateStore):
     # -- connection ------------------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        target = self.path
+        if target != ":memory:":
+            if self._identity is not None:
+                # Reconnecting (after an error): only to the file opened first, never to a
+                # new empty one at its path.
+                self._check_file()
+            target = self._file or os.path.abspath(target)
+            Path(target).parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(
-            self.path,
+            target,
             timeout=self.busy_timeout_s,
             isolation_level=None,
             check_same_thread=False,
         )
         try:
             self._set_up(conn)
+            if target != ":memory:":  # the file exists now: set-up wrote to it
+                self._remember_file(target)
         except BaseException:
             conn.close()
             raise
         return conn
+
+    def _remember_file(self, target: str) -> None:
+        if self._identity is None:
+            info = os.stat(target)
+            self._file, self._identity = target, (info.st_dev, info.st_ino)
+        else:
+            self._check_file()
+
+    def _check_file(self) -> None:
+        """Raise :class:`DurableStoreError` unless the path still names the file opened."""
+        assert self._file is not None and self._identity is not None
+        try:
+            info = os.stat(self._file)
+        except FileNotFoundError:
+            raise self._file_lost("it no longer exists") from None
+        except OSError as exc:
+            raise DurableStoreError(
+                f"SQLite action-state store {self._file}: cannot check the store file: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        if (info.st_dev, info.st_ino) != self._identity:
+            raise self._file_lost("another file is at its path now")
+
+    def _file_lost(self, what: str) -> DurableStoreError:
+        return DurableStoreError(
+            f"SQLite action-state store {self._file}: the store file was deleted or replaced "
+            f"while in use ({what}). Its records are not at that path any more, so no call is "
+            "recorded or replayed through it: restore the file, or restart the job (calls "
+            "since the last checkpoint then run again)"
+        )
 
     def _set_up(self, conn: sqlite3.Connection) -> None:
         # Switching a new file to WAL needs an exclusive lock and does not wait on SQLite's
@@ -140,8 +190,16 @@ class SqliteActionStateStore(ActionStateStore):
             try:
                 if self._conn is None:
                     self._conn = self._connect()
+                elif self._identity is not None:
+                    self._check_file()  # one stat: never read or write an unlinked file
                 conn = self._conn
                 return body(conn)
+            except DurableStoreError:
+                lost, self._conn = self._conn, None
+                if lost is not None:
+                    with contextlib.suppress(sqlite3.Error):
+                        lost.close()
+                raise
             except (sqlite3.Error, OSError) as exc:
                 broken, self._conn = self._conn, None
                 if broken is not None:
@@ -232,8 +290,10 @@ class SqliteActionStateStore(ActionStateStore):
         return self._run("prune", lambda conn: self._transaction(conn, statements))
 
     def close(self) -> None:
+        """Close the connection and forget the file: the next use opens the file at the path."""
         with self._lock:
             conn, self._conn = self._conn, None
+            self._file = self._identity = None
         if conn is not None:
             with contextlib.suppress(sqlite3.Error):
                 conn.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 import signal
 import sqlite3
 import subprocess
@@ -20,7 +21,7 @@ from flink_agents.runtime.durable import (
     SqliteActionStateStore,
 )
 
-from ._support import SENT, key, send_email
+from ._support import SENT, Counter, key, send_email
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -193,3 +194,56 @@ def test_size_counts_database_and_wal(sqlite_store: SqliteActionStateStore) -> N
     assert sqlite_store.size_bytes() == 0
     sqlite_store.begin(key(), "d")
     assert sqlite_store.size_bytes() > 0
+
+
+# ---------------------------------------------------------------- the file deleted or replaced
+
+
+def test_a_file_deleted_while_in_use_fails_every_later_operation(tmp_path: Path) -> None:
+    path = tmp_path / "records.sqlite"
+    store = SqliteActionStateStore(path)
+    log = DurableCallLog(store)
+    tool = Counter()
+    log.execute_sync(key(0), tool, (), {})
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    with pytest.raises(DurableStoreError) as raised:
+        store.get(key(0))
+    message = str(raised.value)
+    assert str(path) in message and "deleted or replaced while in use" in message
+    with pytest.raises(DurableStoreError, match="deleted or replaced"):
+        store.begin(key(1), "d")
+    with pytest.raises(DurableStoreError, match="deleted or replaced"):
+        log.execute_sync(key(1), tool, (), {})
+    assert tool.count == 1  # the call did not run unrecorded
+    assert not path.exists()  # and no new, empty file was started at the path
+
+
+def test_a_file_replaced_by_another_database_fails(tmp_path: Path) -> None:
+    path = tmp_path / "records.sqlite"
+    store = SqliteActionStateStore(path)
+    store.begin(key(0), "d")
+    other = SqliteActionStateStore(tmp_path / "other.sqlite")
+    other.begin(key(0), "other")
+    other.close()  # checkpointed: the whole database is in other.sqlite
+    os.replace(tmp_path / "other.sqlite", path)
+    for suffix in ("-wal", "-shm"):  # the old file's WAL must go with it
+        Path(f"{path}{suffix}").unlink()
+    with pytest.raises(DurableStoreError, match="deleted or replaced while in use"):
+        store.begin(key(1), "d")
+    with pytest.raises(DurableStoreError, match="deleted or replaced while in use"):
+        store.get(key(0))
+    store.close()
+    # Nothing was written into the replacement either.
+    assert [r.digest for r in SqliteActionStateStore(path).load_run("user-1", 0)] == ["other"]
+
+
+def test_close_forgets_the_file_and_a_copy_opens_the_file_at_its_path(tmp_path: Path) -> None:
+    path = tmp_path / "records.sqlite"
+    store = SqliteActionStateStore(path)
+    store.begin(key(0), "d")
+    copy = pickle.loads(pickle.dumps(store))
+    store.close()
+    path.unlink()
+    store.begin(key(0), "new")  # a new file, opened deliberately after close
+    assert [r.digest for r in copy.load_run("user-1", 0)] == ["new"]
