@@ -166,7 +166,23 @@ class AgentConfigOptions:
         "durable-execution.store.table",
         str,
         None,
-        "Table of the action-state store (default: the store's own default).",
+        "Table of the action-state store (default: the store's own default); one per "
+        "pipeline unless durable-execution.store.shared is set.",
+    )
+    DURABLE_EXECUTION_PIPELINE_ID: ConfigOption[str | None] = ConfigOption(
+        "durable-execution.pipeline-id",
+        str,
+        None,
+        "Id of the pipeline (job) the action-state store's records belong to; another "
+        "pipeline never sees them. Default: the agent class's module:qualname (plus the "
+        "Flink operator's name); set it explicitly in production.",
+    )
+    DURABLE_EXECUTION_STORE_SHARED: ConfigOption[bool] = ConfigOption(
+        "durable-execution.store.shared",
+        bool,
+        False,
+        "Allow a store table that holds records of other pipelines (records stay scoped by "
+        "pipeline id); when false such a table is refused with DurableStoreError.",
     )
     DURABLE_EXECUTION_PRUNE_REST_ADDRESS: ConfigOption[str | None] = ConfigOption(
         "durable-execution.prune.rest-address",

@@ -10,15 +10,24 @@ from flink_agents.runtime.durable.records import CallOutcome, CallRecord, Durabl
 
 __all__ = [
     "COLUMNS",
+    "KEY_COLUMNS",
+    "STORED_COLUMNS",
     "Row",
     "check_table_name",
     "key_params",
+    "later_params",
     "outcome_to_columns",
     "record_from_row",
 ]
 
 COLUMNS = "agent_key, seq, step, action, call_index, digest, status, payload"
-"""Column order of :data:`Row`."""
+"""Column order of :data:`Row` (what is read; every read is scoped to one pipeline)."""
+
+STORED_COLUMNS = "pipeline, " + COLUMNS
+"""Column order of a written row: the pipeline id, then :data:`COLUMNS`."""
+
+KEY_COLUMNS = "pipeline, agent_key, seq, step, action, call_index"
+"""The primary key."""
 
 Row = tuple[str, int, int, str, int, str, str, "str | None"]
 
@@ -32,9 +41,14 @@ def check_table_name(table: str) -> str:
     return table
 
 
-def key_params(key: DurableCallKey) -> tuple[str, int, int, str, int]:
-    """The key columns, in primary-key order."""
-    return (key.agent_key, key.seq, key.step, key.action, key.call_index)
+def key_params(pipeline: str, key: DurableCallKey) -> tuple[str, str, int, int, str, int]:
+    """The primary-key columns of the record at ``key`` of ``pipeline``, in order."""
+    return (pipeline, key.agent_key, key.seq, key.step, key.action, key.call_index)
+
+
+def later_params(pipeline: str, key: DurableCallKey) -> tuple[str, str, int, int, int, str, int]:
+    """Parameters of the "this record and the later ones of its run" condition."""
+    return (pipeline, key.agent_key, key.seq, key.step, key.step, key.action, key.call_index)
 
 
 def outcome_to_columns(outcome: CallOutcome) -> tuple[str, str]:

@@ -14,13 +14,22 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from flink_agents.runtime.durable._rows import (
     COLUMNS,
+    KEY_COLUMNS,
+    STORED_COLUMNS,
     Row,
     check_table_name,
     key_params,
+    later_params,
     outcome_to_columns,
     record_from_row,
 )
 from flink_agents.runtime.durable.errors import DurableStoreError
+from flink_agents.runtime.durable.pipeline import (
+    DEFAULT_PIPELINE,
+    check_pipeline_id,
+    foreign_pipeline_error,
+    unscoped_table_error,
+)
 from flink_agents.runtime.durable.records import CallOutcome, CallRecord, DurableCallKey
 from flink_agents.runtime.durable.store import ActionStateStore
 
@@ -32,51 +41,59 @@ __all__ = ["PostgresActionStateStore"]
 
 T = TypeVar("T")
 
-# Statement templates; {table} becomes the quoted table identifier.
+# Statement templates; {table} becomes the quoted table identifier. Every statement on
+# records is scoped to the store's pipeline (the first column of the primary key).
 _LATER_IN_RUN: Final = (
-    "agent_key = %s AND seq = %s AND "
+    "pipeline = %s AND agent_key = %s AND seq = %s AND "
     "(step > %s OR (step = %s AND action = %s AND call_index >= %s))"
 )
 _CREATE: Final = (
     "CREATE TABLE IF NOT EXISTS {table} ("
+    "pipeline TEXT NOT NULL, "
     "agent_key TEXT NOT NULL, seq BIGINT NOT NULL, step INTEGER NOT NULL, "
     "action TEXT NOT NULL, call_index INTEGER NOT NULL, digest TEXT NOT NULL, "
     "status TEXT NOT NULL CHECK (status IN ('pending', 'value', 'error')), "
     "payload TEXT, "
-    "PRIMARY KEY (agent_key, seq, step, action, call_index))"
+    "PRIMARY KEY (" + KEY_COLUMNS + "))"
+)
+_HAS_PIPELINE_COLUMN: Final = (
+    "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) "
+    "AND attname = 'pipeline' AND NOT attisdropped)"
+)
+# Two seeks on the primary key (pipeline first), whatever the table's size.
+_OTHER_PIPELINES: Final = (
+    "SELECT (SELECT max(pipeline) FROM {table} WHERE pipeline < %s), "
+    "(SELECT min(pipeline) FROM {table} WHERE pipeline > %s)"
 )
 _GET: Final = (
-    "SELECT " + COLUMNS + " FROM {table} WHERE agent_key = %s AND seq = %s "
+    "SELECT " + COLUMNS + " FROM {table} WHERE pipeline = %s AND agent_key = %s AND seq = %s "
     "AND step = %s AND action = %s AND call_index = %s"
 )
 _DROP_LATER: Final = "DELETE FROM {table} WHERE " + _LATER_IN_RUN
 # One statement, so one round trip and one commit. Its DELETE and its upsert touch disjoint
 # rows (a data-modifying WITH sees one snapshot, so they must).
 _BEGIN: Final = (
-    "WITH dropped AS (DELETE FROM {table} WHERE agent_key = %s AND seq = %s AND "
-    "(step > %s OR (step = %s AND action = %s AND call_index > %s))) "
-    "INSERT INTO {table} (" + COLUMNS + ") VALUES (%s, %s, %s, %s, %s, %s, 'pending', NULL) "
-    "ON CONFLICT (agent_key, seq, step, action, call_index) DO UPDATE SET "
+    "WITH dropped AS (DELETE FROM {table} WHERE pipeline = %s AND agent_key = %s AND "
+    "seq = %s AND (step > %s OR (step = %s AND action = %s AND call_index > %s))) "
+    "INSERT INTO {table} (" + STORED_COLUMNS + ") "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, 'pending', NULL) "
+    "ON CONFLICT (" + KEY_COLUMNS + ") DO UPDATE SET "
     "digest = EXCLUDED.digest, status = 'pending', payload = NULL"
 )
 _UPSERT_OUTCOME: Final = (
-    "INSERT INTO {table} (" + COLUMNS + ") VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
-    "ON CONFLICT (agent_key, seq, step, action, call_index) DO UPDATE SET "
+    "INSERT INTO {table} (" + STORED_COLUMNS + ") VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) "
+    "ON CONFLICT (" + KEY_COLUMNS + ") DO UPDATE SET "
     "digest = EXCLUDED.digest, status = EXCLUDED.status, payload = EXCLUDED.payload"
 )
 _LOAD_RUN: Final = (
-    "SELECT " + COLUMNS + " FROM {table} WHERE agent_key = %s AND seq = %s "
+    "SELECT " + COLUMNS + " FROM {table} WHERE pipeline = %s AND agent_key = %s AND seq = %s "
     "ORDER BY step, action, call_index"
 )
 _PRUNE: Final = (
     "DELETE FROM {table} AS t USING unnest(%s::text[], %s::bigint[]) AS p(k, s) "
-    "WHERE t.agent_key = p.k AND t.seq <= p.s"
+    "WHERE t.pipeline = %s AND t.agent_key = p.k AND t.seq <= p.s"
 )
 _SIZE: Final = "SELECT pg_total_relation_size(%s::regclass)"
-
-
-def _later_params(key: DurableCallKey) -> tuple[str, int, int, int, str, int]:
-    return (key.agent_key, key.seq, key.step, key.step, key.action, key.call_index)
 
 
 def _import_psycopg() -> Any:
@@ -99,6 +116,11 @@ class PostgresActionStateStore(ActionStateStore):
     ``synchronous_commit=on``). Threads share up to ``max_connections`` connections, opened
     on demand; when one breaks, the operation reconnects and retries once (every write is
     idempotent), then raises :class:`DurableStoreError`.
+
+    Records are scoped to ``pipeline``: the store reads and writes that pipeline's records only.
+    Each new connection refuses (:class:`DurableStoreError`) a table that holds records of
+    another pipeline, unless ``shared`` is true; and a table made before records had a
+    pipeline (see :mod:`flink_agents.runtime.durable.pipeline`).
     """
 
     def __init__(
@@ -109,11 +131,15 @@ class PostgresActionStateStore(ActionStateStore):
         max_connections: int = 4,
         connect_timeout_s: int = 10,
         application_name: str = "flink-agents-durable",
+        pipeline: str = DEFAULT_PIPELINE,
+        shared: bool = False,
     ) -> None:
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
         self.conninfo = conninfo
         self.table = check_table_name(table)
+        self.pipeline = check_pipeline_id(pipeline)
+        self.shared = shared
         self.max_connections = max_connections
         self.connect_timeout_s = connect_timeout_s
         self.application_name = application_name
@@ -129,7 +155,15 @@ class PostgresActionStateStore(ActionStateStore):
 
     # -- pickling: ship the configuration, never the connection -----------------------------
 
-    _CONFIG = ("conninfo", "table", "max_connections", "connect_timeout_s", "application_name")
+    _CONFIG = (
+        "conninfo",
+        "table",
+        "max_connections",
+        "connect_timeout_s",
+        "application_name",
+        "pipeline",
+        "shared",
+    )
 
     def __getstate__(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self._CONFIG}
@@ -140,7 +174,10 @@ class PostgresActionStateStore(ActionStateStore):
         self._init_runtime_state()
 
     def __repr__(self) -> str:
-        return f"PostgresActionStateStore({self.describe()!r}, table={self.table!r})"
+        return (
+            f"PostgresActionStateStore({self.describe()!r}, table={self.table!r}, "
+            f"pipeline={self.pipeline!r})"
+        )
 
     def describe(self) -> str:
         """``user@host:port/dbname`` of the server, without the password."""
@@ -201,6 +238,23 @@ class PostgresActionStateStore(ActionStateStore):
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.table,))
             conn.execute(self._statement(_CREATE))
+            self._check_pipelines(conn)
+
+    def _check_pipelines(self, conn: psycopg.Connection[Any]) -> None:
+        """Refuse a table without pipeline ids, or holding another pipeline's records."""
+        where = f"PostgreSQL action-state store {self.describe()}"
+        has_column = conn.execute(_HAS_PIPELINE_COLUMN, (f'"{self.table}"',)).fetchone()
+        if not has_column or not has_column[0]:
+            raise unscoped_table_error(where, self.table)
+        if self.shared:
+            return
+        row = conn.execute(
+            self._statement(_OTHER_PIPELINES), (self.pipeline, self.pipeline)
+        ).fetchone()
+        below, above = row if row is not None else (None, None)
+        other = below if below is not None else above
+        if other is not None:
+            raise foreign_pipeline_error(where, self.table, self.pipeline, str(other))
 
     def _statement(self, template: str) -> sql.Composed:
         """The template with the table name quoted in, built once per template."""
@@ -266,28 +320,30 @@ class PostgresActionStateStore(ActionStateStore):
     def get(self, key: DurableCallKey) -> CallRecord | None:
         statement = self._statement(_GET)
 
+        params = key_params(self.pipeline, key)
+
         def body(conn: psycopg.Connection[Any]) -> Row | None:
-            return conn.execute(statement, key_params(key)).fetchone()
+            return conn.execute(statement, params).fetchone()
 
         row = self._run("get", body)
         return None if row is None else record_from_row(row)
 
     def begin(self, key: DurableCallKey, digest: str) -> None:
         statement = self._statement(_BEGIN)
-        params = (*_later_params(key), *key_params(key), digest)
+        params = (*later_params(self.pipeline, key), *key_params(self.pipeline, key), digest)
         self._run("begin", lambda conn: conn.execute(statement, params))
 
     def record_outcome(self, key: DurableCallKey, digest: str, outcome: CallOutcome) -> None:
         status, payload = outcome_to_columns(outcome)
         statement = self._statement(_UPSERT_OUTCOME)
-        params = (*key_params(key), digest, status, payload)
+        params = (*key_params(self.pipeline, key), digest, status, payload)
         self._run("record outcome", lambda conn: conn.execute(statement, params))
 
     def load_run(self, agent_key: str, seq: int) -> list[CallRecord]:
         statement = self._statement(_LOAD_RUN)
 
         def body(conn: psycopg.Connection[Any]) -> list[Row]:
-            return conn.execute(statement, (agent_key, seq)).fetchall()
+            return conn.execute(statement, (self.pipeline, agent_key, seq)).fetchall()
 
         return [record_from_row(row) for row in self._run("load run", body)]
 
@@ -295,7 +351,7 @@ class PostgresActionStateStore(ActionStateStore):
         statement = self._statement(_DROP_LATER)
 
         def body(conn: psycopg.Connection[Any]) -> int:
-            return conn.execute(statement, _later_params(key)).rowcount
+            return conn.execute(statement, later_params(self.pipeline, key)).rowcount
 
         return self._run("drop records", body)
 
@@ -308,7 +364,8 @@ class PostgresActionStateStore(ActionStateStore):
         keys = list(up_to_seq_by_key)
         seqs = [up_to_seq_by_key[key] for key in keys]
         statement = self._statement(_PRUNE)
-        return self._run("prune", lambda conn: conn.execute(statement, (keys, seqs)).rowcount)
+        params = (keys, seqs, self.pipeline)
+        return self._run("prune", lambda conn: conn.execute(statement, params).rowcount)
 
     def close(self) -> None:
         with self._lock:

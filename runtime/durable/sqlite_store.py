@@ -13,13 +13,22 @@ from typing import Any, Literal, TypeVar
 
 from flink_agents.runtime.durable._rows import (
     COLUMNS,
+    KEY_COLUMNS,
+    STORED_COLUMNS,
     Row,
     check_table_name,
     key_params,
+    later_params,
     outcome_to_columns,
     record_from_row,
 )
 from flink_agents.runtime.durable.errors import DurableStoreError
+from flink_agents.runtime.durable.pipeline import (
+    DEFAULT_PIPELINE,
+    check_pipeline_id,
+    foreign_pipeline_error,
+    unscoped_table_error,
+)
 from flink_agents.runtime.durable.records import CallOutcome, CallRecord, DurableCallKey
 from flink_agents.runtime.durable.store import ActionStateStore
 
@@ -30,12 +39,9 @@ T = TypeVar("T")
 Synchronous = Literal["FULL", "NORMAL", "OFF"]
 
 _LATER_IN_RUN = (
-    "agent_key = ? AND seq = ? AND (step > ? OR (step = ? AND action = ? AND call_index >= ?))"
+    "pipeline = ? AND agent_key = ? AND seq = ? AND "
+    "(step > ? OR (step = ? AND action = ? AND call_index >= ?))"
 )
-
-
-def _later_params(key: DurableCallKey) -> tuple[str, int, int, int, str, int]:
-    return (key.agent_key, key.seq, key.step, key.step, key.action, key.call_index)
 
 
 class SqliteActionStateStore(ActionStateStore):
@@ -46,6 +52,11 @@ class SqliteActionStateStore(ActionStateStore):
     default ``synchronous="FULL"`` each write is fsynced before it returns, so a record
     survives a killed process and a crashed machine. ``"NORMAL"`` survives a killed process
     but may lose the last writes on power loss; ``"OFF"`` is for benchmarks of size only.
+
+    Records are scoped to ``pipeline``: the store reads and writes that pipeline's records only.
+    When it opens, it refuses (:class:`DurableStoreError`) a table that holds records of
+    another pipeline, unless ``shared`` is true; and a table made before records had a
+    pipeline (see :mod:`flink_agents.runtime.durable.pipeline`).
 
     The store remembers the identity of the file it opened (device and inode) and checks,
     with one ``stat`` before every operation, that the path still names that file. A file
@@ -61,11 +72,15 @@ class SqliteActionStateStore(ActionStateStore):
         table: str = "durable_calls",
         synchronous: Synchronous = "FULL",
         busy_timeout_s: float = 30.0,
+        pipeline: str = DEFAULT_PIPELINE,
+        shared: bool = False,
     ) -> None:
         if synchronous not in ("FULL", "NORMAL", "OFF"):
             raise ValueError(f"synchronous must be FULL, NORMAL or OFF, not {synchronous!r}")
         self.path = str(path)
         self.table = check_table_name(table)
+        self.pipeline = check_pipeline_id(pipeline)
+        self.shared = shared
         self.synchronous: Synchronous = synchronous
         self.busy_timeout_s = busy_timeout_s
         self._lock = threading.Lock()
@@ -93,7 +108,10 @@ class SqliteActionStateStore(ActionStateStore):
         self._pid = os.getpid()
 
     def __repr__(self) -> str:
-        return f"SqliteActionStateStore({self.path!r}, table={self.table!r})"
+        return (
+            f"SqliteActionStateStore({self.path!r}, table={self.table!r}, "
+            f"pipeline={self.pipeline!r})"
+        )
 
     # -- connection ------------------------------------------------------------------------
 
@@ -167,12 +185,13 @@ class SqliteActionStateStore(ActionStateStore):
                 conn.execute(f"PRAGMA synchronous={self.synchronous}")
                 conn.execute(
                     f"CREATE TABLE IF NOT EXISTS {self.table} ("
+                    "pipeline TEXT NOT NULL, "
                     "agent_key TEXT NOT NULL, seq INTEGER NOT NULL, step INTEGER NOT NULL, "
                     "action TEXT NOT NULL, call_index INTEGER NOT NULL, digest TEXT NOT NULL, "
                     "status TEXT NOT NULL CHECK (status IN ('pending', 'value', 'error')), "
-                    "payload TEXT, "
-                    "PRIMARY KEY (agent_key, seq, step, action, call_index)) WITHOUT ROWID"
+                    f"payload TEXT, PRIMARY KEY ({KEY_COLUMNS})) WITHOUT ROWID"
                 )
+                self._check_pipelines(conn)
                 return
             except sqlite3.OperationalError as exc:
                 message = str(exc).lower()
@@ -181,6 +200,24 @@ class SqliteActionStateStore(ActionStateStore):
                     raise
                 time.sleep(delay)
                 delay = min(delay * 2, 0.2)
+
+    def _check_pipelines(self, conn: sqlite3.Connection) -> None:
+        """Refuse a table without pipeline ids, or holding another pipeline's records."""
+        columns = {row[1] for row in conn.execute(f"PRAGMA table_info({self.table})")}
+        where = f"SQLite action-state store {self.path}"
+        if "pipeline" not in columns:
+            raise unscoped_table_error(where, self.table)
+        if self.shared:
+            return
+        # Two seeks on the primary key (pipeline first), whatever the table's size.
+        below, above = conn.execute(
+            f"SELECT (SELECT max(pipeline) FROM {self.table} WHERE pipeline < ?), "
+            f"(SELECT min(pipeline) FROM {self.table} WHERE pipeline > ?)",
+            (self.pipeline, self.pipeline),
+        ).fetchone()
+        other = below if below is not None else above
+        if other is not None:
+            raise foreign_pipeline_error(where, self.table, self.pipeline, str(other))
 
     def _run(self, operation: str, body: Callable[[sqlite3.Connection], T]) -> T:
         with self._lock:
@@ -230,22 +267,24 @@ class SqliteActionStateStore(ActionStateStore):
 
     def get(self, key: DurableCallKey) -> CallRecord | None:
         sql = (
-            f"SELECT {COLUMNS} FROM {self.table} WHERE agent_key = ? AND seq = ? AND step = ? "
-            "AND action = ? AND call_index = ?"
+            f"SELECT {COLUMNS} FROM {self.table} WHERE pipeline = ? AND agent_key = ? "
+            "AND seq = ? AND step = ? AND action = ? AND call_index = ?"
         )
+        params = key_params(self.pipeline, key)
 
         def body(conn: sqlite3.Connection) -> Row | None:
-            return conn.execute(sql, key_params(key)).fetchone()
+            return conn.execute(sql, params).fetchone()
 
         row = self._run("get", body)
         return None if row is None else record_from_row(row)
 
     def begin(self, key: DurableCallKey, digest: str) -> None:
         statements: list[tuple[str, tuple[Any, ...]]] = [
-            (f"DELETE FROM {self.table} WHERE {_LATER_IN_RUN}", _later_params(key)),
+            (f"DELETE FROM {self.table} WHERE {_LATER_IN_RUN}", later_params(self.pipeline, key)),
             (
-                f"INSERT INTO {self.table} ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, 'pending', NULL)",
-                (*key_params(key), digest),
+                f"INSERT INTO {self.table} ({STORED_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', NULL)",
+                (*key_params(self.pipeline, key), digest),
             ),
         ]
         self._run("begin", lambda conn: self._transaction(conn, statements))
@@ -253,28 +292,29 @@ class SqliteActionStateStore(ActionStateStore):
     def record_outcome(self, key: DurableCallKey, digest: str, outcome: CallOutcome) -> None:
         status, payload = outcome_to_columns(outcome)
         sql = (
-            f"INSERT INTO {self.table} ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (agent_key, seq, step, action, call_index) DO UPDATE SET "
+            f"INSERT INTO {self.table} ({STORED_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            f"ON CONFLICT ({KEY_COLUMNS}) DO UPDATE SET "
             "digest = excluded.digest, status = excluded.status, payload = excluded.payload"
         )
-        params = (*key_params(key), digest, status, payload)
+        params = (*key_params(self.pipeline, key), digest, status, payload)
         self._run("record outcome", lambda conn: self._transaction(conn, [(sql, params)]))
 
     def load_run(self, agent_key: str, seq: int) -> list[CallRecord]:
         sql = (
-            f"SELECT {COLUMNS} FROM {self.table} WHERE agent_key = ? AND seq = ? "
-            "ORDER BY step, action, call_index"
+            f"SELECT {COLUMNS} FROM {self.table} WHERE pipeline = ? AND agent_key = ? "
+            "AND seq = ? ORDER BY step, action, call_index"
         )
 
         def body(conn: sqlite3.Connection) -> list[Row]:
-            return conn.execute(sql, (agent_key, seq)).fetchall()
+            return conn.execute(sql, (self.pipeline, agent_key, seq)).fetchall()
 
         return [record_from_row(row) for row in self._run("load run", body)]
 
     def drop_from(self, key: DurableCallKey) -> int:
         sql = f"DELETE FROM {self.table} WHERE {_LATER_IN_RUN}"
         return self._run(
-            "drop records", lambda conn: self._transaction(conn, [(sql, _later_params(key))])
+            "drop records",
+            lambda conn: self._transaction(conn, [(sql, later_params(self.pipeline, key))]),
         )
 
     def prune(self, agent_key: str, up_to_seq: int) -> int:
@@ -283,9 +323,9 @@ class SqliteActionStateStore(ActionStateStore):
     def prune_many(self, up_to_seq_by_key: Mapping[str, int]) -> int:
         if not up_to_seq_by_key:
             return 0
-        sql = f"DELETE FROM {self.table} WHERE agent_key = ? AND seq <= ?"
+        sql = f"DELETE FROM {self.table} WHERE pipeline = ? AND agent_key = ? AND seq <= ?"
         statements: list[tuple[str, tuple[Any, ...]]] = [
-            (sql, (agent_key, seq)) for agent_key, seq in up_to_seq_by_key.items()
+            (sql, (self.pipeline, agent_key, seq)) for agent_key, seq in up_to_seq_by_key.items()
         ]
         return self._run("prune", lambda conn: self._transaction(conn, statements))
 

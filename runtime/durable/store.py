@@ -18,6 +18,11 @@ class ActionStateStore(ABC):
     (never a driver exception) when the store cannot be reached. They open their connection
     lazily and pickle without it, so a configured store can be shipped to Flink workers.
 
+    A store instance serves one pipeline (its ``pipeline`` id): every operation reads, writes,
+    drops or prunes that pipeline's records only, so pipelines sharing a table never see each
+    other's records (see :mod:`flink_agents.runtime.durable.pipeline`). ``agent_key`` is the
+    run key's typed text (:func:`flink_agents.runtime.keys.encode_key`).
+
     "Later" within a run means: a later step, or the same step and action with a call index at
     or after the given one (see :meth:`drop_from`).
     """

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from flink_agents.api.core_options import AgentConfigOptions, AgentConfiguration
 from flink_agents.runtime.durable.call_log import DurableCallLog
+from flink_agents.runtime.durable.pipeline import DEFAULT_PIPELINE, pipeline_id_from
 from flink_agents.runtime.durable.postgres_store import PostgresActionStateStore
 from flink_agents.runtime.durable.records import DurableCallKey
 from flink_agents.runtime.durable.sqlite_store import SqliteActionStateStore
@@ -13,38 +15,51 @@ from flink_agents.runtime.durable.store import ActionStateStore
 
 __all__ = ["open_action_state_store", "open_durable_call_log"]
 
+_LOG = logging.getLogger(__name__)
+
+# Not the text of any agent key (`encode_key` writes JSON), so it never meets a real run.
 _PROBE_KEY = DurableCallKey(
     agent_key="__flink_agents_probe__", seq=0, step=0, action="", call_index=0
 )
 
 
-def open_action_state_store(url: str, **options: Any) -> ActionStateStore:
-    """The store a URL names; nothing is connected until first use.
+def open_action_state_store(
+    url: str, *, pipeline: str = DEFAULT_PIPELINE, shared: bool = False, **options: Any
+) -> ActionStateStore:
+    """The store a URL names, scoped to ``pipeline``; nothing is connected until first use.
 
     - ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db`` or a plain file path:
       :class:`SqliteActionStateStore`;
     - ``postgresql://...`` or ``postgres://...``: :class:`PostgresActionStateStore`.
 
-    ``options`` go to the store's constructor (``table=...``, ``synchronous=...``, ...).
+    ``shared`` allows a table that holds records of other pipelines (otherwise refused when
+    the store connects). ``options`` go to the store's constructor (``table=...``,
+    ``synchronous=...``, ...).
     """
     if url.startswith(("postgresql://", "postgres://")):
-        return PostgresActionStateStore(url, **options)
+        return PostgresActionStateStore(url, pipeline=pipeline, shared=shared, **options)
     if url.startswith("sqlite://"):
         path = url[len("sqlite://") :]
         if not path.startswith("/") or path == "/":
             raise ValueError("a SQLite URL looks like sqlite:///relative.db or sqlite:////abs.db")
-        return SqliteActionStateStore(path[1:], **options)
+        return SqliteActionStateStore(path[1:], pipeline=pipeline, shared=shared, **options)
     if "://" in url:
         scheme = url.split("://", 1)[0]
         raise ValueError(f"unknown action-state store scheme {scheme!r} (sqlite or postgresql)")
-    return SqliteActionStateStore(url, **options)
+    return SqliteActionStateStore(url, pipeline=pipeline, shared=shared, **options)
 
 
-def open_durable_call_log(config: AgentConfiguration) -> DurableCallLog | None:
+def open_durable_call_log(
+    config: AgentConfiguration, *, agent: Any = None, operator_name: str | None = None
+) -> DurableCallLog | None:
     """The durable call log the agent options name (``durable-execution.store``), or None.
 
-    The store is reached once here, so an unreachable store fails now with
-    `DurableStoreError` rather than letting runs make unrecorded calls.
+    Its records belong to the pipeline ``durable-execution.pipeline-id`` names; unset, to
+    ``module:qualname`` of ``agent``'s class (plus ``/operator_name`` when given), or to
+    ``default`` without an agent. ``durable-execution.store.shared`` allows a table that
+    other pipelines use. The store is reached once here, so an unreachable store, or a
+    table another pipeline holds, fails now with `DurableStoreError` rather than letting
+    runs make unrecorded calls.
     """
     url = config.get(AgentConfigOptions.DURABLE_EXECUTION_STORE)
     if not url:
@@ -53,6 +68,17 @@ def open_durable_call_log(config: AgentConfiguration) -> DurableCallLog | None:
     table = config.get(AgentConfigOptions.DURABLE_EXECUTION_STORE_TABLE)
     if table:
         options["table"] = table
-    store = open_action_state_store(url, **options)
-    store.get(_PROBE_KEY)  # connects (and creates the table); raises DurableStoreError
+    pipeline = pipeline_id_from(config, agent, operator_name)
+    shared = config.get(AgentConfigOptions.DURABLE_EXECUTION_STORE_SHARED)
+    store = open_action_state_store(url, pipeline=pipeline, shared=shared, **options)
+    store.get(_PROBE_KEY)  # connects (creates and checks the table); raises DurableStoreError
+    if config.get(AgentConfigOptions.DURABLE_EXECUTION_PIPELINE_ID):
+        _LOG.info("durable execution: %r", store)
+    else:
+        _LOG.info(
+            "durable execution: %r; durable-execution.pipeline-id is not set, so the records "
+            "belong to the default pipeline id %r (set the option in production)",
+            store,
+            pipeline,
+        )
     return DurableCallLog(store)

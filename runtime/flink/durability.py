@@ -323,14 +323,24 @@ class SubtaskDurability:
 
 
 def open_subtask_durability(
-    config: AgentConfiguration, task_name: str, subtask_index: int, runtime_context: Any = None
+    config: AgentConfiguration,
+    task_name: str,
+    subtask_index: int,
+    runtime_context: Any = None,
+    *,
+    agent: Any = None,
+    operator_name: str | None = None,
 ) -> SubtaskDurability | None:
     """The subtask's durable call log from the agent options (None when no store is set).
 
-    The store is reached once here: when it cannot be, `DurableStoreError` fails the task
-    (the job restarts) rather than letting runs make unrecorded calls.
+    Its records belong to the pipeline `durable-execution.pipeline-id` names; unset, to the
+    `module:qualname` of `agent`'s class plus `/operator_name` when given (the agent
+    operator's name), or to `default` when no agent is given. The store is reached once
+    here: when it cannot be, or its table holds another pipeline's records (and
+    `durable-execution.store.shared` is not set), `DurableStoreError` fails the task (the
+    job restarts) rather than letting runs make unrecorded calls.
     """
-    log = open_durable_call_log(config)
+    log = open_durable_call_log(config, agent=agent, operator_name=operator_name)
     if log is None:
         return None
     rest_address = config.get(

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,3 +71,30 @@ def sqlite_store(tmp_path: Path) -> Iterator[SqliteActionStateStore]:
 def store(request: pytest.FixtureRequest) -> ActionStateStore:
     """Each test that takes ``store`` runs against both stores."""
     return request.getfixturevalue(f"{request.param}_store")
+
+
+OpenStore = Callable[..., ActionStateStore]
+"""``open_store(pipeline=..., shared=...)``: another store over the same table."""
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OpenStore]:
+    """Opens stores over one table (of each store kind in turn); all closed at the end."""
+    opened: list[ActionStateStore] = []
+    table = f"durable_test_{uuid.uuid4().hex[:12]}"
+    url = request.getfixturevalue("postgres_url") if request.param == "postgres" else ""
+
+    def open_one(**options: Any) -> ActionStateStore:
+        store: ActionStateStore
+        if request.param == "postgres":
+            store = PostgresActionStateStore(url, table=table, **options)
+        else:
+            store = SqliteActionStateStore(tmp_path / "shared.sqlite", table=table, **options)
+        opened.append(store)
+        return store
+
+    yield open_one
+    for store in opened:
+        store.close()
+    if url:
+        _drop_table(url, table)

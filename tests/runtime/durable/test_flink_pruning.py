@@ -281,6 +281,28 @@ def test_sqlite_store_from_the_option_without_rest_does_not_prune(
     subtask.close()
 
 
+def test_the_subtask_store_belongs_to_the_agents_pipeline(tmp_path: Path) -> None:
+    from flink_agents.api.agents.agent import Agent
+
+    config = AgentConfiguration(
+        {AgentConfigOptions.DURABLE_EXECUTION_STORE.key: f"sqlite:///{tmp_path}/d.db"}
+    )
+    subtask = open_subtask_durability(config, "agent", 0, agent=Agent(), operator_name="triage")
+    assert subtask is not None and isinstance(subtask.call_log.store, SqliteActionStateStore)
+    assert subtask.call_log.store.pipeline == "flink_agents.api.agents.agent:Agent/triage"
+    subtask.close()
+    config.set(AgentConfigOptions.DURABLE_EXECUTION_PIPELINE_ID, "orders")
+    subtask = open_subtask_durability(config, "agent", 0, agent=Agent(), operator_name="triage")
+    assert subtask is not None and isinstance(subtask.call_log.store, SqliteActionStateStore)
+    assert subtask.call_log.store.pipeline == "orders"
+    subtask.close()
+    config.set(AgentConfigOptions.DURABLE_EXECUTION_PIPELINE_ID, None)
+    subtask = open_subtask_durability(config, "agent", 0)  # no agent given: "default"
+    assert subtask is not None and isinstance(subtask.call_log.store, SqliteActionStateStore)
+    assert subtask.call_log.store.pipeline == "default"
+    subtask.close()
+
+
 def test_rest_address_option_and_job_id_start_a_pruner(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
