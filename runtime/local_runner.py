@@ -203,7 +203,7 @@ class LocalAgentBuilder(AgentBuilder):
         self._runner = LocalRunner(
             agent,
             config,
-            durable=open_durable_call_log(config),
+            durable=open_durable_call_log(config, agent=agent),
             shared_resources=self._env.resources,
         )
         return self

@@ -88,6 +88,7 @@ class AgentEngineFactory:
         config: agent options (`AgentConfiguration` or a mapping of option keys).
         durable: builds the subtask's durable call log (exactly-once external calls).
         shared_resources: resources of the execution environment, by type and name.
+        operator_name: the agent operator's name (part of the default durable pipeline id).
     """
 
     def __init__(
@@ -97,8 +98,10 @@ class AgentEngineFactory:
         *,
         durable: Callable[[SubtaskContext], Any] | None = None,
         shared_resources: Mapping[ResourceType, Mapping[str, ResourceSpec]] | None = None,
+        operator_name: str | None = None,
     ) -> None:
         self.agent = agent
+        self.operator_name = operator_name
         self.config = (
             config if isinstance(config, AgentConfiguration) else AgentConfiguration(config)
         )
@@ -113,7 +116,12 @@ class AgentEngineFactory:
         durability = None
         if durable is None:  # `durable-execution.store` (fails the task if unreachable)
             durability = open_subtask_durability(
-                self.config, context.task_name, context.subtask_index, context.runtime_context
+                self.config,
+                context.task_name,
+                context.subtask_index,
+                context.runtime_context,
+                agent=self.agent,
+                operator_name=self.operator_name,
             )
             durable = durability.call_log if durability is not None else None
         runner = AgentRunner(

@@ -251,13 +251,14 @@ class AgentStream(AgentBuilder):
         if self._output is not None:
             raise RuntimeError("an agent was already applied to this stream")
         environment = self._environment
+        name = name or type(agent).__name__
         self._output = keyed_agent_stream(
             self._input,
             self._key_selector,
-            environment.engine_factory_for(agent),
+            environment.engine_factory_for(agent, name=name),
             options=environment.operator_options_for_job(),
             execution_mode=environment.execution_mode,
-            name=name or type(agent).__name__,
+            name=name,
         )
         return self
 
@@ -339,13 +340,16 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
         max_in_flight = self.get_config().get(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS)
         return AgentOperatorOptions(max_in_flight=max(1, max_in_flight))
 
-    def engine_factory_for(self, agent: Any) -> EngineFactory:
-        """What builds the run engine for `agent` in each subtask."""
+    def engine_factory_for(self, agent: Any, *, name: str | None = None) -> EngineFactory:
+        """What builds the run engine for `agent` in each subtask (`name`: the operator's)."""
         from flink_agents.runtime.flink.agent_engine import AgentEngineFactory
 
         if isinstance(agent, Agent):
             return AgentEngineFactory(
-                agent, self.get_config().copy(), shared_resources=self.resources
+                agent,
+                self.get_config().copy(),
+                shared_resources=self.resources,
+                operator_name=name,
             )
         if callable(agent):
             return cast(EngineFactory, agent)

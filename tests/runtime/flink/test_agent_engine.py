@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -150,3 +151,16 @@ def test_inputs_keep_pydantic_types_through_state() -> None:
     with pytest.raises(TypeError):
         engine.encode_input(object())
     engine.runner.close()
+
+
+def test_the_default_pipeline_id_names_the_agent_and_its_operator(tmp_path: Path) -> None:
+    agent = chart_agent()
+    config = {"durable-execution.store": str(tmp_path / "calls.db")}
+    engine = AgentEngineFactory(agent, config, operator_name="triage")(_context())
+    try:
+        assert engine.durability is not None
+        store = engine.durability.call_log.store
+        kind = type(agent)
+        assert store.pipeline == f"{kind.__module__}:{kind.__qualname__}/triage"  # type: ignore[attr-defined]
+    finally:
+        engine.close()
