@@ -206,6 +206,18 @@ class ActionContext(RunnerContext):
             call_index=call_index,
         )
 
+    @property
+    def next_call_index(self) -> int:
+        """The call index the action's next durable call will get."""
+        return self._call_index
+
+    async def forget_durable_calls(self, first_call_index: int) -> None:
+        """Drop the records of this action's durable calls from ``first_call_index`` on (and
+        every later record of the run): after a restart those calls are made again."""
+        log = self._runner.durable
+        if log is not None:
+            await log.forget(self._call_key(first_call_index))
+
     def _take_call_index(self) -> int:
         index = self._call_index
         self._call_index += 1

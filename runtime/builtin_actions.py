@@ -42,6 +42,7 @@ from flink_agents.api.runner_context import RunnerContext
 from flink_agents.api.tool_response import ToolResponse
 from flink_agents.api.tools.tool import BaseTool, ToolMetadata
 from flink_agents.plan.agent_plan import ActionSpec
+from flink_agents.runtime.action_context import ActionContext
 from flink_agents.runtime.metrics import (
     record_chat_call,
     record_chat_error,
@@ -287,6 +288,8 @@ async def _call_model(
     )
     label = _metric_label(setup, state.model)
     metrics = ctx.agent_metric_group
+    action_ctx = ctx if isinstance(ctx, ActionContext) else None
+    first_call = action_ctx.next_call_index if action_ctx is not None else 0
     attempt = 0
     while True:
         raw = await ctx.durable_execute_async(
@@ -301,6 +304,10 @@ async def _call_model(
             raise TypeError("a model call outcome has neither a result nor an error")
         record_chat_error(metrics, label, error.kind)
         if strategy is ErrorHandlingStrategy.FAIL:
+            if action_ctx is not None:
+                # The error fails the run: after the restart the call is made again (a kept
+                # error would be replayed, and fail every restart, forever).
+                await action_ctx.forget_durable_calls(first_call)
             raise ChatModelError(
                 error.message,
                 status_code=error.status_code,

@@ -63,6 +63,8 @@ class SupportsDurableExecute(Protocol):
         reconciler: Callable[..., Any] | None = None,
     ) -> Any: ...
 
+    async def forget(self, call_key: DurableCallKey) -> None: ...
+
 
 def _is_async_callable(fn: Callable[..., Any]) -> bool:
     if inspect.iscoroutinefunction(fn):
@@ -246,6 +248,14 @@ class DurableCallLog:
         return result
 
     # -- housekeeping -----------------------------------------------------------------------
+
+    async def forget(self, call_key: DurableCallKey) -> None:
+        """Drop the record at ``call_key`` and every later record of its run.
+
+        For an outcome that must not be replayed: a model call whose error failed the run is
+        made again after the restart, not answered with the same error forever.
+        """
+        await self._in_io(self.store.drop_from, call_key)
 
     def prune(self, agent_key: str, up_to_seq: int) -> int:
         """Drop every record of the runs of ``agent_key`` with ``seq <= up_to_seq``.

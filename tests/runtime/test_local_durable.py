@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from flink_agents.api import AgentsExecutionEnvironment, ChatMessage, FunctionChatModelConnection
+from flink_agents.api.errors import ChatModelError
+from flink_agents.runtime.agent_runner import ActionExecutionError
 from tests.runtime.chat_agents import chat_agent
 
 
@@ -38,3 +42,33 @@ def test_without_a_store_every_run_calls_the_model() -> None:
     _run(None, calls)
     _run(None, calls)
     assert len(calls) == 4
+
+
+def test_a_model_error_that_fails_the_run_is_not_replayed(tmp_path: Path) -> None:
+    """Under error strategy `fail` the failed call is made again when the run is run again
+    (a kept error would fail every retry of the job, forever); a success is then kept."""
+    url = f"sqlite:///{tmp_path}/calls.db"
+    calls: list[str] = []
+    outage = [True]
+
+    def model(messages: list[ChatMessage], tools: list) -> str:
+        calls.append(messages[-1].text)
+        if outage[0]:
+            raise ChatModelError("down", status_code=503, retryable=True)
+        return f"answer to {messages[-1].text}"
+
+    def run_once() -> list[str]:
+        agent = chat_agent(FunctionChatModelConnection(function=model))
+        config = {"durable-execution.store": url, "error-handling-strategy": "fail"}
+        env = AgentsExecutionEnvironment.get_execution_environment(config=config)
+        results = env.from_list([{"key": "a", "value": "q1"}]).apply(agent).to_list()
+        env.execute()
+        return [r.response.text for result in results for r in result.values()]
+
+    with pytest.raises(ActionExecutionError) as failed:
+        run_once()
+    assert isinstance(failed.value.__cause__, ChatModelError)
+    outage[0] = False
+    assert run_once() == ["answer to q1"]
+    assert run_once() == ["answer to q1"]
+    assert calls == ["q1", "q1"]  # failed, then made again; the success replays
