@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
 import pytest
 
@@ -68,3 +69,23 @@ def test_options_as_a_dict_keep_thread_mode() -> None:
     assert done.returncode == 0, done.stderr
     assert "MODE thread" in done.stdout
     assert "CHECKPOINTS 300" in done.stdout
+
+
+def test_process_mode_in_a_checkpointed_job_is_refused(stream_env: Any) -> None:
+    from e2e_tests.agents import UpperAgent
+    from flink_agents.runtime.flink import (
+        FlinkAgentsExecutionEnvironment,
+        ProcessModeCheckpointingError,
+    )
+
+    env = stream_env(parallelism=1, **{"execution.checkpointing.interval": "1 s"})
+    agents_env = FlinkAgentsExecutionEnvironment(env, execution_mode="process")
+    records = env.from_collection([{"id": 1, "text": "a"}])
+    stream = agents_env.from_datastream(records, key_selector=lambda r: r["id"])
+    with pytest.raises(ProcessModeCheckpointingError, match="thread mode"):
+        stream.apply(UpperAgent())
+    # Without checkpointing process mode is allowed.
+    plain_env = stream_env(parallelism=1)
+    plain = FlinkAgentsExecutionEnvironment(plain_env, execution_mode="process")
+    plain_records = plain_env.from_collection([{"id": 1, "text": "a"}])
+    plain.from_datastream(plain_records, key_selector=lambda r: r["id"]).apply(UpperAgent())

@@ -8,6 +8,7 @@ workers.
 from flink_agents.runtime.flink.environment import (
     AgentStream,
     FlinkAgentsExecutionEnvironment,
+    ProcessModeCheckpointingError,
     ThreadModeUnavailableError,
     create_stream_execution_environment,
     prepare_flink_environment,
@@ -22,6 +23,7 @@ __all__ = [
     "JavaNotFoundError",
     "JavaRuntime",
     "KeyedAgentOperator",
+    "ProcessModeCheckpointingError",
     "ThreadModeUnavailableError",
     "create_stream_execution_environment",
     "ensure_java",

@@ -55,6 +55,7 @@ from flink_agents.runtime.keys import encode_key
 __all__ = [
     "AgentStream",
     "FlinkAgentsExecutionEnvironment",
+    "ProcessModeCheckpointingError",
     "ThreadModeUnavailableError",
     "create_stream_execution_environment",
     "keyed_agent_stream",
@@ -69,6 +70,18 @@ _EXECUTION_MODE_KEY = "python.execution-mode"
 class ThreadModeUnavailableError(RuntimeError):
     """Thread mode was asked for (or is the default) but cannot run in this process."""
 
+
+class ProcessModeCheckpointingError(RuntimeError):
+    """An agent operator in process mode in a checkpointed job: its runs could not be resumed
+    after a restore."""
+
+
+_PROCESS_MODE_CHECKPOINTING = (
+    "the agent operator cannot run in process mode in a checkpointed job: after a restore, "
+    "PyFlink 2.3's process mode loses the timers a Python operator registered in its first "
+    "callback, so runs in flight at a failure could end without their outputs. Use thread "
+    "mode (the default) for checkpointed jobs, or turn checkpointing off."
+)
 
 _THREAD_MODE_UNAVAILABLE = (
     "thread mode (the default) cannot run in this process: PyFlink's JVM was started before "
@@ -208,6 +221,8 @@ def keyed_agent_stream(
     """`ds` keyed by `key_selector` through the keyed agent operator; outputs downstream."""
     j_stream: Any = ds._j_data_stream
     j_env = j_stream.getExecutionEnvironment()
+    if execution_mode == "process" and j_env.getCheckpointConfig().isCheckpointingEnabled():
+        raise ProcessModeCheckpointingError(_PROCESS_MODE_CHECKPOINTING)
     configure_python_workers(get_j_env_configuration(j_env), execution_mode)
     keyed = ds.key_by(_KeyText(key_selector), key_type=Types.STRING())
     out = keyed.process(
