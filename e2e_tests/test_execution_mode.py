@@ -8,6 +8,7 @@ fresh interpreter: the JVM is started once per process.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -21,9 +22,16 @@ pytestmark = pytest.mark.flink
 
 
 def _run(script: str) -> subprocess.CompletedProcess[str]:
+    """`script` in a fresh interpreter, with the environment a user's shell would have (no
+    venv `bin` on PATH: other tests of this session prepared ours)."""
+    env = dict(os.environ)
+    bin_dir = os.path.dirname(sys.executable)
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != bin_dir)
+    env["PYTHONPATH"] = str(REPO_ROOT)
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(script)],
         cwd=REPO_ROOT,
+        env=env,
         capture_output=True,
         text=True,
         timeout=180,
