@@ -18,15 +18,20 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, cast
 
 from flink_agents.api.agents.agent import Agent
-from flink_agents.api.core_options import AgentConfiguration, AgentExecutionOptions
+from flink_agents.api.core_options import (
+    AgentConfiguration,
+    AgentExecutionOptions,
+    InputFailurePolicy,
+)
 from flink_agents.api.events.event import Event, InputEvent, OutputEvent
 from flink_agents.api.resource import Resource, ResourceDescriptor, ResourceType
 from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.plan.agent_plan import AgentPlan, ResourceSpec
 from flink_agents.runtime.action_context import ActionContext, event_id_for
 from flink_agents.runtime.event_log import EventLog
+from flink_agents.runtime.input_failure import FailedInput, failure_record, log_failure
 from flink_agents.runtime.metrics import Counter, Histogram, InMemoryMetricGroup, MetricGroup
-from flink_agents.runtime.run_state import KeyState, RunState, trusted_model
+from flink_agents.runtime.run_state import KeyState, RunStart, RunState, trusted_model
 
 if TYPE_CHECKING:
     from flink_agents.runtime.durable.call_log import SupportsDurableExecute
@@ -37,11 +42,15 @@ _OUTPUT_TYPE = OutputEvent.EVENT_TYPE
 
 
 class ActionExecutionError(RuntimeError):
-    """An action raised; the run cannot go on. The cause is the action's exception."""
+    """An action raised; the run cannot go on. The cause is the action's exception, whose
+    type and message end this error's message."""
 
-    def __init__(self, action: str, event_type: str, key: Any, seq: int) -> None:
+    def __init__(
+        self, action: str, event_type: str, key: Any, seq: int, cause: BaseException | None = None
+    ) -> None:
+        detail = "" if cause is None else f": {type(cause).__name__}: {cause}"
         super().__init__(
-            f"action {action!r} failed on a {event_type} event (key={key!r}, seq={seq})"
+            f"action {action!r} failed on a {event_type} event (key={key!r}, seq={seq}){detail}"
         )
         self.action = action
         self.event_type = event_type
@@ -78,6 +87,11 @@ class AgentRunner:
         else:
             self.config = AgentConfiguration(config)
         self.durable = durable
+        self.keeps_run_start = (
+            self.config.get(AgentExecutionOptions.INPUT_FAILURE_POLICY) is InputFailurePolicy.SKIP
+        )
+        """Runs keep their input and the key's memory at their start (to be tried again or
+        abandoned cleanly under `input-failure.policy: skip`)."""
         self.metrics: MetricGroup = metrics if metrics is not None else InMemoryMetricGroup()
         self._event_log = event_log
         self._event_log_ready = event_log is not None
@@ -181,6 +195,10 @@ class AgentRunner:
         seq = key_state.next_seq
         key_state.next_seq = seq + 1
         event = InputEvent(input=value, id=event_id_for(key, seq, "input"))
+        start = None
+        if self.keeps_run_start:
+            memory = key_state.model_dump_json(include={"short_term_memory"})
+            start = trusted_model(RunStart, input=value, memory_json=memory)
         run = trusted_model(
             RunState,
             key=key,
@@ -190,11 +208,41 @@ class AgentRunner:
             outputs=[],
             done=False,
             action_steps=0,
+            start=start,
         )
         log = self.event_log
         if log is not None:
             log.log_event(key, seq, event)
         return run
+
+    def _rewind(self, run: RunState, key_state: KeyState) -> RunStart:
+        """Put the key's memory back as it was when `run` started."""
+        start = run.start
+        if start is None:
+            raise RuntimeError(
+                "this run kept no start (input-failure.policy is not skip): it cannot be "
+                "tried again or abandoned"
+            )
+        key_state.short_term_memory = KeyState.model_validate_json(
+            start.memory_json
+        ).short_term_memory
+        return start
+
+    def retry_run(self, run: RunState, key_state: KeyState) -> RunState:
+        """`run` again from its start: the same input and sequence number, the key's memory
+        as it was then (its durable calls replay from the store)."""
+        start = self._rewind(run, key_state)
+        key_state.next_seq = run.seq
+        return self.start_run(run.key, start.input, key_state)
+
+    def abandon_run(
+        self, run: RunState, key_state: KeyState, error: BaseException, attempts: int
+    ) -> FailedInput:
+        """Give `run` up: the key's memory as before it, its failure record as its output."""
+        start = self._rewind(run, key_state)
+        record = failure_record(run.key, start.input, error, attempts)
+        log_failure(record)
+        return FailedInput(record)
 
     async def step(self, run: RunState, key_state: KeyState) -> None:
         """Process the first pending event: run every action it triggers, then commit
@@ -221,7 +269,7 @@ class AgentRunner:
                     await loop.run_in_executor(self.executor, spec.func, event, ctx)
             except Exception as exc:
                 self._action_finished(run, spec.name, event, started, ctx.sent, log, exc)
-                raise ActionExecutionError(spec.name, event.type, run.key, run.seq) from exc
+                raise ActionExecutionError(spec.name, event.type, run.key, run.seq, exc) from exc
             self._action_finished(run, spec.name, event, started, ctx.sent, log, None)
             sent.extend(ctx.sent)
         pending = run.pending_events

@@ -20,7 +20,7 @@ from flink_agents.api._trusted import trusted_instance
 from flink_agents.api.events._codec import AnyValue
 from flink_agents.api.events.event import Event
 
-__all__ = ["KeyState", "RunState", "trusted_model"]
+__all__ = ["KeyState", "RunStart", "RunState", "trusted_model"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -71,6 +71,17 @@ class KeyState(BaseModel):
         return cls.model_validate_json(text)
 
 
+class RunStart(BaseModel):
+    """What a run needs to be tried again from its start, or abandoned cleanly."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: AnyValue
+    """The run's input."""
+    memory_json: str
+    """The key's short-term memory when the run started (JSON)."""
+
+
 class RunState(BaseModel):
     """One agent run: the events still to process, its memory and its outputs so far."""
 
@@ -90,6 +101,8 @@ class RunState(BaseModel):
     """True when no event is pending: the run is over."""
     action_steps: int = 0
     """Action executions completed so far (durable call keys use it)."""
+    start: RunStart | None = None
+    """Kept under `input-failure.policy: skip`: the input and the key's memory at the start."""
 
     def to_json(self) -> str:
         """The run as JSON."""

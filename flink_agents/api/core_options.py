@@ -19,6 +19,7 @@ __all__ = [
     "ConfigOption",
     "ErrorHandlingStrategy",
     "EventLogLevel",
+    "InputFailurePolicy",
 ]
 
 T = TypeVar("T")
@@ -92,6 +93,15 @@ class ConfigOption(Generic[T]):
         return f"ConfigOption({self.key!r}, default={self.default!r})"
 
 
+class InputFailurePolicy(str, Enum):
+    """What happens to an input whose run fails (`input-failure.policy`)."""
+
+    FAIL = "fail"
+    """The task fails with the error; Flink restores the last checkpoint and tries again."""
+    SKIP = "skip"
+    """The run is abandoned: a failure record goes to the error stream, the key goes on."""
+
+
 class AgentExecutionOptions:
     """How actions, model calls and tool calls run."""
 
@@ -136,6 +146,21 @@ class AgentExecutionOptions:
         int,
         max(4, (os.cpu_count() or 1) * 2),
         "Threads for synchronous actions and tools.",
+    )
+    INPUT_FAILURE_POLICY: ConfigOption[InputFailurePolicy] = ConfigOption(
+        "input-failure.policy",
+        InputFailurePolicy,
+        InputFailurePolicy.FAIL,
+        "fail | skip: when a run fails, fail the task (Flink's restart strategy applies), or "
+        "abandon the run, send a failure record to the error stream and go on with the key's "
+        "next input.",
+    )
+    INPUT_FAILURE_RETRIES: ConfigOption[int] = ConfigOption(
+        "input-failure.retries",
+        int,
+        0,
+        "Under policy skip: how often a failed run is tried again from its start (recorded "
+        "durable calls replay) before it is skipped.",
     )
 
 

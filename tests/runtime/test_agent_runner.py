@@ -414,3 +414,70 @@ def test_replay_with_the_sqlite_durable_log_skips_recorded_calls(tmp_path: Any) 
     assert len(model.calls) == 2  # not called again
     assert tool_calls == ["T"]
     log.close()
+
+
+def _flaky_agent(fail_times: list[int]) -> Agent:
+    """Appends the input to memory, then raises while `fail_times[0]` > 0."""
+
+    async def work(event: Event, ctx: RunnerContext) -> None:
+        ctx.short_term_memory["seen"] = [*ctx.short_term_memory.get("seen", []), event.input]
+        if fail_times[0] > 0:
+            fail_times[0] -= 1
+            raise ValueError(f"cannot handle {event.input}")
+        ctx.send_event(OutputEvent(output=list(ctx.short_term_memory["seen"])))
+
+    return Agent().add_action("work", InputEvent, work)
+
+
+def test_an_action_error_names_the_original_exception() -> None:
+    runner = AgentRunner(_flaky_agent([1]))
+    key_state = KeyState()
+    with pytest.raises(ActionExecutionError) as failed:
+        run_to_end(runner, runner.start_run("k", "a", key_state), key_state)
+    assert str(failed.value) == (
+        "action 'work' failed on a _input_event event (key='k', seq=0): ValueError: cannot handle a"
+    )
+    assert isinstance(failed.value.__cause__, ValueError)
+
+
+def test_a_retried_run_starts_again_with_the_memory_of_its_start() -> None:
+    runner = AgentRunner(_flaky_agent([1]), {"input-failure.policy": "skip"})
+    key_state = KeyState(short_term_memory={"seen": ["before"]}, next_seq=3)
+    run = runner.start_run("k", "a", key_state)
+    with pytest.raises(ActionExecutionError):
+        run_to_end(runner, run, key_state)
+    assert key_state.short_term_memory["seen"] == ["before", "a"]  # the failed attempt's
+    again = runner.retry_run(run, key_state)
+    assert (again.seq, key_state.next_seq) == (3, 4)
+    assert run_to_end(runner, again, key_state) == [["before", "a"]]
+
+
+def test_an_abandoned_run_leaves_memory_as_before_and_gives_its_failure_record() -> None:
+    runner = AgentRunner(_flaky_agent([5]), {"input-failure.policy": "skip"})
+    key_state = KeyState(short_term_memory={"seen": ["before"]})
+    run = runner.start_run(7, {"text": "a"}, key_state)
+    with pytest.raises(ActionExecutionError) as failed:
+        run_to_end(runner, run, key_state)
+    failure = runner.abandon_run(run, key_state, failed.value, attempts=2)
+    assert key_state.short_term_memory == {"seen": ["before"]}
+    assert key_state.next_seq == 1  # the input keeps its sequence number
+    record = dict(failure.record)
+    assert record.pop("failed_at").endswith("+00:00")
+    assert record == {
+        "key": 7,
+        "input": {"text": "a"},
+        "action": "work",
+        "event_type": "_input_event",
+        "error_type": "ValueError",
+        "message": "cannot handle {'text': 'a'}",
+        "attempts": 2,
+    }
+
+
+def test_without_policy_skip_runs_keep_no_start() -> None:
+    runner = AgentRunner(_flaky_agent([0]))
+    key_state = KeyState()
+    run = runner.start_run("k", "a", key_state)
+    assert run.start is None
+    with pytest.raises(RuntimeError, match="kept no start"):
+        runner.retry_run(run, key_state)
