@@ -99,6 +99,8 @@ class LocalRunner:
         self.key_states: dict[str, KeyState] = {}
         """Per-key state kept across runs (short-term memory, next sequence number), by the
         key's text (`flink_agents.runtime.keys.encode_key`: keys of different types differ)."""
+        self.errors: list[dict[str, Any]] = []
+        """Failure records of the inputs skipped under `input-failure.policy: skip`."""
 
     @property
     def metrics(self) -> MetricGroup:
@@ -132,6 +134,36 @@ class LocalRunner:
             tasks.add(task)
             task.add_done_callback(finished)
 
+        retries = (
+            runner.config.get(AgentExecutionOptions.INPUT_FAILURE_RETRIES)
+            if runner.keeps_run_start
+            else None
+        )
+
+        async def run_input(key: Any, value: Any, key_state: KeyState) -> None:
+            """One input's run; under policy skip tried again, then abandoned (its failure
+            record to `errors`)."""
+            run = runner.start_run(key, value, key_state)
+            emitted = 0
+            attempts = 1
+            while True:
+                try:
+                    while not run.done:  # outputs go out as the run sends them
+                        await runner.step(run, key_state)
+                        for output in run.outputs[emitted:]:
+                            outputs.put_nowait(AgentOutput(key, output, run.seq))
+                        emitted = len(run.outputs)
+                    return
+                except Exception as exc:
+                    if retries is None:  # input-failure.policy: fail
+                        raise
+                    if attempts <= retries:
+                        attempts += 1
+                        run = runner.retry_run(run, key_state)  # sent outputs stay sent
+                        continue
+                    self.errors.append(runner.abandon_run(run, key_state, exc, attempts).record)
+                    return
+
         async def work(key: Any, text: str) -> None:
             pending = queues[text]
             key_state = self.key_states.get(text)
@@ -140,13 +172,7 @@ class LocalRunner:
             while pending:
                 value = pending.popleft()
                 async with slots:
-                    run = runner.start_run(key, value, key_state)
-                    emitted = 0
-                    while not run.done:  # outputs go out as the run sends them
-                        await runner.step(run, key_state)
-                        for output in run.outputs[emitted:]:
-                            outputs.put_nowait(AgentOutput(key, output, run.seq))
-                        emitted = len(run.outputs)
+                    await run_input(key, value, key_state)
                 accepted.release()
             del queues[text]
 
@@ -194,6 +220,7 @@ class LocalAgentBuilder(AgentBuilder):
         self._inputs = inputs
         self._runner: LocalRunner | None = None
         self._output: list[dict[Any, Any]] = []
+        self._errors: list[dict[str, Any]] = []
 
     def apply(self, agent: Agent) -> LocalAgentBuilder:
         """Run ``agent`` over the input."""
@@ -219,6 +246,12 @@ class LocalAgentBuilder(AgentBuilder):
         """The outputs as ``{key: output}`` dicts, filled by ``env.execute()``."""
         return self._output
 
+    def to_error_list(self) -> list[dict[str, Any]]:
+        """Failure records of inputs skipped under `input-failure.policy: skip` (key, input,
+        action, event_type, error_type, message, attempts, failed_at), filled by
+        ``env.execute()``; each is also logged at WARNING."""
+        return self._errors
+
     async def stream(self) -> AsyncGenerator[AgentOutput, None]:
         """Run now and yield outputs as they come (instead of ``execute``)."""
         async for output in self.runner.stream(self._inputs):
@@ -227,6 +260,7 @@ class LocalAgentBuilder(AgentBuilder):
     async def _execute(self) -> None:
         async for output in self.stream():
             self._output.append({output.key: output.value})
+        self._errors.extend(self.runner.errors)
 
 
 class LocalExecutionEnvironment(AgentsExecutionEnvironment):

@@ -46,6 +46,16 @@ class AgentBuilder(ABC):
         """The outputs as a PyFlink Table (Flink environment)."""
         raise NotImplementedError(f"{type(self).__name__} does not produce a Table")
 
+    def to_error_list(self) -> list[dict[str, Any]]:
+        """Failure records of inputs skipped under ``input-failure.policy: skip`` (local
+        environment), filled by ``env.execute()``."""
+        raise NotImplementedError(f"{type(self).__name__} does not produce an error list")
+
+    def to_error_datastream(self) -> Any:
+        """Failure records of inputs skipped under ``input-failure.policy: skip``, as a
+        PyFlink DataStream (Flink environment)."""
+        raise NotImplementedError(f"{type(self).__name__} does not produce a DataStream")
+
 
 class AgentsExecutionEnvironment(ABC):
     """Base of the local and the Flink environments: configuration, shared resources,

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic_core import from_json, to_json
 
 from flink_agents.api.agents.agent import Agent
-from flink_agents.api.core_options import AgentConfiguration
+from flink_agents.api.core_options import AgentConfiguration, AgentExecutionOptions
 from flink_agents.api.events._codec import decode_value, encode_value
 from flink_agents.api.resource import ResourceType
 from flink_agents.plan.agent_plan import ResourceSpec
@@ -23,6 +23,7 @@ from flink_agents.runtime.agent_runner import AgentRunner
 from flink_agents.runtime.event_log import EventLog
 from flink_agents.runtime.flink.durability import SubtaskDurability, open_subtask_durability
 from flink_agents.runtime.flink.operator import SubtaskContext
+from flink_agents.runtime.input_failure import FailedInput
 from flink_agents.runtime.keys import decode_key
 from flink_agents.runtime.run_state import KeyState, RunState
 
@@ -35,6 +36,10 @@ class AgentRunnerEngine:
     def __init__(self, runner: AgentRunner, durability: SubtaskDurability | None = None) -> None:
         self.runner = runner
         self.durability = durability
+        skip = runner.keeps_run_start
+        self._failure_retries = (
+            runner.config.get(AgentExecutionOptions.INPUT_FAILURE_RETRIES) if skip else None
+        )
         if durability is not None and durability.pruner is not None:
             # The keyed operator reports acknowledged runs (pruning, see `durability`).
             self.run_acknowledged = durability.run_acknowledged
@@ -73,6 +78,18 @@ class AgentRunnerEngine:
 
     def load_run(self, data: str) -> RunState:
         return RunState.from_json(data)
+
+    @property
+    def failure_retries(self) -> int | None:
+        return self._failure_retries
+
+    def retry_run(self, run: RunState, key_state: KeyState) -> RunState:
+        return self.runner.retry_run(run, key_state)
+
+    def abandon_run(
+        self, run: RunState, key_state: KeyState, error: BaseException, attempts: int
+    ) -> FailedInput:
+        return self.runner.abandon_run(run, key_state, error, attempts)
 
     def close(self) -> None:
         self.runner.close()

@@ -40,6 +40,7 @@ from flink_agents.api.execution_environment import AgentBuilder, AgentsExecution
 from flink_agents.runtime.flink.config_file import agent_options_from_conf_dir
 from flink_agents.runtime.flink.java import JavaRuntime, ensure_java
 from flink_agents.runtime.flink.operator import (
+    ERROR_OUTPUT,
     AgentOperatorOptions,
     EngineFactory,
     KeyedAgentOperator,
@@ -282,6 +283,12 @@ class AgentStream(AgentBuilder):
         if self._output is None:
             raise RuntimeError("apply(agent) first")
         return self._output
+
+    def to_error_datastream(self) -> DataStream:
+        """Failure records of the inputs skipped under `input-failure.policy: skip` (dicts:
+        key, input, action, event_type, error_type, message, attempts, failed_at), exactly
+        once like outputs. Each is also logged at WARNING."""
+        return self.to_datastream().get_side_output(ERROR_OUTPUT)
 
     def to_table(self, schema: RowTypeInfo, *args: Any, **kwargs: Any) -> Table:
         """The agent's outputs as a Table with `schema` (a `Types.ROW_NAMED(...)`).

@@ -20,16 +20,22 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 from pyflink.common import Types  # pyright: ignore[reportMissingImports]
-from pyflink.datastream import KeyedProcessFunction, RuntimeContext  # pyright: ignore[reportMissingImports]
+from pyflink.datastream import (  # pyright: ignore[reportMissingImports]
+    KeyedProcessFunction,
+    OutputTag,
+    RuntimeContext,
+)
 from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor  # pyright: ignore[reportMissingImports]
 
 from flink_agents.runtime.flink.flink_metrics import FlinkMetricsBridge
 from flink_agents.runtime.flink.keyed_runs import END_OF_INPUT_TIMER, KeyedRuns, PollPolicy
 from flink_agents.runtime.flink.run_engine import RunEngine
 from flink_agents.runtime.flink.run_scheduler import RunScheduler, RunSchedulerStats
+from flink_agents.runtime.input_failure import FailedInput
 from flink_agents.runtime.metrics import InMemoryMetricGroup
 
 __all__ = [
+    "ERROR_OUTPUT",
     "AgentOperatorOptions",
     "EngineFactory",
     "KeyedAgentOperator",
@@ -37,6 +43,18 @@ __all__ = [
 ]
 
 _LOG = logging.getLogger(__name__)
+
+ERROR_OUTPUT = OutputTag("agent-errors", Types.PICKLED_BYTE_ARRAY())
+"""The side output of failure records (`input-failure.policy: skip`)."""
+
+
+def _routed(outputs: list[Any]) -> Iterator[Any]:
+    """Outputs to the main output, failure records to `ERROR_OUTPUT`."""
+    for output in outputs:
+        if type(output) is FailedInput:
+            yield ERROR_OUTPUT, output.record
+        else:
+            yield output
 
 
 class AgentOperatorOptions(BaseModel):
@@ -301,7 +319,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
         except BaseException:
             self.close()  # the task fails: stop its runs now
             raise
-        yield from outputs
+        yield from _routed(outputs)
 
     def on_timer(  # pyright: ignore[reportIncompatibleMethodOverride]
         self, timestamp: int, ctx: Any
@@ -321,7 +339,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
         except BaseException:
             self.close()  # the task fails: stop its runs now
             raise
-        yield from outputs
+        yield from _routed(outputs)
 
     # ------------------------------------------------------------------ metrics
 

@@ -60,3 +60,18 @@ class RunEngine(Protocol):
     def load_run(self, data: str) -> Any:
         """The run `dump_run` wrote."""
         ...
+
+    @property
+    def failure_retries(self) -> int | None:
+        """None: a failed run fails the task (`input-failure.policy: fail`); else how often a
+        failed run is tried again before it is abandoned (`skip`)."""
+        ...
+
+    def retry_run(self, run: Any, key_state: Any) -> Any:
+        """`run` again from its start (same input and sequence number, the key state as it
+        was when it started)."""
+        ...
+
+    def abandon_run(self, run: Any, key_state: Any, error: BaseException, attempts: int) -> Any:
+        """Give `run` up; the key state as before it; returns its failure output."""
+        ...

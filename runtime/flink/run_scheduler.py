@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import selectors
 import threading
 import time
@@ -35,6 +36,8 @@ from typing import Any
 from flink_agents.runtime.flink.run_engine import RunEngine
 
 __all__ = ["KeyWork", "Progress", "RunScheduler", "RunSchedulerStats"]
+
+_LOG = logging.getLogger(__name__)
 
 _NO_INPUT = object()
 
@@ -258,13 +261,18 @@ class RunScheduler:
         """Re-raise a run's exception on the calling (operator) thread."""
         failure = self._failure
         if failure is not None:
-            raise RuntimeError(f"an agent run failed: {failure!r}") from failure
+            raise RuntimeError(f"an agent run failed: {type(failure).__name__}: {failure}") from (
+                failure
+            )
 
     def _fail(self, exc: BaseException) -> None:
         with self._capacity:
-            if self._failure is None:
+            first = self._failure is None
+            if first:
                 self._failure = exc
             self._capacity.notify_all()
+        if first:  # the task fails with it; the log has the whole story (thread mode too)
+            _LOG.error("an agent run failed: %s: %s", type(exc).__name__, exc, exc_info=exc)
 
     # ------------------------------------------------------------------ operator thread
 
@@ -551,8 +559,48 @@ class RunScheduler:
             work.run = run
             stats.runs_started += 1
         key_state = work.key_state
-        is_done, step, run_outputs = engine.is_done, engine.step, engine.outputs
         started = time.monotonic()
+        attempts = 1
+        while True:
+            try:
+                await self._steps(work, run, key_state, started)
+                outputs = list(engine.outputs(run))
+                break
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                retries = engine.failure_retries
+                if retries is None:  # input-failure.policy: fail
+                    raise
+                if attempts <= retries:
+                    attempts += 1
+                    run = work.run = engine.retry_run(run, key_state)
+                    continue
+                # Abandoned: what it sent before (maybe emitted already), then its failure.
+                failure = engine.abandon_run(run, key_state, exc, attempts)
+                outputs = [*work.run_outputs, failure]
+                break
+        took = time.monotonic() - started
+        if took >= _WAITED_S:
+            self._observe_wait(took)
+        key_state_json = engine.dump_key_state(key_state)
+        with self._lock:
+            work.run = None
+            work.run_json = None
+            work.run_outputs = []
+            work.key_state_json = key_state_json
+            work.finished.append(outputs)
+            work.version += 1
+            self._buffered -= 1
+            stats.runs_finished += 1
+            if self._waiters:
+                self._capacity.notify_all()
+
+    async def _steps(self, work: KeyWork, run: Any, key_state: Any, started: float) -> None:
+        """Step `run` to its end, publishing snapshots on the way."""
+        engine = self._engine
+        stats = self.stats
+        is_done, step, run_outputs = engine.is_done, engine.step, engine.outputs
         publish_from = started + self._snapshot_after
         published = len(run_outputs(run))  # a resumed run's earlier outputs were published
         while not is_done(run):
@@ -566,19 +614,3 @@ class RunScheduler:
             if len(outputs) > published or time.monotonic() >= publish_from:
                 self._publish(work, run, list(outputs))
                 published = len(outputs)
-        took = time.monotonic() - started
-        if took >= _WAITED_S:
-            self._observe_wait(took)
-        outputs = list(engine.outputs(run))
-        key_state_json = engine.dump_key_state(key_state)
-        with self._lock:
-            work.run = None
-            work.run_json = None
-            work.run_outputs = []
-            work.key_state_json = key_state_json
-            work.finished.append(outputs)
-            work.version += 1
-            self._buffered -= 1
-            stats.runs_finished += 1
-            if self._waiters:
-                self._capacity.notify_all()

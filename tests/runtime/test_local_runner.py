@@ -243,3 +243,49 @@ def test_a_key_without_text_is_refused() -> None:
     agent = sleeping_agent(Tracker(), 0)
     with pytest.raises(TypeError, match="agent key cannot be None"):
         run(agent, [{"key": None, "value": 1}])
+
+
+def _poison_agent(fail_times: dict[Any, int]) -> Agent:
+    """Outputs each input; an input listed in `fail_times` raises that many times first."""
+
+    async def answer(event: Event, ctx: RunnerContext) -> None:
+        value = event.attributes["input"]
+        await asyncio.sleep(0.001)
+        if fail_times.get(value, 0) > 0:
+            fail_times[value] -= 1
+            raise ValueError(f"poison {value}")
+        ctx.send_event(OutputEvent(output=value))
+
+    return Agent().add_action("answer", InputEvent, answer)
+
+
+def test_under_skip_a_poison_input_is_an_error_record_and_other_keys_go_on() -> None:
+    env = LocalExecutionEnvironment({"input-failure.policy": "skip"})
+    inputs = [{"key": k, "value": f"{k}/{n}"} for n in range(2) for k in range(100)]
+    builder = env.from_list(inputs).apply(_poison_agent({"7/0": 99}))
+    env.execute()
+    outputs = sorted(v for o in builder.to_list() for v in o.values())
+    assert outputs == sorted(i["value"] for i in inputs if i["value"] != "7/0")
+    [record] = builder.to_error_list()
+    assert record["key"] == 7 and record["input"] == "7/0" and record["attempts"] == 1
+    assert (record["action"], record["error_type"], record["message"]) == (
+        "answer",
+        "ValueError",
+        "poison 7/0",
+    )
+
+
+def test_under_skip_a_failed_run_is_tried_again_first() -> None:
+    env = LocalExecutionEnvironment({"input-failure.policy": "skip", "input-failure.retries": 2})
+    builder = env.from_list([{"key": "a", "value": "x"}, {"key": "a", "value": "y"}])
+    builder.apply(_poison_agent({"x": 2, "y": 3}))
+    env.execute()
+    assert builder.to_list() == [{"a": "x"}]  # x succeeded on its third try
+    assert [(r["input"], r["attempts"]) for r in builder.to_error_list()] == [("y", 3)]
+
+
+def test_under_fail_a_poison_input_fails_the_batch_naming_the_original_error() -> None:
+    env = LocalExecutionEnvironment()
+    env.from_list([{"key": "a", "value": "x"}]).apply(_poison_agent({"x": 1}))
+    with pytest.raises(ActionExecutionError, match="ValueError: poison x"):
+        env.execute()

@@ -14,7 +14,11 @@ class StandInEngine:
     step, and with ``each`` also ``"<key>:<seq>:<v>:<step>"`` after every earlier step.
     ``delay`` may be a list: one per step."""
 
-    def __init__(self) -> None:
+    def __init__(self, failure_retries: int | None = None) -> None:
+        self.failure_retries = failure_retries
+        """None: a failing run fails the task; else retries before it is abandoned."""
+        self.failures: dict[tuple[str, int], int] = {}
+        """Failures so far per (key, seq), for inputs with ``fail_times``."""
         self.lock = threading.Lock()
         self.concurrent = 0
         self.max_concurrent = 0
@@ -47,6 +51,8 @@ class StandInEngine:
             "steps": int(spec.get("steps", 1)),
             "delay": spec.get("delay", 0.0),
             "fail": bool(spec.get("fail", False)),
+            "fail_times": int(spec.get("fail_times", 0)),
+            "input": value,
             "each": bool(spec.get("each", False)),
             "done_steps": 0,
             "outputs": [],
@@ -63,7 +69,10 @@ class StandInEngine:
                 delay = delay[run["done_steps"]]
             if delay:
                 await asyncio.sleep(float(delay))
-            if run["fail"]:
+            at = (run["key"], run["seq"])
+            if run["fail"] or self.failures.get(at, 0) < run["fail_times"]:
+                with self.lock:
+                    self.failures[at] = self.failures.get(at, 0) + 1
                 raise ValueError(f"injected failure for {run['key']}:{run['seq']}")
             with self.lock:
                 self.steps_run.append((run["key"], run["seq"], run["done_steps"]))
@@ -91,3 +100,12 @@ class StandInEngine:
         run = json.loads(data)
         self.loaded_runs.append(dict(run))
         return run
+
+    def retry_run(self, run: dict[str, Any], key_state: dict[str, Any]) -> dict[str, Any]:
+        key_state["next_seq"] = run["seq"]
+        return self.start_run(run["key"], run["input"], key_state)
+
+    def abandon_run(
+        self, run: dict[str, Any], key_state: dict[str, Any], error: BaseException, attempts: int
+    ) -> dict[str, Any]:
+        return {"failed": f"{run['key']}:{run['seq']}", "error": str(error), "attempts": attempts}

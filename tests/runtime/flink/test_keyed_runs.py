@@ -261,6 +261,40 @@ def test_a_failing_run_fails_the_next_callback(engine: StandInEngine) -> None:
         sub.close()
 
 
+def test_under_skip_a_failed_run_is_tried_again_then_abandoned() -> None:
+    engine = StandInEngine(failure_retries=1)
+    sub = FakeSubtask(engine)
+    try:
+        sub.input("flaky", {"v": "a", "delay": 0.005, "fail_times": 1})  # fails once
+        sub.input("bad", {"v": "b", "delay": 0.005, "fail": True})  # always fails
+        sub.input("bad", {"v": "c"})  # the key goes on after the abandoned input
+        sub.input("good", {"v": "d", "delay": 0.005})
+        sub.end_of_input()
+    finally:
+        sub.close()
+    failures = [o for o in sub.emitted if isinstance(o, dict)]
+    assert failures == [{"failed": "bad:0", "error": "injected failure for bad:0", "attempts": 2}]
+    assert sorted(o for o in sub.emitted if isinstance(o, str)) == [
+        "bad:1:c",
+        "flaky:0:a",
+        "good:0:d",
+    ]
+    assert engine.failures == {("flaky", 0): 1, ("bad", 0): 2}
+
+
+def test_an_abandoned_inline_run_never_touches_state() -> None:
+    engine = StandInEngine(failure_retries=0)
+    sub = FakeSubtask(engine)
+    try:
+        sub.input("k", {"v": 1, "fail": True})  # fails inside the callback that accepts it
+        assert sub.emitted == [
+            {"failed": "k:0", "error": "injected failure for k:0", "attempts": 1}
+        ]
+        assert sub.backend.slices["k"].inputs == {}
+    finally:
+        sub.close()
+
+
 def test_end_of_input_surfaces_a_failure(engine: StandInEngine) -> None:
     sub = FakeSubtask(engine)
     try:
