@@ -330,12 +330,13 @@ def retry_delay(
     attempt: int, base: float, max_wait: float, retry_after: float | None = None
 ) -> float:
     """Seconds to wait before retry ``attempt + 1``: ``base * 2**attempt`` (at most
-    ``max_wait``) scaled by a random factor in [0.5, 1], and never less than the
-    server's ``retry_after``."""
-    backoff = min(max_wait, base * (2**attempt)) * _random.uniform(0.5, 1.0)
-    if retry_after is not None:
-        return max(retry_after, backoff)
-    return backoff
+    ``max_wait``) scaled by a random factor in [0.5, 1], or the server's ``retry_after``
+    when that is longer; never more than ``max_wait`` either way (a ``retry-after`` of an
+    hour does not park a run for an hour)."""
+    backoff = min(max_wait, base * 2.0 ** min(attempt, 64)) * _random.uniform(0.5, 1.0)
+    if retry_after is not None and retry_after > backoff:  # False for NaN
+        backoff = retry_after
+    return max(0.0, min(max_wait, backoff))
 
 
 # id(setup) -> (weak reference to the setup, its tools); setups are not hashable.

@@ -124,7 +124,8 @@ class AgentExecutionOptions:
         "max-retry-wait-interval",
         float,
         60.0,
-        "Upper bound of one backoff wait in seconds (a server's retry-after is honoured).",
+        "Upper bound of one retry wait in seconds; a server's longer retry-after is "
+        "honoured up to this bound, never past it.",
     )
     CHAT_MAX_MODEL_CALLS: ConfigOption[int] = ConfigOption(
         "chat.max-model-calls",

@@ -10,8 +10,10 @@ serves both.
 from __future__ import annotations
 
 import email.utils
+import math
 import re
 import time
+from datetime import timezone
 from typing import Any
 
 from flink_agents.api.errors import ChatModelError
@@ -30,26 +32,42 @@ def scrub_secrets(text: str, *secrets: str | None) -> str:
     return _KEY_PATTERN.sub("sk-***", text)
 
 
-def parse_retry_after(headers: Any) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or HTTP date)."""
+def parse_retry_after(headers: Any, *, now: float | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date).
+
+    A value that does not parse, or is not finite, counts as not given. Any value is
+    returned as the server sent it, however long: the chat action caps every wait at
+    ``max-retry-wait-interval``. ``now`` (epoch seconds) is the time a date is measured
+    from; the current time by default.
+    """
     if headers is None:
         return None
     raw_ms = headers.get("retry-after-ms")
     if raw_ms is not None:
-        try:
-            return max(0.0, float(raw_ms) / 1000.0)
-        except ValueError:
-            pass
+        millis = _finite(raw_ms)
+        if millis is not None:
+            return max(0.0, millis / 1000.0)
     raw = headers.get("retry-after")
     if raw is None:
         return None
+    seconds = _finite(raw)
+    if seconds is not None:
+        return max(0.0, seconds)
     try:
-        return max(0.0, float(raw))
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(raw) if raw else None
-        if parsed is None:
-            return None
-        return max(0.0, parsed.timestamp() - time.time())
+        date = email.utils.parsedate_to_datetime(str(raw))
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if date.tzinfo is None:  # "-0000": UTC, as HTTP dates are
+        date = date.replace(tzinfo=timezone.utc)
+    return max(0.0, date.timestamp() - (time.time() if now is None else now))
+
+
+def _finite(text: Any) -> float | None:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _kind_for_status(status: int) -> str:

@@ -335,7 +335,8 @@ def test_retry_delay_grows_exponentially_within_bounds() -> None:
         delay = retry_delay(attempt, 1.0, 10.0)
         expected = min(10.0, 2.0**attempt)
         assert expected / 2 <= delay <= expected
-    assert retry_delay(0, 1.0, 10.0, retry_after=30.0) == 30.0
+    assert retry_delay(0, 1.0, 10.0, retry_after=7.0) == 7.0  # longer than the backoff
+    assert retry_delay(0, 1.0, 10.0, retry_after=30.0) == 10.0  # capped
 
 
 def test_retries_exhausted_emit_an_error_response(sleeps: list[float]) -> None:
