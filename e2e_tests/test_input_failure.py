@@ -8,8 +8,10 @@ stream.
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,13 +22,26 @@ from flink_agents.api.runner_context import RunnerContext
 
 pytestmark = pytest.mark.flink
 
-KEYS, INPUTS, POISON = 5, 8, 13
+KEYS, INPUTS, POISON, CRASH = 5, 8, 13, 31
+
+
+class Crash(BaseException):
+    """The task dies (not an input failure: no policy skips it)."""
 
 
 async def _answer(event: Event, ctx: RunnerContext) -> None:
     n = event.attributes["input"]["n"]
+    await asyncio.sleep(0.01 * (n % 3))
     if n == POISON:
         raise ValueError(f"poison record {n}")
+    marker = ctx.config.get("e2e.crash-marker")
+    if n == CRASH and marker:
+        try:
+            open(str(marker), "x").close()  # once
+        except FileExistsError:
+            pass
+        else:
+            raise Crash("the task dies once")
     ctx.send_event(OutputEvent(output={"key": ctx.key, "n": n}))
 
 
@@ -38,7 +53,7 @@ class PoisonAgent(Agent):
         self.add_action("answer", [InputEvent], _answer)
 
 
-def _job(stream_env: Callable[..., Any], policy: str) -> Any:
+def _job(stream_env: Callable[..., Any], policy: str, crash_marker: Path | None = None) -> Any:
     from pyflink.common import Types, WatermarkStrategy
     from pyflink.datastream.connectors.number_seq import NumberSequenceSource
 
@@ -55,6 +70,8 @@ def _job(stream_env: Callable[..., Any], policy: str) -> Any:
     )
     agents_env = FlinkAgentsExecutionEnvironment(env)
     agents_env.get_config().set("input-failure.policy", policy)
+    if crash_marker is not None:
+        agents_env.get_config().set("e2e.crash-marker", str(crash_marker))
     numbers = env.from_source(
         NumberSequenceSource(0, KEYS * INPUTS - 1), WatermarkStrategy.no_watermarks(), "numbers"
     ).set_parallelism(1)
@@ -74,19 +91,26 @@ def test_a_poison_record_under_fail_ends_the_job_with_the_original_exception(
     stream_env: Callable[..., Any],
 ) -> None:
     both = _job(stream_env, "fail")
-    with pytest.raises(Exception) as failed:  # noqa: PT011 - py4j wraps the job's failure
-        with both.execute_and_collect("poison-fail") as results:
-            list(results)
+    with pytest.raises(Exception) as failed, both.execute_and_collect("poison-fail") as results:
+        list(results)
     text = str(failed.value)
     assert "Recovery is suppressed" in text  # the restart strategy gave up
     assert "ValueError: poison record 13" in text
     assert "key='k3', seq=2" in text
 
 
-def test_a_poison_record_under_skip_is_one_error_record(stream_env: Callable[..., Any]) -> None:
-    both = _job(stream_env, "skip")
+@pytest.mark.parametrize("restore", [False, True], ids=["no_restore", "restore"])
+def test_a_poison_record_under_skip_is_one_error_record(
+    stream_env: Callable[..., Any], tmp_path: Path, restore: bool
+) -> None:
+    """With `restore`, the task also dies once later (a restore from a checkpoint): the
+    error record stays exactly once, like the outputs."""
+    marker = tmp_path / "crashed" if restore else None
+    both = _job(stream_env, "skip", marker)
     with both.execute_and_collect("poison-skip") as results:
         got = list(results)
+    if marker is not None:
+        assert marker.exists()
     outputs = [o for kind, o in got if kind == "output"]
     errors = [r for kind, r in got if kind == "error"]
     counts = Counter(o["n"] for o in outputs)
