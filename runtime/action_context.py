@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from flink_agents.api._trusted import trusted_instance
 from flink_agents.api.core_options import AgentConfiguration
+from flink_agents.api.events._codec import check_state_value
 from flink_agents.api.events.event import Event
 from flink_agents.api.resource import Resource, ResourceType
 from flink_agents.api.runner_context import RunnerContext
@@ -147,6 +148,12 @@ class ActionContext(RunnerContext):
     def send_event(self, event: Event) -> None:
         if not isinstance(event, Event):
             raise TypeError(f"send_event takes an Event, got {type(event).__name__}")
+        try:  # refused here, the same on every runner (not when a checkpoint writes it)
+            check_state_value(event.attributes, "attribute")
+        except TypeError as exc:
+            raise TypeError(
+                f"key {self._run.key!r}: a {event.type} event cannot be sent: {exc}"
+            ) from None
         prefix = self._id_prefix
         if prefix is None:
             run = self._run

@@ -235,6 +235,12 @@ class AgentRunner:
         key_state.next_seq = run.seq
         return self.start_run(run.key, start.input, key_state)
 
+    def refuse_input(self, key: Any, value: Any, error: BaseException) -> FailedInput:
+        """The failure record of an input refused before any run started (attempts 0)."""
+        record = failure_record(key, value, error, 0)
+        log_failure(record)
+        return FailedInput(record)
+
     def abandon_run(
         self, run: RunState, key_state: KeyState, error: BaseException, attempts: int
     ) -> FailedInput:

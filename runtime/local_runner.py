@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 from flink_agents.api.agents.agent import Agent
 from flink_agents.api.core_options import AgentConfiguration, AgentExecutionOptions
+from flink_agents.api.events._codec import check_state_value
 from flink_agents.api.execution_environment import AgentBuilder, AgentsExecutionEnvironment
 from flink_agents.plan.agent_plan import ResourceSpec
 from flink_agents.runtime.agent_runner import AgentRunner
@@ -179,6 +180,13 @@ class LocalRunner:
         async def produce() -> None:
             async for key, value in _records(inputs):
                 text = encode_key(key)  # refuses a key with no text (None) before running
+                try:  # refused at the door, as on Flink (where inputs wait in keyed state)
+                    check_state_value(value, "input")
+                except TypeError as exc:
+                    if retries is None:
+                        raise TypeError(f"key {text}: {exc}") from None
+                    self.errors.append(runner.refuse_input(key, value, exc).record)
+                    continue
                 await accepted.acquire()
                 pending = queues.get(text)
                 if pending is None:

@@ -16,7 +16,7 @@ from pydantic_core import from_json, to_json
 
 from flink_agents.api.agents.agent import Agent
 from flink_agents.api.core_options import AgentConfiguration, AgentExecutionOptions
-from flink_agents.api.events._codec import decode_value, encode_value
+from flink_agents.api.events._codec import check_state_value, decode_value, encode_value
 from flink_agents.api.resource import ResourceType
 from flink_agents.plan.agent_plan import ResourceSpec
 from flink_agents.runtime.agent_runner import AgentRunner
@@ -54,6 +54,7 @@ class AgentRunnerEngine:
         return key_state.to_json()
 
     def encode_input(self, value: Any) -> str:
+        check_state_value(value, "input")  # refused at the door, as on the local runner
         return to_json(encode_value(value)).decode("utf-8")
 
     def decode_input(self, data: str) -> Any:
@@ -85,6 +86,9 @@ class AgentRunnerEngine:
 
     def retry_run(self, run: RunState, key_state: KeyState) -> RunState:
         return self.runner.retry_run(run, key_state)
+
+    def refuse_input(self, key: str, value: Any, error: BaseException) -> FailedInput:
+        return self.runner.refuse_input(decode_key(key), value, error)
 
     def abandon_run(
         self, run: RunState, key_state: KeyState, error: BaseException, attempts: int

@@ -166,7 +166,12 @@ class KeyedRuns:
         scheduler = self._scheduler
         scheduler.raise_if_failed()
         engine = self._engine
-        encoded = engine.encode_input(value)
+        try:
+            encoded = engine.encode_input(value)
+        except TypeError as exc:  # refused at the door: no run, no state
+            if engine.failure_retries is None:
+                raise TypeError(f"key {key}: {exc}") from None
+            return [engine.refuse_input(key, value, exc)]
         # Runs always see the decoded form, so a run restored from state sees the same input.
         decoded = engine.decode_input(encoded)
         entry = self._entries.pop(key, None)

@@ -72,6 +72,10 @@ class RunEngine(Protocol):
         was when it started)."""
         ...
 
+    def refuse_input(self, key: str, value: Any, error: BaseException) -> Any:
+        """The failure output of an input `encode_input` refused (no run was started)."""
+        ...
+
     def abandon_run(self, run: Any, key_state: Any, error: BaseException, attempts: int) -> Any:
         """Give `run` up; the key state as before it; returns its failure output."""
         ...

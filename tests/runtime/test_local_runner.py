@@ -289,3 +289,37 @@ def test_under_fail_a_poison_input_fails_the_batch_naming_the_original_error() -
     env.from_list([{"key": "a", "value": "x"}]).apply(_poison_agent({"x": 1}))
     with pytest.raises(ActionExecutionError, match="ValueError: poison x"):
         env.execute()
+
+
+def _sender(payload: Any) -> Agent:
+    async def send(event: Event, ctx: RunnerContext) -> None:
+        ctx.send_event(Event("report", {"payload": payload}))
+
+    async def report(event: Event, ctx: RunnerContext) -> None:
+        ctx.send_event(OutputEvent(output="sent"))
+
+    return Agent().add_action("send", InputEvent, send).add_action("report", ["report"], report)
+
+
+def test_an_event_attribute_state_cannot_keep_is_refused_when_sent() -> None:
+    with pytest.raises(ActionExecutionError) as failed:
+        run(_sender(b"\x89PNG"), [{"key": "k", "value": 1}])
+    assert "key 'k': a report event cannot be sent: attribute['payload'] is a value of type " in (
+        str(failed.value)
+    )
+
+
+def test_values_are_refused_at_the_door_and_skipped_under_skip() -> None:
+    env = LocalExecutionEnvironment({"input-failure.policy": "skip"})
+    inputs = [{"key": "a", "value": {"raw": b"x"}}, {"key": "b", "value": {"raw": "x"}}]
+    builder = env.from_list(inputs).apply(_sender("fine"))
+    env.execute()
+    assert builder.to_list() == [{"b": "sent"}]
+    [record] = builder.to_error_list()
+    assert (record["key"], record["attempts"], record["action"]) == ("a", 0, None)
+    assert record["message"].startswith("input['raw'] is a value of type bytes")
+
+
+def test_an_input_state_cannot_keep_fails_the_batch_under_fail() -> None:
+    with pytest.raises(TypeError, match=r"""key "a": input is a value of type set"""):
+        run(_sender("fine"), [{"key": "a", "value": {1, 2}}])

@@ -19,6 +19,7 @@ from pydantic_core import to_jsonable_python
 __all__ = [
     "AnyValue",
     "ModelClassRef",
+    "check_state_value",
     "decode_value",
     "encode_value",
     "resolve_type_path",
@@ -53,6 +54,43 @@ def resolve_type_path(path: str) -> type:
     if not isinstance(obj, type):
         raise TypeError(f"{path!r} is not a class")
     return obj
+
+
+_PLAIN = (str, int, bool)
+
+
+def check_state_value(value: Any, path: str = "value") -> None:
+    """Raise `TypeError` naming where (`path`) and what, unless `value` can be kept in agent
+    state and come back as the same value: None, strings, booleans, integers, finite floats,
+    pydantic models, dicts with string keys and lists or tuples of such values.
+
+    Bytes, sets, datetimes and other objects outside a pydantic model are refused: JSON would
+    turn them into something else (put them in a model field, or encode them yourself)."""
+    if value is None or isinstance(value, _PLAIN):
+        return
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise TypeError(f"{path} is {value!r}, which agent state cannot keep")
+        return
+    if isinstance(value, BaseModel) or (isinstance(value, type) and issubclass(value, BaseModel)):
+        return  # a model, or a model class (an output schema: kept as its import path)
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise TypeError(
+                    f"{path} has a key of type {type(k).__name__} ({k!r}): agent state keeps "
+                    "dicts with string keys only"
+                )
+            check_state_value(v, f"{path}[{k!r}]")
+        return
+    if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            check_state_value(v, f"{path}[{i}]")
+        return
+    raise TypeError(
+        f"{path} is a value of type {type(value).__name__}, which agent state cannot keep as "
+        "JSON (use str, numbers, bools, lists, dicts with string keys or pydantic models)"
+    )
 
 
 def encode_value(value: Any) -> Any:

@@ -35,7 +35,10 @@ class StandInEngine:
         return json.dumps(key_state)
 
     def encode_input(self, value: Any) -> str:
-        return json.dumps(value)
+        try:
+            return json.dumps(value)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"input is a value of type {type(value).__name__}") from exc
 
     def decode_input(self, data: str) -> Any:
         return json.loads(data)
@@ -100,6 +103,9 @@ class StandInEngine:
         run = json.loads(data)
         self.loaded_runs.append(dict(run))
         return run
+
+    def refuse_input(self, key: str, value: Any, error: BaseException) -> dict[str, Any]:
+        return {"refused": key, "error": str(error)}
 
     def retry_run(self, run: dict[str, Any], key_state: dict[str, Any]) -> dict[str, Any]:
         key_state["next_seq"] = run["seq"]

@@ -295,6 +295,25 @@ def test_an_abandoned_inline_run_never_touches_state() -> None:
         sub.close()
 
 
+def test_an_input_state_cannot_keep_is_refused_at_the_door() -> None:
+    skipping = FakeSubtask(StandInEngine(failure_retries=0))
+    failing = FakeSubtask(StandInEngine())
+    try:
+        skipping.input("k", {"v": {1, 2}})  # a set: no JSON
+        skipping.input("k", {"v": "fine"})
+        skipping.end_of_input()
+        assert skipping.emitted == [
+            {"refused": "k", "error": "input is a value of type dict"},
+            "k:0:fine",  # the refused input took no sequence number
+        ]
+        assert skipping.backend.slices["k"].inputs == {}
+        with pytest.raises(TypeError, match="key k: input is a value of type dict"):
+            failing.input("k", {"v": {1, 2}})
+    finally:
+        skipping.close()
+        failing.close()
+
+
 def test_end_of_input_surfaces_a_failure(engine: StandInEngine) -> None:
     sub = FakeSubtask(engine)
     try:
