@@ -72,7 +72,11 @@ async def _answer(event: Event, ctx: RunnerContext) -> None:
     assert isinstance(event, ChatResponseEvent)
     record = ctx.sensory_memory["record"]
     text = event.response.text if event.response is not None else None
-    ctx.send_event(OutputEvent(output={"key": record["key"], "n": record["n"], "answer": text}))
+    seen = [*ctx.short_term_memory.get("seen", []), record["n"]]  # the key's inputs so far
+    ctx.short_term_memory["seen"] = seen
+    ctx.send_event(
+        OutputEvent(output={"key": record["key"], "n": record["n"], "answer": text, "seen": seen})
+    )
 
 
 class ToolChatAgent(Agent):
@@ -135,7 +139,8 @@ class FailOnceAgent(Agent):
 
 
 def to_line(output: dict[str, Any]) -> str:
-    return json.dumps({"key": output["key"], "n": output["n"], "answer": output["answer"]})
+    fields = ("key", "n", "answer", "seen")
+    return json.dumps({name: output[name] for name in fields if name in output})
 
 
 def main() -> None:

@@ -35,12 +35,17 @@ MARGIN_S = 3.0
 load)."""
 
 
+def _committed_files(output: Path) -> list[list[dict[str, Any]]]:
+    """The lines of each committed part file, in file order."""
+    return [
+        [json.loads(line) for line in part.read_text().splitlines() if line]
+        for part in sorted(output.rglob("*"))
+        if part.is_file() and not part.name.startswith(".")  # committed part files
+    ]
+
+
 def _committed_lines(output: Path) -> list[dict[str, Any]]:
-    lines: list[dict[str, Any]] = []
-    for part in output.rglob("*"):
-        if part.is_file() and not part.name.startswith("."):  # committed part files
-            lines += [json.loads(line) for line in part.read_text().splitlines() if line]
-    return lines
+    return [line for lines in _committed_files(output) for line in lines]
 
 
 def _identity(request: RecordedRequest) -> tuple[str, int]:
@@ -105,6 +110,7 @@ def _run_job_and_kill(store_url: str, table: str | None, tmp_path: Path) -> dict
     tools = [json.loads(line) for line in tool_log.read_text().splitlines() if line]
     return {
         "outputs": _committed_lines(output),
+        "files": _committed_files(output),
         "committed_before": committed_before,
         "kill_time": kill_time,
         "restart_time": restart_time,
@@ -126,6 +132,14 @@ def _check(run: dict[str, Any], records_left: int, store: str) -> None:
     assert all(
         o["answer"] == f"Based on the tool: found {o['key']}/{o['n']}" for o in run["outputs"]
     )
+    # Keyed memory matches the outputs: output n of a key saw exactly its inputs 0..n.
+    assert all(o["seen"] == list(range(o["n"] + 1)) for o in run["outputs"])
+    # Order per key within each committed file (a key's outputs leave one subtask in order).
+    for lines in run["files"]:
+        last: dict[str, int] = {}
+        for o in lines:
+            assert o["n"] > last.get(o["key"], -1), (o, last)
+            last[o["key"]] = o["n"]
 
     # The provider got each (input, turn) exactly once, except calls in flight at the kill.
     requests: list[RecordedRequest] = run["requests"]
