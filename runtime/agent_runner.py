@@ -32,6 +32,7 @@ from flink_agents.runtime.event_log import EventLog
 from flink_agents.runtime.input_failure import FailedInput, failure_record, log_failure
 from flink_agents.runtime.metrics import Counter, Histogram, InMemoryMetricGroup, MetricGroup
 from flink_agents.runtime.run_state import KeyState, RunStart, RunState, trusted_model
+from flink_agents.runtime.tool_threads import ToolThreadPool
 
 if TYPE_CHECKING:
     from flink_agents.runtime.durable.call_log import SupportsDurableExecute
@@ -101,11 +102,12 @@ class AgentRunner:
         self._resources: dict[tuple[ResourceType, str], Resource] = {}
         self._lock = threading.RLock()
         self._executor: ThreadPoolExecutor | None = None
+        self._tool_threads: ToolThreadPool | None = None
         self._action_metrics: dict[str, tuple[Counter, Histogram, Counter]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        for name in ("_resources", "_lock", "_executor", "_action_metrics"):
+        for name in ("_resources", "_lock", "_executor", "_tool_threads", "_action_metrics"):
             state.pop(name, None)
         if state.get("_event_log") is not None:
             # An open stream does not travel: rebuild from the options where unpickled.
@@ -136,7 +138,8 @@ class AgentRunner:
 
     @property
     def executor(self) -> ThreadPoolExecutor:
-        """The thread pool for sync actions and sync durable calls."""
+        """The thread pool for sync actions and sync durable calls (not sync tools: they
+        have `tool_threads`)."""
         if self._executor is None:
             with self._lock:
                 if self._executor is None:
@@ -145,6 +148,21 @@ class AgentRunner:
                         thread_name_prefix="agent-action",
                     )
         return self._executor
+
+    @property
+    def tool_threads(self) -> ToolThreadPool:
+        """The threads sync tools run on: as many as ``num-async-threads``, apart from the
+        sync actions' `executor`, so hung tools cannot take the threads actions need; a
+        timed-out tool's thread is written off and replaced, up to 4 x that many at a time
+        (see `ToolThreadPool`)."""
+        if self._tool_threads is None:
+            with self._lock:
+                if self._tool_threads is None:
+                    self._tool_threads = ToolThreadPool(
+                        self.config.get(AgentExecutionOptions.NUM_ASYNC_THREADS),
+                        thread_name_prefix="agent-tool",
+                    )
+        return self._tool_threads
 
     def get_resource(self, name: str, type: ResourceType) -> Resource:
         """The named resource, built on first use and shared by all runs; `KeyError` when
@@ -178,12 +196,15 @@ class AgentRunner:
         return resource
 
     def close(self) -> None:
-        """Stop the thread pool and close the event log."""
+        """Stop the thread pools and close the event log."""
         with self._lock:
             executor, self._executor = self._executor, None
+            tool_threads, self._tool_threads = self._tool_threads, None
             log = self._event_log if self._event_log_ready else None
         if executor is not None:
             executor.shutdown(wait=False, cancel_futures=True)
+        if tool_threads is not None:
+            tool_threads.close()
         if log is not None:
             log.close()
 
