@@ -17,6 +17,7 @@ envelope of each call goes to metrics and to the response event, not into histor
 from __future__ import annotations
 
 import asyncio
+import inspect
 import random
 import re
 import time
@@ -40,6 +41,7 @@ from flink_agents.api.prompts.prompt import Prompt
 from flink_agents.api.resource import ResourceType
 from flink_agents.api.runner_context import RunnerContext
 from flink_agents.api.tool_response import ToolResponse
+from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.api.tools.tool import BaseTool, ToolMetadata
 from flink_agents.plan.agent_plan import ActionSpec
 from flink_agents.runtime.action_context import ActionContext
@@ -51,6 +53,7 @@ from flink_agents.runtime.metrics import (
 )
 from flink_agents.runtime.model_request import model_request_fingerprint
 from flink_agents.runtime.run_state import trusted_model
+from flink_agents.runtime.tool_threads import ToolCallTimeoutError, ToolThreadPool
 
 __all__ = [
     "CHAT_ACTION",
@@ -455,6 +458,9 @@ async def tool_call_action(event: Event, ctx: RunnerContext) -> None:
 def _tool_caller(
     ctx: RunnerContext, allowed: set[str] | None
 ) -> Callable[[str, dict[str, Any], str], Awaitable[ToolResponse]]:
+    timeout = ctx.config.get(AgentExecutionOptions.TOOL_CALL_TIMEOUT)
+    threads = _tool_threads(ctx)
+
     async def call_tool(name: str, arguments: dict[str, Any], call_id: str) -> ToolResponse:
         started_at = datetime.now(timezone.utc)
         started = time.perf_counter()
@@ -477,7 +483,7 @@ def _tool_caller(
         if not isinstance(tool, BaseTool):
             return failed(f"resource {name!r} is not a tool")
         try:
-            output = await tool.acall(**arguments)
+            output = await _run_tool(tool, arguments, timeout, threads)
             return ToolResponse.from_output(
                 call_id,
                 name,
@@ -485,7 +491,60 @@ def _tool_caller(
                 started_at=started_at,
                 duration_s=time.perf_counter() - started,
             )
+        except ToolCallTimeoutError:
+            return failed(f"tool {name!r} timed out after {_seconds(timeout)} s")
         except Exception as exc:  # a tool failure is the model's to read, not the job's
             return failed(f"tool {name!r} failed: {type(exc).__name__}: {exc}")
 
     return call_tool
+
+
+def _tool_threads(ctx: RunnerContext) -> ToolThreadPool | None:
+    """The runner's threads for sync tools (None for a context no `AgentRunner` made)."""
+    engine = getattr(ctx, "_runner", None) if isinstance(ctx, ActionContext) else None
+    threads = getattr(engine, "tool_threads", None)
+    return threads if isinstance(threads, ToolThreadPool) else None
+
+
+async def _run_tool(
+    tool: BaseTool, arguments: dict[str, Any], timeout: float, threads: ToolThreadPool | None
+) -> Any:
+    """The tool's output; `ToolCallTimeoutError` when it takes longer than ``timeout``.
+
+    A sync function tool runs on the runner's tool threads (which write off a thread
+    whose call timed out); anything else is awaited and cancelled at the timeout.
+    """
+    if threads is not None and isinstance(tool, FunctionTool) and not tool.is_async:
+        output = await threads.run(tool.bind(**arguments), timeout)
+        if inspect.isawaitable(output):  # a plain function that returned a coroutine
+            output = await _within(output, timeout)
+        return output
+    return await _within(tool.acall(**arguments), timeout)
+
+
+async def _within(awaitable: Awaitable[Any], timeout: float) -> Any:
+    """``await awaitable``, cancelled with `ToolCallTimeoutError` after ``timeout`` s.
+
+    Unlike `asyncio.wait_for`, a `TimeoutError` the tool raises itself stays its own.
+    """
+    task = asyncio.ensure_future(awaitable)
+    try:
+        await asyncio.wait((task,), timeout=timeout)
+    finally:
+        if not task.done():
+            task.cancel()
+            # It may swallow the cancellation and fail later: nobody reads that.
+            task.add_done_callback(_ignore_outcome)
+    if not task.done():  # timed out (its cancellation is under way)
+        raise ToolCallTimeoutError(timeout)
+    return task.result()
+
+
+def _ignore_outcome(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+def _seconds(value: float) -> str:
+    """``300`` for 300.0, ``0.05`` for 0.05: a number of seconds as it was given."""
+    return str(int(value)) if value.is_integer() else repr(value)

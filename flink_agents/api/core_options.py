@@ -48,13 +48,23 @@ class EventLogLevel(str, Enum):
 
 
 class ConfigOption(Generic[T]):
-    """A typed option: its key, its type and its default."""
+    """A typed option: its key, its type and its default (``positive``: a number that
+    must be greater than 0)."""
 
-    def __init__(self, key: str, config_type: type, default: T, description: str = "") -> None:
+    def __init__(
+        self,
+        key: str,
+        config_type: type,
+        default: T,
+        description: str = "",
+        *,
+        positive: bool = False,
+    ) -> None:
         self.key = key
         self.config_type = config_type
         self.default = default
         self.description = description
+        self.positive = positive
 
     def convert(self, value: Any) -> T:
         """``value`` as this option's type (strings are parsed)."""
@@ -82,11 +92,14 @@ class ConfigOption(Generic[T]):
             raise ValueError(f"option {self.key!r}: {value!r} is not a boolean")
         if kind in (int, float, str):
             try:
-                return cast(T, kind(value))
+                converted = kind(value)
             except (TypeError, ValueError) as exc:
                 raise ValueError(
                     f"option {self.key!r}: {value!r} is not a {kind.__name__}"
                 ) from exc
+            if self.positive and not (isinstance(converted, (int, float)) and converted > 0):
+                raise ValueError(f"option {self.key!r}: {value!r} is not greater than 0")
+            return cast(T, converted)
         return cast(T, value)
 
     def __repr__(self) -> str:
@@ -136,6 +149,15 @@ class AgentExecutionOptions:
     TOOL_CALL_PARALLEL: ConfigOption[bool] = ConfigOption(
         "tool-call.parallel", bool, True, "Run the tool calls of one model turn concurrently."
     )
+    TOOL_CALL_TIMEOUT: ConfigOption[float] = ConfigOption(
+        "tool-call.timeout",
+        float,
+        300.0,
+        "Seconds one tool call may run (a sync tool: from when it starts on a tool thread); "
+        "a slower call gives the model an error result 'tool NAME timed out after N s' and "
+        "the chat loop goes on. A sync tool's thread that does not return is written off.",
+        positive=True,
+    )
     MAX_IN_FLIGHT_RUNS: ConfigOption[int] = ConfigOption(
         "max-in-flight-runs",
         int,
@@ -146,7 +168,7 @@ class AgentExecutionOptions:
         "num-async-threads",
         int,
         max(4, (os.cpu_count() or 1) * 2),
-        "Threads for synchronous actions and tools.",
+        "Threads for synchronous actions; synchronous tools get as many threads of their own.",
     )
     INPUT_FAILURE_POLICY: ConfigOption[InputFailurePolicy] = ConfigOption(
         "input-failure.policy",

@@ -92,7 +92,8 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
 
 
 class FunctionTool(BaseTool):
-    """A tool backed by a Python function; sync functions run in a worker thread.
+    """A tool backed by a Python function; sync functions run in a worker thread (in an
+    agent, one of the runtime's tool threads, see `bind`).
 
     >>> FunctionTool.from_function(get_weather)
     """
@@ -135,14 +136,29 @@ class FunctionTool(BaseTool):
             self._args_model = _arguments_model(self.func)
         return self._args_model
 
-    async def acall(self, **arguments: Any) -> Any:
-        """Validate the arguments against the signature, then call the function."""
+    @property
+    def is_async(self) -> bool:
+        """Whether the function is ``async def`` (else it blocks a thread while it runs)."""
+        return _is_async(self.func)
+
+    def bind(self, **arguments: Any) -> functools.partial[Any]:
+        """The function with the model's arguments, checked against its signature
+        (`pydantic.ValidationError` when they do not fit), ready to call; nothing runs yet.
+
+        A runtime calls a sync tool this way on a thread of its choosing.
+        """
         validated = self._arguments().model_validate(arguments)
         kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
-        if _is_async(self.func):
-            return await self.func(**kwargs)
+        return functools.partial(self.func, **kwargs)
+
+    async def acall(self, **arguments: Any) -> Any:
+        """Validate the arguments against the signature, then call the function (a sync
+        one in the event loop's default executor)."""
+        call = self.bind(**arguments)
+        if self.is_async:
+            return await call()
         loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(None, functools.partial(self.func, **kwargs))
+        result = await loop.run_in_executor(None, call)
         if inspect.isawaitable(result):
             result = await result
         return result

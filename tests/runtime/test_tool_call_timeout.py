@@ -1,0 +1,224 @@
+"""`tool-call.timeout` in the built-in tool action, and sync tools on threads of their own."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from flink_agents.api import (
+    AgentConfiguration,
+    AgentExecutionOptions,
+    ChatMessage,
+    ChatResponseEvent,
+    FunctionChatModelConnection,
+    ScriptedChatModelConnection,
+    ToolCallBlock,
+    ToolMetadata,
+    ToolResultBlock,
+)
+from flink_agents.runtime.local_runner import AgentOutput, LocalRunner
+from tests.runtime.chat_agents import chat_agent, only_response
+
+BOUND = 5.0
+"""Seconds a test waits at most for its runs (a safety net, never the expected time)."""
+
+
+@pytest.fixture
+def release() -> Iterator[threading.Event]:
+    """Set at the end of each test: lets every hung sync tool return."""
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+def call(call_id: str, name: str, **arguments: Any) -> ToolCallBlock:
+    return ToolCallBlock(id=call_id, name=name, input=arguments)
+
+
+def tool_results(model: FunctionChatModelConnection, turn: int = 1) -> list[ToolResultBlock]:
+    """The tool results the model was sent in call ``turn``."""
+    blocks = [m.tool_result_block for m in model.calls[turn].messages]
+    return [b for b in blocks if b is not None]
+
+
+def run_bounded(
+    agent: Any,
+    inputs: Sequence[Mapping[str, Any]],
+    config: Mapping[str, Any],
+    release: threading.Event | None = None,
+) -> tuple[list[AgentOutput], LocalRunner]:
+    """Run on a local runner whose loop's default executor has ``num-async-threads``
+    threads (as `LocalExecutionEnvironment` sets it up), at most `BOUND` seconds; then
+    ``release`` the hung tools (so the loop's executor can shut down)."""
+    runner = LocalRunner(agent, dict(config))
+
+    async def main() -> list[AgentOutput]:
+        threads = AgentConfiguration(config).get(AgentExecutionOptions.NUM_ASYNC_THREADS)
+        executor = ThreadPoolExecutor(max_workers=threads)
+        asyncio.get_running_loop().set_default_executor(executor)
+        try:
+            return await asyncio.wait_for(runner.run(inputs), BOUND)
+        finally:
+            if release is not None:
+                release.set()
+            executor.shutdown(wait=False, cancel_futures=True)
+
+    try:
+        return asyncio.run(main()), runner
+    finally:
+        runner.close()
+
+
+def test_the_option_defaults_to_300_seconds_and_must_be_positive() -> None:
+    assert AgentConfiguration().get(AgentExecutionOptions.TOOL_CALL_TIMEOUT) == 300.0
+    assert AgentConfiguration({"tool-call.timeout": "0.5"}).get(
+        AgentExecutionOptions.TOOL_CALL_TIMEOUT
+    ) == pytest.approx(0.5)
+    for bad in ("0", -1, "nan", "soon"):
+        with pytest.raises(ValueError, match=r"tool-call\.timeout"):
+            AgentConfiguration({"tool-call.timeout": bad})
+
+
+def test_a_slow_async_tool_gives_a_timeout_result_and_the_loop_goes_on() -> None:
+    never = asyncio.Event()  # nobody sets it
+
+    async def stuck(ticket: str) -> str:
+        """Waits forever.
+
+        Args:
+            ticket: Id.
+        """
+        await never.wait()
+        return "unreachable"
+
+    async def lookup(ticket: str) -> str:
+        """Answers at once.
+
+        Args:
+            ticket: Id.
+        """
+        return f"ticket {ticket}: open"
+
+    model = ScriptedChatModelConnection(
+        replies=[
+            ChatMessage.assistant(
+                tool_calls=[call("c1", "stuck", ticket="1"), call("c2", "lookup", ticket="2")]
+            ),
+            "One lookup timed out.",
+        ]
+    )
+    outputs, runner = run_bounded(
+        chat_agent(model, tools={"stuck": stuck, "lookup": lookup}),
+        [{"key": "k", "value": "go"}],
+        {"tool-call.timeout": 0.05},
+    )
+    response = only_response(outputs)
+    assert response.ok and response.response is not None
+    assert response.response.text == "One lookup timed out."
+    timed_out, answered = tool_results(model)
+    assert timed_out.is_error and timed_out.text == "tool 'stuck' timed out after 0.05 s"
+    assert not answered.is_error and answered.text == "ticket 2: open"
+    snapshot = runner.metrics.snapshot()  # type: ignore[attr-defined]
+    assert snapshot["tool"]["stuck"]["errors"] == 1
+
+
+def test_a_hung_sync_tool_gives_a_timeout_result(release: threading.Event) -> None:
+    def blocking(ticket: str) -> str:
+        """Blocks its thread until released.
+
+        Args:
+            ticket: Id.
+        """
+        release.wait()
+        return "late"
+
+    model = ScriptedChatModelConnection(
+        replies=[ChatMessage.assistant(tool_calls=[call("c1", "blocking", ticket="1")]), "ok"]
+    )
+    outputs, _ = run_bounded(
+        chat_agent(model, tools={"blocking": blocking}),
+        [{"key": "k", "value": "go"}],
+        {"tool-call.timeout": "1.5e-1"},
+        release,
+    )
+    assert only_response(outputs).ok
+    (result,) = tool_results(model)
+    assert result.is_error and result.text == "tool 'blocking' timed out after 0.15 s"
+
+
+def test_a_timeout_error_the_tool_raises_itself_is_a_failure_not_a_timeout() -> None:
+    async def flaky(ticket: str) -> str:
+        """Its backend times out.
+
+        Args:
+            ticket: Id.
+        """
+        raise TimeoutError("backend did not answer")
+
+    model = ScriptedChatModelConnection(
+        replies=[ChatMessage.assistant(tool_calls=[call("c1", "flaky", ticket="1")]), "ok"]
+    )
+    run_bounded(chat_agent(model, tools={"flaky": flaky}), [{"key": "k", "value": "go"}], {})
+    (result,) = tool_results(model)
+    assert result.is_error
+    assert result.text == "tool 'flaky' failed: TimeoutError: backend did not answer"
+
+
+def test_hung_sync_tools_do_not_block_an_instant_sync_tool_of_another_key(
+    release: threading.Event,
+) -> None:
+    # More than the 2 tool threads (and than the loop's default executor): before, they
+    # held every thread for good. Each timed-out thread is written off and replaced.
+    hung_keys = [f"hung-{i}" for i in range(8)]
+
+    def hang(ticket: str) -> str:
+        """Blocks its thread until released.
+
+        Args:
+            ticket: Id.
+        """
+        release.wait()
+        return "late"
+
+    def instant(ticket: str) -> str:
+        """Answers at once.
+
+        Args:
+            ticket: Id.
+        """
+        return f"ticket {ticket}: open"
+
+    def reply(messages: list[ChatMessage], tools: list[ToolMetadata]) -> ChatMessage | str:
+        if messages[-1].tool_result_block is not None:
+            return "done"
+        text = messages[0].text
+        tool = "instant" if text == "fast" else "hang"
+        return ChatMessage.assistant(tool_calls=[call(f"c-{text}", tool, ticket=text)])
+
+    model = FunctionChatModelConnection(function=reply)
+    inputs = [{"key": key, "value": key} for key in hung_keys] + [{"key": "f", "value": "fast"}]
+    outputs, _ = run_bounded(
+        chat_agent(model, tools={"hang": hang, "instant": instant}),
+        inputs,
+        {"tool-call.timeout": 0.1, "num-async-threads": 2},
+        release,
+    )
+
+    responses = {o.key: o.value for o in outputs}
+    assert set(responses) == {*hung_keys, "f"}
+    assert all(isinstance(r, ChatResponseEvent) and r.ok for r in responses.values())
+    results = {
+        block.call_id: block
+        for recorded in model.calls
+        for message in recorded.messages
+        if (block := message.tool_result_block) is not None
+    }
+    assert not results["c-fast"].is_error and results["c-fast"].text == "ticket fast: open"
+    for key in hung_keys:
+        assert results[f"c-{key}"].is_error
+        assert results[f"c-{key}"].text == "tool 'hang' timed out after 0.1 s"
