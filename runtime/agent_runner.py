@@ -11,6 +11,7 @@ time, in input order.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections.abc import Mapping
@@ -37,7 +38,9 @@ from flink_agents.runtime.tool_threads import ToolThreadPool
 if TYPE_CHECKING:
     from flink_agents.runtime.durable.call_log import SupportsDurableExecute
 
-__all__ = ["ActionExecutionError", "AgentRunner"]
+__all__ = ["ActionExecutionError", "AgentRunner", "UnhandledEventError"]
+
+_LOG = logging.getLogger(__name__)
 
 _OUTPUT_TYPE = OutputEvent.EVENT_TYPE
 
@@ -54,6 +57,24 @@ class ActionExecutionError(RuntimeError):
             f"action {action!r} failed on a {event_type} event (key={key!r}, seq={seq}){detail}"
         )
         self.action = action
+        self.event_type = event_type
+        self.key = key
+        self.seq = seq
+
+
+class UnhandledEventError(RuntimeError):
+    """A run restored from a snapshot holds an event that no action of the agent now
+    running handles (an action was removed or renamed across the restore)."""
+
+    action = None
+
+    def __init__(self, event_type: str, key: Any, seq: int) -> None:
+        super().__init__(
+            f"the run of key={key!r} seq={seq} was restored with a pending {event_type!r} "
+            "event that no action of this agent handles (was an action removed or renamed?); "
+            "restore with an agent that handles it, or under input-failure.policy skip the "
+            "input goes to the error stream"
+        )
         self.event_type = event_type
         self.key = key
         self.seq = seq
@@ -104,10 +125,20 @@ class AgentRunner:
         self._executor: ThreadPoolExecutor | None = None
         self._tool_threads: ToolThreadPool | None = None
         self._action_metrics: dict[str, tuple[Counter, Histogram, Counter]] = {}
+        self._no_output_counter: Counter | None = None
+        self._warned: set[tuple[str, str]] = set()
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        for name in ("_resources", "_lock", "_executor", "_tool_threads", "_action_metrics"):
+        for name in (
+            "_resources",
+            "_lock",
+            "_executor",
+            "_tool_threads",
+            "_action_metrics",
+            "_no_output_counter",
+            "_warned",
+        ):
             state.pop(name, None)
         if state.get("_event_log") is not None:
             # An open stream does not travel: rebuild from the options where unpickled.
@@ -230,6 +261,8 @@ class AgentRunner:
             done=False,
             action_steps=0,
             start=start,
+            restored_events=0,
+            path=[],
         )
         log = self.event_log
         if log is not None:
@@ -283,6 +316,19 @@ class AgentRunner:
             return
         event = run.pending_events[0]
         specs = self.plan.actions_for(event.type)
+        restored = run.restored_events
+        if restored:
+            run.restored_events = restored - 1
+            if not specs:
+                raise UnhandledEventError(event.type, run.key, run.seq)
+        elif not specs:
+            self._warn_once(
+                ("event", event.type),
+                "no action handles %r events: one was dropped (key=%r, seq=%d)",
+                event.type,
+                run.key,
+                run.seq,
+            )
         sent: list[Event] = []
         log = self._event_log if self._event_log_ready else self.event_log
         for offset, spec in enumerate(specs):
@@ -298,6 +344,7 @@ class AgentRunner:
                 self._action_finished(run, spec.name, event, started, ctx.sent, log, exc)
                 raise ActionExecutionError(spec.name, event.type, run.key, run.seq, exc) from exc
             self._action_finished(run, spec.name, event, started, ctx.sent, log, None)
+            run.path.append(spec.name)
             sent.extend(ctx.sent)
         pending = run.pending_events
         pending.pop(0)
@@ -311,7 +358,37 @@ class AgentRunner:
         # Plain fields of a model without assignment validation: set them directly.
         fields = cast(dict[str, Any], run.__dict__)
         fields["action_steps"] = run.action_steps + len(specs)
-        fields["done"] = not pending
+        fields["done"] = done = not pending
+        if done and not run.outputs:
+            self._ended_without_output(run)
+
+    def _ended_without_output(self, run: RunState) -> None:
+        """Count it (metric `runsWithoutOutput`); warn once per action path."""
+        counter = self._no_output_counter
+        if counter is None:
+            counter = self._no_output_counter = self.metrics.get_counter("runsWithoutOutput")
+        counter.inc()
+        path = " -> ".join(run.path) or "(no action)"
+        self._warn_once(
+            ("path", path),
+            "a run ended without an OutputEvent (key=%r, seq=%d; actions: %s); "
+            "further runs along this path are only counted (runsWithoutOutput)",
+            run.key,
+            run.seq,
+            path,
+        )
+
+    def _warn_once(self, what: tuple[str, str], message: str, *args: Any) -> None:
+        if what not in self._warned:
+            self._warned.add(what)
+            _LOG.warning(message, *args)
+
+    def load_run(self, data: str | bytes) -> RunState:
+        """A run `RunState.to_json` wrote, to be stepped on by this agent: its pending events
+        are checked against this agent's actions as they come up (`UnhandledEventError`)."""
+        run = RunState.from_json(data)
+        run.restored_events = len(run.pending_events)
+        return run
 
     def _action_finished(
         self,

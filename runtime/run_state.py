@@ -103,6 +103,11 @@ class RunState(BaseModel):
     """Action executions completed so far (durable call keys use it)."""
     start: RunStart | None = None
     """Kept under `input-failure.policy: skip`: the input and the key's memory at the start."""
+    restored_events: int = Field(default=0, exclude=True)
+    """How many of the first pending events came from a snapshot and still need an action
+    of the agent now running (set when a run is loaded; not written)."""
+    path: list[str] = Field(default_factory=list, exclude=True)
+    """The actions this run executed in this process, in order (not written)."""
 
     def to_json(self) -> str:
         """The run as JSON."""

@@ -78,7 +78,7 @@ class AgentRunnerEngine:
         return run.to_json()
 
     def load_run(self, data: str) -> RunState:
-        return RunState.from_json(data)
+        return self.runner.load_run(data)
 
     @property
     def failure_retries(self) -> int | None:

@@ -28,7 +28,7 @@ from flink_agents.api import (
     ToolMetadata,
     ToolRequestEvent,
 )
-from flink_agents.runtime.agent_runner import ActionExecutionError, AgentRunner
+from flink_agents.runtime.agent_runner import ActionExecutionError, AgentRunner, UnhandledEventError
 from flink_agents.runtime.builtin_actions import CHAT_ACTION, CHAT_LOOPS_KEY, TOOL_ACTION
 from flink_agents.runtime.run_state import KeyState, RunState
 from tests.runtime.chat_agents import chat_agent
@@ -481,3 +481,51 @@ def test_without_policy_skip_runs_keep_no_start() -> None:
     assert run.start is None
     with pytest.raises(RuntimeError, match="kept no start"):
         runner.retry_run(run, key_state)
+
+
+def _two_step_agent(with_second: bool = True) -> Agent:
+    async def first(event: Event, ctx: RunnerContext) -> None:
+        ctx.send_event(Event("second", {"n": event.input}))
+
+    async def second(event: Event, ctx: RunnerContext) -> None:
+        ctx.send_event(OutputEvent(output=event.attributes["n"]))
+
+    agent = Agent().add_action("first", InputEvent, first)
+    if with_second:
+        agent.add_action("second", ["second"], second)
+    return agent
+
+
+def test_a_restored_run_with_an_event_no_action_handles_fails_naming_it() -> None:
+    old = AgentRunner(_two_step_agent())
+    key_state = KeyState()
+    run = old.start_run("k", 1, key_state)
+    asyncio.run(old.step(run, key_state))  # the "second" event is pending
+    new = AgentRunner(_two_step_agent(with_second=False))  # that action was removed
+    restored = new.load_run(run.to_json())
+    with pytest.raises(UnhandledEventError, match="pending 'second' event that no action"):
+        asyncio.run(new.step(restored, key_state))
+
+
+def test_a_restored_run_goes_on_when_its_events_are_handled() -> None:
+    runner = AgentRunner(_two_step_agent())
+    key_state = KeyState()
+    run = runner.start_run("k", 1, key_state)
+    asyncio.run(runner.step(run, key_state))
+    restored = runner.load_run(run.to_json())
+    assert run_to_end(runner, restored, key_state) == [1]
+
+
+def test_runs_without_output_are_counted_and_warned_once_per_path(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    runner = AgentRunner(_two_step_agent(with_second=False))
+    with caplog.at_level("WARNING", logger="flink_agents.runtime.agent_runner"):
+        for seq in range(3):
+            key_state = KeyState(next_seq=seq)
+            assert run_to_end(runner, runner.start_run("k", seq, key_state), key_state) == []
+    assert runner.metrics.get_counter("runsWithoutOutput").get_count() == 3
+    dropped = [r for r in caplog.records if "no action handles 'second'" in r.getMessage()]
+    ended = [r for r in caplog.records if "ended without an OutputEvent" in r.getMessage()]
+    assert len(dropped) == 1 and len(ended) == 1
+    assert "actions: first" in ended[0].getMessage()

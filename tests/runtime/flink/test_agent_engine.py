@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import threading
 from pathlib import Path
@@ -164,3 +165,58 @@ def test_the_default_pipeline_id_names_the_agent_and_its_operator(tmp_path: Path
         assert store.pipeline == f"{kind.__module__}:{kind.__qualname__}/triage"  # type: ignore[attr-defined]
     finally:
         engine.close()
+
+
+def _upgrade_agent(with_answer: bool) -> Agent:
+    """`ask` sends an `answer_me` event; `answer` (when kept) waits, then outputs."""
+
+    async def ask(event: Event, ctx: RunnerContext) -> None:
+        ctx.short_term_memory["asked"] = ctx.short_term_memory.get("asked", 0) + 1
+        ctx.send_event(Event("answer_me", {"q": event.attributes["input"]}))
+
+    async def answer(event: Event, ctx: RunnerContext) -> None:
+        await asyncio.sleep(0.5)  # the checkpoint is taken meanwhile
+        ctx.send_event(OutputEvent(output=event.attributes["q"]))
+
+    agent = Agent().add_action("ask", InputEvent, ask)
+    if with_answer:
+        agent.add_action("answer", ["answer_me"], answer)
+    return agent
+
+
+def _snapshot_after_ask(config: dict[str, Any]) -> Any:
+    """A checkpoint of a subtask whose run has sent `answer_me` and waits in keyed state."""
+    engine = AgentEngineFactory(_upgrade_agent(with_answer=True), config)(_context())
+    sub = FakeSubtask(engine)
+    try:
+        sub.input(encode_key("k"), "q1")
+        sub.fire_polls_while(
+            lambda: "answer_me" not in (sub.backend.slices[encode_key("k")].run or "")
+        )
+        return sub.backend.checkpoint()
+    finally:
+        sub.close()
+
+
+@pytest.mark.parametrize("policy", ["fail", "skip"])
+def test_a_restore_without_the_action_a_pending_event_needs_is_never_silent(
+    policy: str,
+) -> None:
+    config = {"input-failure.policy": policy}
+    snapshot = _snapshot_after_ask(config)
+    run_json = snapshot.slices[encode_key("k")].run
+    assert run_json is not None and "answer_me" in run_json
+    engine = AgentEngineFactory(_upgrade_agent(with_answer=False), config)(_context())
+    restored = FakeSubtask(engine, snapshot)
+    try:
+        if policy == "fail":
+            with pytest.raises(RuntimeError, match="pending 'answer_me' event that no action"):
+                restored.end_of_input()
+            return
+        restored.end_of_input()
+    finally:
+        restored.close()
+    [failure] = restored.emitted
+    record = failure.record
+    assert (record["key"], record["input"], record["event_type"]) == ("k", "q1", "answer_me")
+    assert record["error_type"] == "UnhandledEventError"
