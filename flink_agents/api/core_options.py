@@ -245,6 +245,14 @@ class AgentConfigOptions:
         5.0,
         "Seconds between two looks at the latest completed checkpoint (and prunes).",
     )
+    DURABLE_EXECUTION_STOP_GRACE: ConfigOption[float] = ConfigOption(
+        "durable-execution.stop-grace-s",
+        float,
+        5.0,
+        "Seconds in-flight model and tool calls get to finish and record their outcome when "
+        "the agent operator closes (stop-with-savepoint, end of job), so a restore replays "
+        "them instead of calling again; no new call starts meanwhile.",
+    )
     DURABLE_EXECUTION_PRUNE_CLOCK_SKEW: ConfigOption[float] = ConfigOption(
         "durable-execution.prune.clock-skew",
         float,

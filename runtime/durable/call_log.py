@@ -88,17 +88,52 @@ class DurableCallLog:
         self.io_threads = io_threads
         self._executor_lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
+        self._init_calls()
+
+    def _init_calls(self) -> None:
+        self._calls = threading.Condition()
+        self._in_flight = 0
+        """Live calls started and not recorded yet."""
+        self._stopping = False
+        """No new live call starts (see `finish_calls`)."""
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state["_executor_lock"] = None
-        state["_executor"] = None
+        for name in ("_executor_lock", "_executor", "_calls"):
+            state[name] = None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         for name, value in state.items():
             setattr(self, name, value)
         self._executor_lock = threading.Lock()
+        self._init_calls()
+
+    # -- stopping: in-flight calls finish and are recorded ---------------------------------
+
+    @property
+    def in_flight(self) -> int:
+        """Live calls started whose outcome is not recorded yet."""
+        return self._in_flight
+
+    def finish_calls(self, timeout_s: float) -> int:
+        """Start no new live call (they wait until cancelled); wait up to `timeout_s` for
+        the calls in flight to finish and record their outcome. Returns how many are still
+        in flight (0: all recorded, a restore replays them instead of calling again)."""
+        with self._calls:
+            self._stopping = True
+            self._calls.wait_for(lambda: self._in_flight == 0, timeout=max(0.0, timeout_s))
+            return self._in_flight
+
+    def _enter_call(self) -> None:
+        with self._calls:
+            self._in_flight += 1
+
+    def _leave_call(self) -> None:
+        with self._calls:
+            self._in_flight -= 1
+            if self._in_flight == 0:
+                self._calls.notify_all()
 
     def __repr__(self) -> str:
         return f"DurableCallLog({self.store!r})"
@@ -199,20 +234,26 @@ class DurableCallLog:
         """
         function = function_identity(fn)
         digest = call_digest(fn, args, kwargs)
+        if self._stopping:  # the operator is closing: this call waits to be cancelled
+            await asyncio.get_running_loop().create_future()
         kind, recorded = await self._in_io(self._plan, call_key, digest, function)
         if kind == "replay":
             assert recorded is not None
             return replay_outcome(recorded)
         target, record_errors = self._live_target(call_key, function, kind, fn, reconciler)
+        self._enter_call()
         try:
-            result = await self._call_async(target, args, kwargs)
-        except Exception as exc:
-            if record_errors:
-                await self._in_io(self._finish, call_key, digest, error_outcome(exc))
-            raise
-        outcome = value_outcome(result, function=function)
-        await self._in_io(self._finish, call_key, digest, outcome)
-        return result
+            try:
+                result = await self._call_async(target, args, kwargs)
+            except Exception as exc:
+                if record_errors:
+                    await self._in_io(self._finish, call_key, digest, error_outcome(exc))
+                raise
+            outcome = value_outcome(result, function=function)
+            await self._in_io(self._finish, call_key, digest, outcome)
+            return result
+        finally:
+            self._leave_call()
 
     # -- sync -------------------------------------------------------------------------------
 
@@ -238,14 +279,18 @@ class DurableCallLog:
             assert recorded is not None
             return replay_outcome(recorded)
         target, record_errors = self._live_target(call_key, function, kind, fn, reconciler)
+        self._enter_call()
         try:
-            result = _no_awaitable(target(*args, **kwargs), function)
-        except Exception as exc:
-            if record_errors:
-                self._finish(call_key, digest, error_outcome(exc))
-            raise
-        self._finish(call_key, digest, value_outcome(result, function=function))
-        return result
+            try:
+                result = _no_awaitable(target(*args, **kwargs), function)
+            except Exception as exc:
+                if record_errors:
+                    self._finish(call_key, digest, error_outcome(exc))
+                raise
+            self._finish(call_key, digest, value_outcome(result, function=function))
+            return result
+        finally:
+            self._leave_call()
 
     # -- housekeeping -----------------------------------------------------------------------
 

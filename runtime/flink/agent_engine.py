@@ -15,11 +15,16 @@ from typing import Any
 from pydantic_core import from_json, to_json
 
 from flink_agents.api.agents.agent import Agent
-from flink_agents.api.core_options import AgentConfiguration, AgentExecutionOptions
+from flink_agents.api.core_options import (
+    AgentConfigOptions,
+    AgentConfiguration,
+    AgentExecutionOptions,
+)
 from flink_agents.api.events._codec import check_state_value, decode_value, encode_value
 from flink_agents.api.resource import ResourceType
 from flink_agents.plan.agent_plan import ResourceSpec
 from flink_agents.runtime.agent_runner import AgentRunner
+from flink_agents.runtime.durable import DurableCallLog
 from flink_agents.runtime.event_log import EventLog
 from flink_agents.runtime.flink.durability import SubtaskDurability, open_subtask_durability
 from flink_agents.runtime.flink.operator import SubtaskContext
@@ -86,6 +91,13 @@ class AgentRunnerEngine:
 
     def retry_run(self, run: RunState, key_state: KeyState) -> RunState:
         return self.runner.retry_run(run, key_state)
+
+    def finish_calls(self) -> int:
+        durable = self.runner.durable
+        if not isinstance(durable, DurableCallLog):
+            return 0  # nothing records the calls: finishing them would not spare a repeat
+        grace = self.runner.config.get(AgentConfigOptions.DURABLE_EXECUTION_STOP_GRACE)
+        return durable.finish_calls(grace)
 
     def refuse_input(self, key: str, value: Any, error: BaseException) -> FailedInput:
         return self.runner.refuse_input(decode_key(key), value, error)

@@ -292,6 +292,11 @@ class KeyedAgentOperator(KeyedProcessFunction):
                 earlier()
 
     def close(self) -> None:
+        """The task ends (end of input, stop-with-savepoint): in-flight model and tool calls
+        get `durable-execution.stop-grace-s` to finish and record their outcome first."""
+        self._shutdown(finish_calls=True)
+
+    def _shutdown(self, *, finish_calls: bool) -> None:
         with _LIVE_LOCK:
             live = _LIVE.get(self._slot) if self._slot is not None else None
             if live is not None:
@@ -301,6 +306,15 @@ class KeyedAgentOperator(KeyedProcessFunction):
         if self._scheduler is not None:
             with contextlib.suppress(Exception):  # metrics must not mask a failure
                 self._flush_metrics(force=True)
+        engine = self._engine
+        if finish_calls and engine is not None and self._scheduler is not None:
+            left = engine.finish_calls()
+            if left:
+                _LOG.warning(
+                    "%d model or tool call(s) still in flight when the agent operator closed: "
+                    "a restore makes them again (durable-execution.stop-grace-s)",
+                    left,
+                )
         self._scheduler = self._engine = None
         if self._stop is not None:
             self._stop()  # runs _stop_runs once
@@ -317,7 +331,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
             outputs = runs.on_input(key, value, state, _FlinkTimers(ctx.timer_service()))
             self._flush_metrics()
         except BaseException:
-            self.close()  # the task fails: stop its runs now
+            self._shutdown(finish_calls=False)  # the task fails: stop its runs now
             raise
         yield from _routed(outputs)
 
@@ -337,7 +351,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
                 outputs = runs.on_poll(key, timestamp, state, timers)
                 self._flush_metrics()
         except BaseException:
-            self.close()  # the task fails: stop its runs now
+            self._shutdown(finish_calls=False)  # the task fails: stop its runs now
             raise
         yield from _routed(outputs)
 

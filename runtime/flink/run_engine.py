@@ -72,6 +72,11 @@ class RunEngine(Protocol):
         was when it started)."""
         ...
 
+    def finish_calls(self) -> int:
+        """The operator is closing: let in-flight external calls finish and be recorded for a
+        bounded time, start no new ones; returns how many are still in flight."""
+        ...
+
     def refuse_input(self, key: str, value: Any, error: BaseException) -> Any:
         """The failure output of an input `encode_input` refused (no run was started)."""
         ...

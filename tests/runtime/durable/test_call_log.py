@@ -544,3 +544,56 @@ def test_log_pickles_before_and_after_use(store: ActionStateStore) -> None:
     shipped_used = pickle.loads(pickle.dumps(shipped_unused))
     assert shipped_used.execute_sync(key(), tool, (), {})["call"] == 1
     assert tool.count == 1
+
+
+# -- stopping ---------------------------------------------------------------------------------
+
+
+async def test_finish_calls_lets_calls_in_flight_record_and_starts_no_new_one(
+    store: ActionStateStore,
+) -> None:
+    release = asyncio.Event()
+    started: list[str] = []
+
+    async def model_call(prompt: str) -> str:
+        started.append(prompt)
+        await release.wait()
+        return prompt.upper()
+
+    log = DurableCallLog(store)
+    first = asyncio.create_task(log.execute(key(call_index=0), model_call, ("a",), {}))
+    while not started:
+        await asyncio.sleep(0.001)
+    assert log.in_flight == 1
+    # The operator thread waits (here: another thread) while the loop finishes the call.
+    waiting = asyncio.get_running_loop().run_in_executor(None, log.finish_calls, 5.0)
+    await asyncio.sleep(0.01)
+    later = asyncio.create_task(log.execute(key(call_index=1), model_call, ("b",), {}))
+    release.set()
+    assert await waiting == 0  # the call in flight finished and was recorded
+    assert await first == "A"
+    record = store.get(key(call_index=0))
+    assert record is not None and record.outcome is not None
+    await asyncio.sleep(0.01)
+    assert started == ["a"] and not later.done()  # no new call started
+    later.cancel()
+    assert store.get(key(call_index=1)) is None
+    log.close()
+
+
+async def test_finish_calls_gives_up_after_its_timeout(store: ActionStateStore) -> None:
+    async def hang(prompt: str) -> str:
+        await asyncio.Event().wait()
+        return prompt
+
+    log = DurableCallLog(store)
+    call = asyncio.create_task(log.execute(key(), hang, ("a",), {}))
+    while log.in_flight == 0:
+        await asyncio.sleep(0.001)
+    left = await asyncio.get_running_loop().run_in_executor(None, log.finish_calls, 0.05)
+    assert left == 1
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert log.in_flight == 0
+    log.close()

@@ -104,6 +104,9 @@ class StandInEngine:
         self.loaded_runs.append(dict(run))
         return run
 
+    def finish_calls(self) -> int:
+        return 0
+
     def refuse_input(self, key: str, value: Any, error: BaseException) -> dict[str, Any]:
         return {"refused": key, "error": str(error)}
 
