@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any, Generic, TypeVar, cast, overload
 
+from flink_agents.api.errors import UnknownOptionError, closest_names
+
 __all__ = [
     "AgentConfigOptions",
     "AgentConfiguration",
@@ -20,6 +22,7 @@ __all__ = [
     "ErrorHandlingStrategy",
     "EventLogLevel",
     "InputFailurePolicy",
+    "check_user_key",
 ]
 
 T = TypeVar("T")
@@ -263,7 +266,12 @@ class AgentConfigOptions:
 
 
 class AgentConfiguration:
-    """Option values by key. Unknown keys are kept (actions may read their own)."""
+    """Option values by key.
+
+    Keys of your own are kept for actions to read (``ctx.config.get("myapp.threshold")``),
+    but a key that is none of the project's options and looks like one raises
+    `UnknownOptionError` when it is set (see `check_user_key`).
+    """
 
     def __init__(self, values: Mapping[str, Any] | None = None) -> None:
         self._values: dict[str, Any] = {}
@@ -301,9 +309,12 @@ class AgentConfiguration:
         return self
 
     def set_str(self, key: str, value: Any) -> AgentConfiguration:
-        """Set a value by key; a known option's value is checked and converted."""
+        """Set a value by key (an ``agent.`` prefix is dropped); a known option's value is
+        checked and converted, any other key is checked with `check_user_key`."""
         key = key.removeprefix("agent.")
         option = _OPTIONS_BY_KEY.get(key)
+        if option is None:
+            check_user_key(key)
         self._values[key] = option.convert(value) if option is not None else value
         self._resolved.pop(key, None)
         return self
@@ -314,7 +325,9 @@ class AgentConfiguration:
 
     def copy(self) -> AgentConfiguration:
         """An independent copy."""
-        return AgentConfiguration(self.to_dict())
+        duplicate = AgentConfiguration()
+        duplicate._values = dict(self._values)
+        return duplicate
 
     def __repr__(self) -> str:
         return f"AgentConfiguration({self.to_dict()!r})"
@@ -331,3 +344,37 @@ _OPTIONS_BY_KEY: dict[str, ConfigOption[Any]] = {
     for opt in vars(holder).values()
     if isinstance(opt, ConfigOption)
 }
+
+_NAMESPACES: frozenset[str] = frozenset(key.split(".", 1)[0] for key in _OPTIONS_BY_KEY)
+"""First segments of the project's option keys (``chat``, ``tool-call``, ``max-retries``...)."""
+
+_NEAR_MISS = 0.8
+"""How similar (difflib ratio, case-insensitive) a key must be to one of ours to be taken
+for a misspelling of it."""
+
+
+def check_user_key(key: str) -> None:
+    """Raise `UnknownOptionError` when ``key``, which is none of the project's options,
+    looks like one: it starts with the first segment of one of ours (``chat.``,
+    ``tool-call.``, ``durable-execution.``, ``max-retries``...; those namespaces are the
+    project's), or it is a near miss of one (``max-retry``, ``baselogdir``). Any other
+    key is the user's own; giving your keys a namespace of your own (``myapp.threshold``)
+    keeps them clear of ours.
+    """
+    namespace = key.split(".", 1)[0]
+    near = closest_names(key, _OPTIONS_BY_KEY, cutoff=_NEAR_MISS)
+    if namespace not in _NAMESPACES and not near:
+        return
+    listed = [known for known in _OPTIONS_BY_KEY if known.split(".", 1)[0] == namespace]
+    error = UnknownOptionError.for_option(
+        "the agent configuration", key, _OPTIONS_BY_KEY, listed=listed
+    )
+    if namespace not in _NAMESPACES or "." not in key:
+        raise error
+    raise UnknownOptionError(
+        f"{error}; keys under {namespace + '.'!r} are the project's, give keys of your own "
+        "a prefix of your own (e.g. 'myapp.')",
+        owner=error.owner,
+        option=key,
+        suggestions=error.suggestions,
+    )

@@ -2,10 +2,69 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 __all__ = [
     "ChatModelError",
+    "UnknownOptionError",
     "UnsupportedContentBlockError",
+    "closest_names",
 ]
+
+
+class UnknownOptionError(ValueError):
+    """An option nothing reads: a keyword a resource class does not declare, or an agent
+    configuration key that looks like one of the project's but is none of them.
+
+    Raised when the option is given, so a typo never goes unnoticed (a dropped
+    ``base_url`` would send every call to the default endpoint). The message names the
+    option and the closest known ones.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        owner: str | None = None,
+        option: str | None = None,
+        suggestions: Iterable[str] = (),
+    ) -> None:
+        super().__init__(message)
+        self.owner = owner
+        """What was given the option (a class name, "the agent configuration")."""
+        self.option = option
+        """The unknown option."""
+        self.suggestions = list(suggestions)
+        """Known options close to it, closest first."""
+
+    @classmethod
+    def for_option(
+        cls, owner: str, option: str, known: Iterable[str], *, listed: Iterable[str] = ()
+    ) -> UnknownOptionError:
+        """The error for ``option`` given to ``owner``, which knows ``known``: the closest
+        known names are suggested; when none is close, ``listed`` are shown instead."""
+        suggestions = closest_names(option, known)
+        if suggestions:
+            hint = f" (did you mean {' or '.join(repr(name) for name in suggestions)}?)"
+        else:
+            names = sorted(listed)
+            hint = f" (options: {', '.join(names)})" if names else ""
+        return cls(
+            f"{owner} has no option {option!r}{hint}",
+            owner=owner,
+            option=option,
+            suggestions=suggestions,
+        )
+
+
+def closest_names(name: str, known: Iterable[str], *, cutoff: float = 0.6) -> list[str]:
+    """Up to three of ``known`` closest to ``name`` (case-insensitive), closest first."""
+    by_lower: dict[str, str] = {}
+    for candidate in known:
+        by_lower.setdefault(candidate.lower(), candidate)
+    matches = difflib.get_close_matches(name.lower(), list(by_lower), n=3, cutoff=cutoff)
+    return [by_lower[match] for match in matches]
 
 
 class UnsupportedContentBlockError(ValueError):

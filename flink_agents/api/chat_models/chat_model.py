@@ -7,7 +7,7 @@ import threading
 from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.message import ChatMessage
@@ -102,8 +102,12 @@ class BaseChatModelSetup(Resource):
     """A `Prompt` (or its resource name) applied to the messages before each call."""
     tools: list[str] = Field(default_factory=list)
     """Names of the tool resources the model may call."""
-    params: dict[str, Any] = Field(default_factory=dict)
-    """Extra provider parameters, passed through."""
+    params: dict[str, Any] = Field(
+        default_factory=dict, validation_alias=AliasChoices("params", "additional_kwargs")
+    )
+    """Extra provider parameters, passed through (also accepted as ``additional_kwargs``,
+    the upstream project's name). Only these pass through: any other keyword that is
+    not a field raises `UnknownOptionError`."""
 
     @classmethod
     def resource_type(cls) -> ResourceType:
