@@ -154,9 +154,10 @@ class ToolThreadPool:
         finally:
             if not call.future.done():  # timed out or cancelled: drop a late result
                 call.future.cancel()
-            with self._lock:
-                if call.state is _State.QUEUED:
-                    call.state = _State.DROPPED  # a thread that takes it skips it
+            if call.state is _State.QUEUED:
+                with self._lock:
+                    if call.state is _State.QUEUED:
+                        call.state = _State.DROPPED  # a thread that takes it skips it
 
     async def _wait(self, call: _Call, timeout: float) -> Any:
         future = call.future
