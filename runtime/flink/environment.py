@@ -217,6 +217,7 @@ def keyed_agent_stream(
     options: AgentOperatorOptions | None = None,
     execution_mode: ExecutionMode = "thread",
     name: str = "agent",
+    uid: str | None = None,
     output_type: TypeInformation | None = None,
 ) -> DataStream:
     """`ds` keyed by `key_selector` through the keyed agent operator; outputs downstream."""
@@ -230,8 +231,11 @@ def keyed_agent_stream(
         KeyedAgentOperator(engine_factory, options),
         output_type=output_type or Types.PICKLED_BYTE_ARRAY(),
     )
-    # No uid(): PyFlink's chaining of Python operators copies it onto the fused operator
-    # and job submission fails with a hash collision.
+    if uid is not None:
+        # A stable id maps the agent's state onto a job whose graph changed around it. PyFlink
+        # fuses chained Python operators and copies the uid onto the fused one, which fails
+        # job submission with a hash collision: the agent operator is not chained.
+        out = out.uid(uid).disable_chaining()
     return out.name(name)
 
 
@@ -262,8 +266,13 @@ class AgentStream(AgentBuilder):
         self._key_selector = key_selector
         self._output: DataStream | None = None
 
-    def apply(self, agent: Any, *, name: str | None = None) -> AgentStream:
-        """Run `agent` on this stream (an Agent; or an `EngineFactory`, for tests)."""
+    def apply(self, agent: Any, *, name: str | None = None, uid: str | None = None) -> AgentStream:
+        """Run `agent` on this stream (an Agent; or an `EngineFactory`, for tests).
+
+        `name` names the operator (default: the agent's class name). `uid` is the operator's
+        id in savepoints (default `agent-<name>`, `-2`, `-3`... for further agents of that
+        name in the job): keep it when the job changes, so a restore maps the agent's
+        state onto it."""
         if self._output is not None:
             raise RuntimeError("an agent was already applied to this stream")
         environment = self._environment
@@ -275,6 +284,7 @@ class AgentStream(AgentBuilder):
             options=environment.operator_options_for_job(),
             execution_mode=environment.execution_mode,
             name=name,
+            uid=environment.claim_uid(uid or f"agent-{name}", given=uid is not None),
         )
         return self
 
@@ -327,6 +337,7 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
         self._env = env
         self._t_env = t_env
         self._operator_options = operator_options
+        self._uids: set[str] = set()
         j_conf = get_j_env_configuration(env._j_stream_execution_environment)
         mode: ExecutionMode = execution_mode or _configured_mode(j_conf) or "thread"
         if mode == "thread" and not _thread_mode_works(j_conf):
@@ -342,6 +353,20 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
                 config.set_str(key, value)
             except ValueError as exc:
                 raise ValueError(f"agent option {key!r} in $FLINK_CONF_DIR: {exc}") from exc
+
+    def claim_uid(self, uid: str, *, given: bool) -> str:
+        """`uid` for an agent operator of this job: a default one gets a number when taken;
+        a given one must be unique."""
+        claimed = self._uids
+        if uid in claimed:
+            if given:
+                raise ValueError(f"operator uid {uid!r} is already used by another agent")
+            n = 2
+            while f"{uid}-{n}" in claimed:
+                n += 1
+            uid = f"{uid}-{n}"
+        claimed.add(uid)
+        return uid
 
     @property
     def stream_environment(self) -> StreamExecutionEnvironment:

@@ -119,6 +119,22 @@ class PassThroughEngine:
     def load_run(self, data: str) -> list[Any]:
         return json.loads(data)
 
+    failure_retries: int | None = None  # a failure fails the task
+
+    def finish_calls(self) -> int:
+        return 0  # no external calls
+
+    def refuse_input(self, key: str, value: Any, error: BaseException) -> Any:
+        raise error
+
+    def retry_run(self, run: list[Any], key_state: list[int]) -> list[Any]:
+        raise AssertionError("a pass-through run does not fail")
+
+    def abandon_run(
+        self, run: list[Any], key_state: list[int], error: BaseException, attempts: int
+    ) -> Any:
+        raise AssertionError("a pass-through run does not fail")
+
 
 def pass_through_engine(context: SubtaskContext) -> PassThroughEngine:
     return PassThroughEngine()
