@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter
+from pydantic import BaseModel, ConfigDict, TypeAdapter, field_validator
 
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.errors import ChatModelError
 from flink_agents.api.events._codec import AnyValue, ModelClassRef
 from flink_agents.api.events.event import Event
 from flink_agents.api.message import ChatMessage
+from flink_agents.api.redaction import redact
 
 __all__ = ["ChatError", "ChatRequestEvent", "ChatResponseEvent"]
 
@@ -31,7 +32,8 @@ class ChatError(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     message: str
-    """What went wrong (never an API key, media data or a media URL)."""
+    """What went wrong, redacted (`flink_agents.api.redaction.redact`): no registered
+    API key, credential, media data or ``data:`` URL."""
     kind: str
     """``max_model_calls``, ``structured_output``, ``unsupported_content``, or the
     `ChatModelError` kind (``rate_limit``, ``server``, ``bad_request``...)."""
@@ -44,9 +46,14 @@ class ChatError(BaseModel):
     attempts: int = 0
     """How many times the failing model call was made."""
 
+    @field_validator("message")
+    @classmethod
+    def _redact_message(cls, message: str) -> str:
+        return redact(message)
+
     @classmethod
     def from_model_error(cls, error: ChatModelError, *, attempts: int = 1) -> ChatError:
-        """The event form of a provider error."""
+        """The event form of a provider error (its message redacted)."""
         return cls(
             message=error.message,
             kind=error.kind or ("model_error_retryable" if error.retryable else "model_error"),
