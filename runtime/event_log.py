@@ -1,11 +1,13 @@
 """The event log: one JSON line per event, with the run's lineage, media redacted.
 
 Each line holds ``key``, ``seq`` (the run), the event's ``id``, ``type``,
-``upstream_event_id`` and ``upstream_action_name``, and its ``attributes``. Media
-blocks anywhere in the attributes lose their data and URL (`ChatMessage.sanitize`
-and `MediaBlock.redact`), and ``data:`` URIs in plain strings are replaced, at every
-level. At the ``standard`` level long strings are truncated; ``verbose`` keeps them
-and adds one ``action`` record per action execution.
+``upstream_event_id`` and ``upstream_action_name``, and its ``attributes``. At every
+level, media blocks anywhere in the attributes lose their data and URL
+(`ChatMessage.sanitize` and `MediaBlock.redact`), and every string goes through
+`flink_agents.api.redaction.redact`: ``data:`` URLs and long base64 runs inside any
+string, registered secrets (API keys) and credential shapes are masked. At the
+``standard`` level long strings are then truncated; ``verbose`` keeps them and adds one
+``action`` record per action execution (its error text redacted the same way).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from flink_agents.api.content_blocks import (
 from flink_agents.api.core_options import AgentConfigOptions, AgentConfiguration, EventLogLevel
 from flink_agents.api.events.event import Event
 from flink_agents.api.message import ChatMessage
+from flink_agents.api.redaction import redact, redact_value
 
 __all__ = ["EventLog", "sanitize_json"]
 
@@ -41,23 +44,14 @@ _MEDIA: dict[str, type[MediaBlock]] = {
 
 
 def sanitize_json(value: Any, max_string_length: int | None = None) -> Any:
-    """A log-safe copy of a JSON value: media redacted, ``data:`` URIs removed, and
-    (when ``max_string_length`` is set) long strings truncated."""
-    if isinstance(value, str):
-        if value.startswith("data:") and ";base64," in value[:100]:
-            return f"<data URI redacted, {len(value)} chars>"
-        if max_string_length is not None and len(value) > max_string_length:
-            cut = len(value) - max_string_length
-            return f"{value[:max_string_length]}...<{cut} more chars>"
-        return value
-    if isinstance(value, list):
-        return [sanitize_json(v, max_string_length) for v in value]
-    if isinstance(value, Mapping):
-        redacted = _redacted(value)
-        if redacted is not None:
-            value = redacted
-        return {k: sanitize_json(v, max_string_length) for k, v in value.items()}
-    return value
+    """A log-safe copy of a JSON value.
+
+    Media blocks (and messages holding them) lose their data and URL; every string,
+    at any depth, goes through `redact` (``data:`` URLs, base64 runs, registered
+    secrets, credential shapes), values under credential-naming keys are masked, and,
+    when ``max_string_length`` is set, long strings are truncated after redaction.
+    """
+    return redact_value(value, max_string_length=max_string_length, mapping_hook=_redacted)
 
 
 def _redacted(value: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -144,7 +138,7 @@ class EventLog:
         record = {
             "record": "event",
             "ts": time.time(),
-            "key": key,
+            "key": redact_value(key),
             "seq": seq,
             "id": data["id"],
             "type": data["type"],
@@ -170,13 +164,13 @@ class EventLog:
         record = {
             "record": "action",
             "ts": time.time(),
-            "key": key,
+            "key": redact_value(key),
             "seq": seq,
             "action": action,
             "trigger_event_id": trigger_event_id,
             "duration_ms": round(duration_s * 1000.0, 3),
             "sent_event_ids": sent_event_ids,
-            "error": error,
+            "error": redact(error) if error is not None else None,
         }
         self._write(record)
 

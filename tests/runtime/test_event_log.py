@@ -5,8 +5,11 @@ from __future__ import annotations
 import base64
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from flink_agents.api import (
     AudioBlock,
@@ -21,6 +24,9 @@ from flink_agents.api import (
     ToolCallBlock,
     ToolMetadata,
 )
+from flink_agents.api.events.tool_event import ToolResponseEvent
+from flink_agents.api.redaction import clear_registered_secrets, register_secret
+from flink_agents.api.tool_response import ToolResponse
 from flink_agents.runtime.event_log import EventLog, sanitize_json
 from flink_agents.runtime.local_runner import LocalExecutionEnvironment
 from tests.runtime.chat_agents import chat_agent
@@ -141,7 +147,8 @@ def test_sanitize_json_redacts_everywhere() -> None:
     clean = sanitize_json(value)
     dumped = json.dumps(clean)
     assert SECRET_PIXELS not in dumped and SECRET_URL not in dumped
-    assert clean["uri"].startswith("<data URI redacted")
+    size = len(base64.b64decode(SECRET_PIXELS))
+    assert clean["uri"] == f"data:image/png;base64,<{size} bytes redacted>"
     assert clean["nested"][0]["redacted"] is True
     assert clean["message"]["blocks"][0]["redacted"] is True
     assert clean["not_media"] == {"type": "image", "caption": "kept"}
@@ -162,3 +169,71 @@ def test_event_log_on_a_stream() -> None:
     log.close()
     log.log_event("k", 0, Event("t"))  # closed: ignored
     assert len(stream.getvalue().splitlines()) == 1
+
+
+# --------------------------------------------------------------------- redaction per level
+
+PLAIN_KEY = "ak-live-Zq81LmPq04XyTt7Rw3"
+PNG_B64 = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8).decode("ascii")
+
+
+@pytest.fixture
+def registered_key() -> Iterator[str]:
+    clear_registered_secrets()
+    register_secret(PLAIN_KEY)
+    yield PLAIN_KEY
+    clear_registered_secrets()
+
+
+def _logged(level: EventLogLevel, event: Event, max_string_length: int = 2000) -> str:
+    stream = io.StringIO()
+    log = EventLog(stream, level, max_string_length=max_string_length)
+    log.log_event("k", 0, event)
+    log.log_action("k", 0, "act", event.id, 0.01, [], error=f"boom api_key={PLAIN_KEY}")
+    return stream.getvalue()
+
+
+@pytest.mark.parametrize("level", [EventLogLevel.STANDARD, EventLogLevel.VERBOSE])
+def test_payloads_inside_strings_are_redacted_at_every_level(
+    level: EventLogLevel, registered_key: str
+) -> None:
+    big = base64.b64encode(b"\x00\x01\x02" * 3_500_000).decode("ascii")  # 14 MB
+    event = InputEvent(
+        input={
+            "note": f"see data:image/png;base64,{PNG_B64} inline",
+            "raw": PNG_B64[:1900],
+            "huge": big,
+            "nested": [{"blob": PNG_B64}, ("tuple", f"key {registered_key}")],
+            "password": "hunter2hunter2",
+        }
+    )
+    text = _logged(level, event)
+    assert PNG_B64[:200] not in text and big[:200] not in text and registered_key not in text
+    assert "hunter2" not in text
+    record = json.loads(text.splitlines()[0])
+    size = len(base64.b64decode(PNG_B64))
+    assert record["attributes"]["input"] == {
+        "note": f"see data:image/png;base64,<{size} bytes redacted> inline",
+        "raw": "<base64, 1900 chars redacted>",
+        "huge": f"<base64, {len(big)} chars redacted>",
+        "nested": [
+            {"blob": f"<base64, {len(PNG_B64)} chars redacted>"},
+            ["tuple", "key ***7Rw3"],
+        ],
+        "password": "***",
+    }
+    if level is EventLogLevel.VERBOSE:
+        action = json.loads(text.splitlines()[1])
+        assert action["error"] == "boom api_key=***7Rw3"
+
+
+def test_a_failed_tool_response_is_logged_without_the_secret(registered_key: str) -> None:
+    failure = ToolResponse.failure(
+        "c1", "fetch", f"tool 'fetch' failed: RuntimeError: auth {registered_key} rejected"
+    )
+    text = _logged(EventLogLevel.VERBOSE, ToolResponseEvent(request_id="r", responses=[failure]))
+    assert registered_key not in text
+    record = json.loads(text.splitlines()[0])
+    assert record["attributes"]["responses"][0]["error"] == (
+        "tool 'fetch' failed: RuntimeError: auth ***7Rw3 rejected"
+    )
