@@ -20,6 +20,10 @@ from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.errors import ChatModelError
 from flink_agents.api.message import ChatMessage
 from flink_agents.integrations.chat_models._sdk_errors import chat_model_error_from_sdk
+from flink_agents.integrations.chat_models._secrets import (
+    register_client_secrets,
+    register_provider_secrets,
+)
 from flink_agents.integrations.chat_models.anthropic._messages_api import (
     DEFAULT_MAX_TOKENS,
     PROVIDER,
@@ -57,6 +61,11 @@ class AnthropicChatModelConnection(BaseChatModelConnection):
     _client: anthropic.AsyncAnthropic | None = PrivateAttr(default=None)
     _client_loop: asyncio.AbstractEventLoop | None = PrivateAttr(default=None)
 
+    def model_post_init(self, context: Any, /) -> None:
+        """Registers the key (and the environment's) with the redactor."""
+        super().model_post_init(context)
+        register_provider_secrets(self.api_key)
+
     def _client_for_running_loop(self) -> anthropic.AsyncAnthropic:
         """The client, created on first use and reused on the same event loop.
 
@@ -72,6 +81,7 @@ class AnthropicChatModelConnection(BaseChatModelConnection):
                 max_retries=self.max_retries,
                 default_headers=self.default_headers,
             )
+            register_client_secrets(self._client)  # the key it resolved, maybe from the env
             self._client_loop = loop
         return self._client
 

@@ -34,9 +34,9 @@ from flink_agents.api.content_blocks import (
 )
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
+from flink_agents.api.redaction import redact
 from flink_agents.api.tool_output import parse_data_uri
 from flink_agents.api.tools.tool import ToolMetadata
-from flink_agents.integrations.chat_models._sdk_errors import scrub_secrets
 
 __all__ = [
     "ASSISTANT_MEDIA_REASON",
@@ -400,7 +400,7 @@ def parse_chat_completion(body: Any) -> ChatResult:
 
 def _malformed(detail: str) -> ChatModelError:
     return ChatModelError(
-        scrub_secrets(f"{PROVIDER} sent a malformed response: {detail}"),
+        redact(f"{PROVIDER} sent a malformed response: {detail}"),
         retryable=False,
         provider=PROVIDER,
         kind="malformed_response",

@@ -19,6 +19,10 @@ from pydantic import Field, PrivateAttr
 from flink_agents.api.chat_models.chat_model import BaseChatModelConnection
 from flink_agents.api.errors import ChatModelError
 from flink_agents.integrations.chat_models._sdk_errors import chat_model_error_from_sdk
+from flink_agents.integrations.chat_models._secrets import (
+    register_client_secrets,
+    register_provider_secrets,
+)
 
 __all__ = ["_OpenAIConnectionBase"]
 
@@ -49,6 +53,11 @@ class _OpenAIConnectionBase(BaseChatModelConnection):
     _sdk_client: openai.AsyncOpenAI | None = PrivateAttr(default=None)
     _sdk_loop: asyncio.AbstractEventLoop | None = PrivateAttr(default=None)
 
+    def model_post_init(self, context: Any, /) -> None:
+        """Registers the key (and the environment's) with the redactor."""
+        super().model_post_init(context)
+        register_provider_secrets(self.api_key)
+
     def _client(self) -> openai.AsyncOpenAI:
         """The SDK client, created on first use and reused.
 
@@ -69,6 +78,7 @@ class _OpenAIConnectionBase(BaseChatModelConnection):
                 max_retries=self.max_retries,
                 default_headers=self.default_headers,
             )
+            register_client_secrets(self._sdk_client)  # the key it resolved, maybe from the env
             self._sdk_loop = loop
         return self._sdk_client
 

@@ -46,8 +46,8 @@ from flink_agents.api.content_blocks import (
 )
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
+from flink_agents.api.redaction import redact
 from flink_agents.api.tools.tool import ToolMetadata, as_tool_metadata
-from flink_agents.integrations.chat_models._sdk_errors import scrub_secrets
 
 __all__ = [
     "ASSISTANT_MEDIA_REASON",
@@ -484,7 +484,7 @@ def _failed(error: Any) -> ChatModelError:
     message = error.get("message") if isinstance(error, Mapping) else None
     text = f"{PROVIDER} response failed: {message or 'no error message'}"
     return ChatModelError(
-        scrub_secrets(text + (f" ({code})" if code else "")),
+        redact(text + (f" ({code})" if code else "")),
         retryable=code in _RETRYABLE_FAILURE_CODES,
         provider=PROVIDER,
         kind="response_failed",
