@@ -17,6 +17,11 @@ Wire decisions (documented in ``docs/providers/anthropic.md``):
   `UnsupportedContentBlockError` with the same reason in both.
 - Anthropic reasoning (thinking / redacted thinking) is replayed unchanged in its
   place in assistant messages; reasoning from another provider is skipped.
+
+Response decisions: a ``tool_use`` whose ``input`` is not an object (a string that is
+not a JSON object, say) is kept with ``input == {"_raw_arguments": <as sent>}``, as in
+every adapter; a block of an unknown type is kept, redacted, in
+``metadata["unknown_blocks"]`` and warned about once per type (`_unknown_content`).
 """
 
 from __future__ import annotations
@@ -43,8 +48,11 @@ from flink_agents.api.content_blocks import (
 )
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
+from flink_agents.api.redaction import redact
 from flink_agents.api.tool_output import parse_data_uri
 from flink_agents.api.tools.tool import as_tool_metadata
+from flink_agents.integrations.chat_models._tool_arguments import parse_tool_arguments
+from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
 
 __all__ = [
     "ASSISTANT_MEDIA_REASON",
@@ -395,13 +403,13 @@ def parse_messages_response(body: Any) -> ChatResult:
         raise _malformed("the response has no 'content' list")
 
     blocks: list[ContentBlock] = []
-    other: list[Any] = []
+    unknown: list[Mapping[str, Any]] = []
     for item in content:
         if not isinstance(item, Mapping):
             raise _malformed("a content entry is not an object")
         block = _response_block(item)
         if block is None:
-            other.append(dict(item))
+            unknown.append(item)
         else:
             blocks.append(block)
 
@@ -413,22 +421,24 @@ def parse_messages_response(body: Any) -> ChatResult:
         metadata["stop_sequence"] = body["stop_sequence"]
     if body.get("stop_details") is not None:
         metadata["stop_details"] = body["stop_details"]
-    if other:
-        metadata["unhandled_content"] = other
     usage_body = body.get("usage")
     if isinstance(usage_body, Mapping) and usage_body.get("service_tier") is not None:
         metadata["service_tier"] = usage_body["service_tier"]
 
     model = body.get("model")
     response_id = body.get("id")
-    return ChatResult(
-        message=ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks),
-        model=model if isinstance(model, str) else None,
-        response_id=response_id if isinstance(response_id, str) else None,
-        usage=usage_from_response(usage_body),
-        finish_reason=finish_reason_from_stop_reason(stop_reason),
-        metadata=metadata,
-    )
+    try:
+        result = ChatResult(
+            message=ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks),
+            model=model if isinstance(model, str) else None,
+            response_id=response_id if isinstance(response_id, str) else None,
+            usage=usage_from_response(usage_body),
+            finish_reason=finish_reason_from_stop_reason(stop_reason),
+            metadata=metadata,
+        )
+    except ValueError:  # pydantic: two tool calls with one id
+        raise _malformed("the content blocks do not form a valid assistant message") from None
+    return keep_unknown_blocks(PROVIDER, result, unknown)
 
 
 def finish_reason_from_stop_reason(stop_reason: str | None) -> str | None:
@@ -489,21 +499,19 @@ def _response_block(item: Mapping[str, Any]) -> ContentBlock | None:
             raise _malformed("a redacted_thinking block has no 'data' string")
         return ReasoningBlock(redacted_data=data, provider=PROVIDER)
     if kind == "tool_use":
-        name, call_input = item.get("name"), item.get("input", {})
+        name = item.get("name")
         if not isinstance(name, str) or not name:
             raise _malformed("a tool_use block has no 'name'")
-        if not isinstance(call_input, Mapping):
-            raise _malformed("a tool_use block's 'input' is not an object")
         call_id = item.get("id")
         if not isinstance(call_id, str) or not call_id:
             call_id = "call_" + uuid.uuid4().hex
-        return ToolCallBlock(id=call_id, name=name, input=dict(call_input))
+        return ToolCallBlock(id=call_id, name=name, input=parse_tool_arguments(item.get("input")))
     return None
 
 
 def _malformed(detail: str) -> ChatModelError:
     return ChatModelError(
-        f"{PROVIDER} sent a malformed response: {detail}",
+        redact(f"{PROVIDER} sent a malformed response: {detail}"),
         retryable=False,
         provider=PROVIDER,
         kind="malformed_response",

@@ -11,11 +11,15 @@ default) a tool result holding media becomes a tool message whose text lists the
 media that follow, and one user message placed right after the run of tool
 messages carries the media themselves; with ``tool_media="error"`` such a result
 raises `UnsupportedContentBlockError` before anything is sent.
+
+In a response, tool-call arguments that are not a JSON object keep the call, with
+``input == {"_raw_arguments": <as sent>}`` (sent back verbatim), as in every adapter;
+content parts that are not text and tool calls that are not functions are kept,
+redacted, in ``metadata["unknown_blocks"]`` and warned about once per type.
 """
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
@@ -36,7 +40,13 @@ from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.redaction import redact
 from flink_agents.api.tool_output import parse_data_uri
+from flink_agents.api.tool_response import RAW_ARGUMENTS_KEY
 from flink_agents.api.tools.tool import ToolMetadata
+from flink_agents.integrations.chat_models._tool_arguments import (
+    arguments_json,
+    parse_tool_arguments,
+)
+from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
 
 __all__ = [
     "ASSISTANT_MEDIA_REASON",
@@ -67,9 +77,6 @@ ToolMedia = Literal["user_message", "error"]
 
 MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
 """Which request field carries the ``max_tokens`` option."""
-
-RAW_ARGUMENTS_KEY = "_raw_arguments"
-"""Tool-call input key holding arguments that were not a JSON object, kept verbatim."""
 
 TOOL_ERROR_PREFIX = "Error: "
 """Put before the text of a tool result with ``is_error=True`` (the API has no error field)."""
@@ -283,7 +290,7 @@ def _assistant_to_wire(message: ChatMessage) -> dict[str, Any]:
                 {
                     "id": block.id,
                     "type": "function",
-                    "function": {"name": block.name, "arguments": _arguments_json(block.input)},
+                    "function": {"name": block.name, "arguments": arguments_json(block.input)},
                 }
             )
         elif isinstance(block, ReasoningBlock):
@@ -299,13 +306,6 @@ def _assistant_to_wire(message: ChatMessage) -> dict[str, Any]:
     else:
         wire["content"] = "".join(texts)
     return wire
-
-
-def _arguments_json(arguments: dict[str, Any]) -> str:
-    raw = arguments.get(RAW_ARGUMENTS_KEY)
-    if len(arguments) == 1 and isinstance(raw, str):
-        return raw  # arguments that came back as invalid JSON go back verbatim
-    return json.dumps(arguments, ensure_ascii=False)
 
 
 def _tool_result_to_wire(
@@ -358,16 +358,17 @@ def parse_chat_completion(body: Any) -> ChatResult:
     message: Mapping[str, Any] = choice["message"]
 
     blocks: list[Any] = []
+    unknown: list[Mapping[str, Any]] = []
     reasoning = _reasoning_text(message)
     if reasoning:
         blocks.append(ReasoningBlock(text=reasoning, provider=PROVIDER))
-    blocks.extend(TextBlock(text=text) for text in _content_texts(message.get("content")))
+    blocks.extend(TextBlock(text=text) for text in _content_texts(message.get("content"), unknown))
     refusal = message.get("refusal")
     if refusal is not None and not isinstance(refusal, str):
         raise _malformed("message.refusal is not a string")
     if refusal:
         blocks.append(TextBlock(text=refusal))
-    blocks.extend(_tool_calls(message))
+    blocks.extend(_tool_calls(message, unknown))
 
     raw_finish = choice.get("finish_reason")
     if raw_finish is not None and not isinstance(raw_finish, str):
@@ -386,7 +387,7 @@ def parse_chat_completion(body: Any) -> ChatResult:
     model = body.get("model")
     response_id = body.get("id")
     try:
-        return ChatResult(
+        result = ChatResult(
             message=ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks),
             model=model if isinstance(model, str) else None,
             response_id=response_id if isinstance(response_id, str) else None,
@@ -396,6 +397,7 @@ def parse_chat_completion(body: Any) -> ChatResult:
         )
     except ValueError as exc:  # pydantic validation (e.g. two tool calls with one id)
         raise _malformed(f"the response does not make a valid assistant message: {exc}") from None
+    return keep_unknown_blocks(PROVIDER, result, unknown)
 
 
 def _malformed(detail: str) -> ChatModelError:
@@ -415,8 +417,9 @@ def _reasoning_text(message: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _content_texts(content: Any) -> list[str]:
-    """Text of ``message.content``: a string, or (some compatible servers) text parts."""
+def _content_texts(content: Any, unknown: list[Mapping[str, Any]]) -> list[str]:
+    """Text of ``message.content``: a string, or (some compatible servers) parts, of
+    which the text ones give text and the others go to ``unknown``."""
     if content is None or content == "":
         return []
     if isinstance(content, str):
@@ -424,15 +427,23 @@ def _content_texts(content: Any) -> list[str]:
     if isinstance(content, list):
         texts: list[str] = []
         for part in content:
-            if not (isinstance(part, Mapping) and isinstance(part.get("text"), str)):
-                raise _malformed("message.content holds a part that is not text")
-            if part["text"]:
-                texts.append(part["text"])
+            if not isinstance(part, Mapping):
+                raise _malformed("message.content holds a part that is not an object")
+            text = part.get("text")
+            if part.get("type", "text") != "text":
+                unknown.append(part)
+            elif not isinstance(text, str):
+                raise _malformed("a text part of message.content has no text string")
+            elif text:
+                texts.append(text)
         return texts
     raise _malformed("message.content is neither a string nor a list of text parts")
 
 
-def _tool_calls(message: Mapping[str, Any]) -> list[ToolCallBlock]:
+def _tool_calls(
+    message: Mapping[str, Any], unknown: list[Mapping[str, Any]]
+) -> list[ToolCallBlock]:
+    """Function tool calls; calls of another type (``custom``...) go to ``unknown``."""
     raw_calls = message.get("tool_calls")
     if raw_calls is None:
         legacy = message.get("function_call")
@@ -447,6 +458,9 @@ def _tool_calls(message: Mapping[str, Any]) -> list[ToolCallBlock]:
             raise _malformed("a tool call is not an object")
         kind = raw.get("type", "function")
         function = raw.get("function")
+        if isinstance(kind, str) and kind != "function":
+            unknown.append(raw)
+            continue
         if kind != "function" or not isinstance(function, Mapping):
             raise _malformed(f"a tool call of type {kind!r} without a function")
         name = function.get("name")
@@ -456,28 +470,11 @@ def _tool_calls(message: Mapping[str, Any]) -> list[ToolCallBlock]:
         if not isinstance(call_id, str) or not call_id:
             call_id = f"call_{uuid.uuid4().hex}"
         calls.append(
-            ToolCallBlock(id=call_id, name=name, input=_parse_arguments(function.get("arguments")))
+            ToolCallBlock(
+                id=call_id, name=name, input=parse_tool_arguments(function.get("arguments"))
+            )
         )
     return calls
-
-
-def _parse_arguments(arguments: Any) -> dict[str, Any]:
-    """Tool-call arguments as an object; anything else is kept under `RAW_ARGUMENTS_KEY`."""
-    if arguments is None:
-        return {}
-    if isinstance(arguments, Mapping):  # some compatible servers send an object
-        return dict(arguments)
-    if not isinstance(arguments, str):
-        return {RAW_ARGUMENTS_KEY: json.dumps(arguments)}
-    if not arguments.strip():
-        return {}
-    try:
-        parsed = json.loads(arguments)
-    except ValueError:
-        return {RAW_ARGUMENTS_KEY: arguments}
-    if isinstance(parsed, dict):
-        return parsed
-    return {RAW_ARGUMENTS_KEY: arguments}
 
 
 def _usage(raw: Any) -> Usage:

@@ -20,11 +20,14 @@ Responses
   * ``message`` items give text (a ``refusal`` part gives its text and finish reason
     ``refusal``), ``function_call`` items give `ToolCallBlock`s, ``reasoning`` items give
     `ReasoningBlock`s (``provider="openai-responses"``) with id, summary and encrypted content.
+  * ``function_call`` arguments that are not a JSON object keep the call, with
+    ``input == {"_raw_arguments": <as sent>}`` (sent back verbatim), as in every adapter.
+  * output items and message parts of other types are kept, redacted, in
+    ``metadata["unknown_blocks"]`` and warned about once per type (`_unknown_content`).
 """
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -48,6 +51,11 @@ from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.redaction import redact
 from flink_agents.api.tools.tool import ToolMetadata, as_tool_metadata
+from flink_agents.integrations.chat_models._tool_arguments import (
+    arguments_json,
+    parse_tool_arguments,
+)
+from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
 
 __all__ = [
     "ASSISTANT_MEDIA_REASON",
@@ -248,7 +256,7 @@ def _assistant_items(blocks: Sequence[ContentBlock]) -> list[dict[str, Any]]:
                     "type": "function_call",
                     "call_id": block.id,
                     "name": block.name,
-                    "arguments": json.dumps(block.input, ensure_ascii=False),
+                    "arguments": arguments_json(block.input),
                 }
             )
         elif isinstance(block, ReasoningBlock):
@@ -309,32 +317,30 @@ def parse_response(body: Any) -> ChatResult:
 
     blocks: list[ContentBlock] = []
     refusals: list[str] = []
-    ignored: list[str] = []
+    unknown: list[Mapping[str, Any]] = []
     for item in output:
         if not isinstance(item, Mapping):
             raise _malformed("an output item is not an object")
         kind = item.get("type")
         if kind == "message":
-            blocks.extend(_message_blocks(item, refusals))
+            blocks.extend(_message_blocks(item, refusals, unknown))
         elif kind == "function_call":
             blocks.append(_tool_call_block(item))
         elif kind == "reasoning":
             blocks.append(_reasoning_block(item))
         else:
-            ignored.append(str(kind))
+            unknown.append(item)
 
     finish_reason, raw_reason = _finish_reason(body, blocks, refusals)
     metadata: dict[str, Any] = {"raw_finish_reason": raw_reason, "status": status}
     if refusals:
         metadata["refusal"] = "".join(refusals)
-    if ignored:
-        metadata["ignored_output_types"] = ignored
     for key in ("service_tier", "created_at"):
         if body.get(key) is not None:
             metadata[key] = body[key]
 
     try:
-        return ChatResult(
+        result = ChatResult(
             message=ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks),
             model=_optional_str(body, "model"),
             response_id=_optional_str(body, "id"),
@@ -344,9 +350,12 @@ def parse_response(body: Any) -> ChatResult:
         )
     except ValueError:  # pydantic: two calls with one id, an empty tool name...
         raise _malformed("the output items do not form a valid assistant message") from None
+    return keep_unknown_blocks(PROVIDER, result, unknown)
 
 
-def _message_blocks(item: Mapping[str, Any], refusals: list[str]) -> list[ContentBlock]:
+def _message_blocks(
+    item: Mapping[str, Any], refusals: list[str], unknown: list[Mapping[str, Any]]
+) -> list[ContentBlock]:
     content = item.get("content")
     if not isinstance(content, list):
         raise _malformed("a message item has no content list")
@@ -360,6 +369,8 @@ def _message_blocks(item: Mapping[str, Any], refusals: list[str]) -> list[Conten
             text = _required_str(part, "refusal")
             refusals.append(text)
             blocks.append(TextBlock(text=text))
+        else:
+            unknown.append(part)
     return blocks
 
 
@@ -368,19 +379,7 @@ def _tool_call_block(item: Mapping[str, Any]) -> ToolCallBlock:
     call_id = item.get("call_id")
     if not isinstance(call_id, str) or not call_id:
         call_id = "call_" + uuid.uuid4().hex
-    raw = item.get("arguments")
-    if raw is None or raw == "":
-        arguments: Any = {}
-    elif isinstance(raw, str):
-        try:
-            arguments = json.loads(raw)
-        except ValueError:
-            raise _malformed(f"the arguments of tool call {name!r} are not valid JSON") from None
-    else:
-        arguments = raw
-    if not isinstance(arguments, dict):
-        raise _malformed(f"the arguments of tool call {name!r} are not a JSON object")
-    return ToolCallBlock(id=call_id, name=name, input=arguments)
+    return ToolCallBlock(id=call_id, name=name, input=parse_tool_arguments(item.get("arguments")))
 
 
 def _reasoning_block(item: Mapping[str, Any]) -> ReasoningBlock:
@@ -469,7 +468,7 @@ def _required_str(raw: Mapping[str, Any], key: str) -> str:
 
 def _malformed(detail: str) -> ChatModelError:
     return ChatModelError(
-        f"{PROVIDER} sent a malformed response: {detail}",
+        redact(f"{PROVIDER} sent a malformed response: {detail}"),
         retryable=False,
         provider=PROVIDER,
         kind="malformed_response",

@@ -214,7 +214,28 @@ def test_unknown_content_blocks_are_kept_in_metadata() -> None:
     body = _response(content=[{"type": "text", "text": "x"}, server_block])
     result = parse_messages_response(body)
     assert result.message.blocks == [TextBlock(text="x")]
-    assert result.metadata["unhandled_content"] == [server_block]
+    assert result.metadata["unknown_blocks"] == [server_block]
+
+
+@pytest.mark.parametrize(
+    ("call_input", "expected"),
+    [
+        ({"city": "Paris"}, {"city": "Paris"}),
+        (None, {}),
+        ('{"city": "Paris"}', {"city": "Paris"}),
+        ('{"city": ', {"_raw_arguments": '{"city": '}),
+        ("[1, 2]", {"_raw_arguments": "[1, 2]"}),
+        (7, {"_raw_arguments": "7"}),
+    ],
+)
+def test_tool_use_input_that_is_not_an_object_keeps_the_call(
+    call_input: Any, expected: dict[str, Any]
+) -> None:
+    block: dict[str, Any] = {"type": "tool_use", "id": "t", "name": "f"}
+    if call_input is not None:
+        block["input"] = call_input
+    (call,) = parse_messages_response(_response(content=[block])).message.tool_calls
+    assert (call.id, call.name, call.input) == ("t", "f", expected)
 
 
 @pytest.mark.parametrize(
@@ -320,8 +341,13 @@ def test_usage_absent_is_unknown() -> None:
         pytest.param(_response(content=[{"type": "thinking", "thinking": "x"}]), id="no-signature"),
         pytest.param(_response(content=[{"type": "redacted_thinking"}]), id="no-redacted-data"),
         pytest.param(
-            _response(content=[{"type": "tool_use", "id": "t", "name": "f", "input": "{}"}]),
-            id="tool-input-string",
+            _response(
+                content=[
+                    {"type": "tool_use", "id": "t", "name": "f", "input": {}},
+                    {"type": "tool_use", "id": "t", "name": "g", "input": {}},
+                ]
+            ),
+            id="duplicate-tool-ids",
         ),
         pytest.param(_response(content=[{"type": "tool_use", "id": "t"}]), id="tool-no-name"),
         pytest.param(_response(stop_reason=3), id="stop-reason-number"),

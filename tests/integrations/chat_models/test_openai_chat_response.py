@@ -295,10 +295,11 @@ def test_usage_details_null() -> None:
         {"choices": [{"message": "hi"}]},
         {"error": {"message": "overloaded"}},
         {"choices": [{"message": {"content": 5}}]},
-        {"choices": [{"message": {"content": [{"type": "image_url"}]}}]},
+        {"choices": [{"message": {"content": ["text"]}}]},
+        {"choices": [{"message": {"content": [{"type": "text", "text": 5}]}}]},
         {"choices": [{"message": {"content": "x", "refusal": 3}}]},
         {"choices": [{"message": {"tool_calls": "x"}}]},
-        {"choices": [{"message": {"tool_calls": [{"id": "c", "type": "custom"}]}}]},
+        {"choices": [{"message": {"tool_calls": [{"id": "c", "type": "function"}]}}]},
         {"choices": [{"message": {"tool_calls": [{"id": "c", "function": {"name": ""}}]}}]},
         {
             "choices": [

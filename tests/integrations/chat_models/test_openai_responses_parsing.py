@@ -221,12 +221,38 @@ def test_refusal_is_text_with_finish_reason_refusal() -> None:
     assert result.metadata["raw_finish_reason"] == "completed"
 
 
-def test_unknown_output_items_are_ignored_and_recorded() -> None:
+def test_unknown_output_items_and_parts_are_kept_in_metadata() -> None:
     body = _with(TEXT_TURN)
-    body["output"].append({"type": "web_search_call", "id": "ws_1", "status": "completed"})
+    search = {"type": "web_search_call", "id": "ws_1", "status": "completed"}
+    audio_part = {"type": "output_audio", "transcript": "hi"}
+    body["output"].append(search)
+    body["output"][0]["content"].append(audio_part)
     result = parse_response(body)
     assert result.message.text == "Paris is sunny, Oslo is cold."
-    assert result.metadata["ignored_output_types"] == ["web_search_call"]
+    assert result.metadata["unknown_blocks"] == [audio_part, search]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ('{"city": "Paris"}', {"city": "Paris"}),
+        ("", {}),
+        (None, {}),
+        ({"city": "Paris"}, {"city": "Paris"}),
+        ("{not json", {"_raw_arguments": "{not json"}),
+        ("[1, 2]", {"_raw_arguments": "[1, 2]"}),
+    ],
+)
+def test_function_call_arguments_that_are_not_an_object_keep_the_call(
+    arguments: Any, expected: dict[str, Any]
+) -> None:
+    body = _with(TOOL_TURN)
+    body["output"][2]["arguments"] = arguments
+    calls = parse_response(body).message.tool_calls
+    assert [(c.id, c.input) for c in calls] == [
+        ("call_Paris01", {"city": "Paris"}),
+        ("call_Oslo02", expected),
+    ]
 
 
 # ----------------------------------------------------------------------- finish reasons
@@ -327,8 +353,6 @@ def _bad_call(**fields: Any) -> dict[str, Any]:
         _with(TEXT_TURN, output=[{"type": "message", "role": "assistant"}]),
         _with(TEXT_TURN, output=[{"type": "message", "content": [{"type": "output_text"}]}]),
         _bad_call(name=None),
-        _bad_call(arguments="{not json"),
-        _bad_call(arguments="[1, 2]"),
         _bad_call(call_id="call_Oslo02"),
         _with(TEXT_TURN, usage={"input_tokens": "many"}),
     ],
@@ -341,8 +365,6 @@ def _bad_call(**fields: Any) -> dict[str, Any]:
         "message-without-content",
         "text-part-without-text",
         "call-without-name",
-        "arguments-not-json",
-        "arguments-not-object",
         "duplicate-call-ids",
         "usage-not-int",
     ],
