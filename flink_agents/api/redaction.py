@@ -63,7 +63,7 @@ _SHOW_TAIL_FROM = 16
 """Secrets at least this long keep their last 4 characters, enough to tell keys apart."""
 
 _SHORTEST_SHAPE = 5
-"""No credential shape fits in fewer characters (``key=x``)."""
+"""No credential shape, registered secret or ``data:`` URL fits in fewer characters."""
 
 # ----------------------------------------------------------------------------- patterns
 
@@ -89,10 +89,9 @@ _KEY_VALUE = (
     r"|(?P<kv_value>[^\s&#;,\"'<>=)\]}][^\s&#;,\"'<>)\]}]*))"
 )
 _JSON_ENTRY = (
-    # "api_key": "value" and 'password': 'value'
-    r"(?P<js_quote>[\"'])(?P<js_name>(?:[^\"'\\\s]{0,64}[_-])?(?:" + _SENSITIVE + r"))"
-    r"(?P=js_quote)(?P<js_sep>\s*:\s*)(?P<js_vquote>[\"'])"
-    r"(?P<js_value>(?:\\.|(?!(?P=js_vquote))[^\\\n])*)(?P=js_vquote)"
+    # "name": "value" and 'name': 'value'; masked when the name is a credential's
+    r"(?P<js_quote>[\"'])(?P<js_name>[^\"'\\\s]{1,64})(?P=js_quote)(?P<js_sep>\s*:\s*)"
+    r"(?P<js_vquote>[\"'])(?P<js_value>(?:\\.|(?!(?P=js_vquote))[^\\\n])*)(?P=js_vquote)"
 )
 _BEARER = r"(?<![A-Za-z0-9])(?P<br_scheme>[Bb]earer\s+)(?P<br_value>[A-Za-z0-9._~+/=-]{8,})"
 _URL_PASSWORD = (
@@ -104,14 +103,19 @@ _SK_KEY = (
     r"(?![A-Za-z0-9_*-])"
 )
 
-_SHAPES = re.compile(
-    "|".join((_KEY_VALUE, _JSON_ENTRY, _BEARER, _URL_PASSWORD, _SK_KEY)), re.IGNORECASE
-)
+# One pattern per shape, each run only when the text holds what the shape needs.
+_KEY_VALUE_RE = re.compile(_KEY_VALUE, re.IGNORECASE)
+_JSON_ENTRY_RE = re.compile(_JSON_ENTRY, re.IGNORECASE)
+_BEARER_RE = re.compile(_BEARER, re.IGNORECASE)
+_URL_PASSWORD_RE = re.compile(_URL_PASSWORD)
+_SK_KEY_RE = re.compile(_SK_KEY, re.IGNORECASE)
 
 _SENSITIVE_KEY = re.compile(
     r"(?:^|[_-])(?:" + _SENSITIVE + r"|authorization|credentials?)$", re.IGNORECASE
 )
-_DATA_HINT = re.compile("data:", re.IGNORECASE)
+"""A dict key or JSON entry name whose value is a credential (a bare ``key`` is not)."""
+_NAME_HINTS = ("key", "token", "passw", "secret", "authorization", "credential")
+"""Words one of which a lowered text holds when a named credential can be in it."""
 
 # ----------------------------------------------------------------------------- secrets
 
@@ -166,24 +170,34 @@ def mask_secret(value: str) -> str:
 
 def redact(text: str) -> str:
     """``text`` with media payloads, registered secrets and credential shapes masked."""
-    if len(text) >= BASE64_RUN_MIN or _DATA_HINT.search(text):
-        text = _redact_payloads(text)
+    if len(text) < _SHORTEST_SHAPE:
+        return text
+    # Substring tests on the lowered text decide which patterns can match: a scan by the
+    # regex engine costs far more, and most texts hold none of them.
+    lowered = text.lower()
+    if len(text) >= BASE64_RUN_MIN or "data:" in lowered:
+        text = _redact_payloads(text, "data:" in lowered)
+        lowered = text.lower()
     pattern = _secret_pattern
     if pattern is not None:
         text = pattern.sub(_mask_match, text)
-    if len(text) >= _SHORTEST_SHAPE and _may_hold_shape(text):
-        text = _SHAPES.sub(_mask_shape, text)
+    return _redact_shapes(text, lowered)
+
+
+def _redact_shapes(text: str, lowered: str) -> str:
+    """``text`` with credential shapes masked (``lowered``: the text in lower case)."""
+    if any(word in lowered for word in _NAME_HINTS):
+        if "=" in text:
+            text = _KEY_VALUE_RE.sub(_mask_key_value, text)
+        if ":" in text and ('"' in text or "'" in text):
+            text = _JSON_ENTRY_RE.sub(_mask_json_entry, text)
+    if "@" in text and "://" in text:
+        text = _URL_PASSWORD_RE.sub(_mask_url_password, text)
+    if "bearer" in lowered:
+        text = _BEARER_RE.sub(_mask_bearer, text)
+    if "sk-" in lowered:
+        text = _SK_KEY_RE.sub(_mask_sk_key, text)
     return text
-
-
-def _may_hold_shape(text: str) -> bool:
-    """False when no credential shape can be in ``text`` (a fast test for short texts)."""
-    if len(text) > 256:
-        return True
-    if "=" in text or ":" in text:
-        return True
-    lowered = text.lower()
-    return "sk-" in lowered or "bearer" in lowered
 
 
 def redact_value(
@@ -233,8 +247,8 @@ def redact_value(
     return value
 
 
-def _redact_payloads(text: str) -> str:
-    if _DATA_HINT.search(text):
+def _redact_payloads(text: str, has_data_url: bool) -> str:
+    if has_data_url:
         text = _DATA_URL.sub(_data_url_replacement, text)
     if len(text) >= BASE64_RUN_MIN:
         text = _BASE64_RUN.sub(_base64_replacement, text)
@@ -258,23 +272,32 @@ def _mask_match(match: re.Match[str]) -> str:
     return mask_secret(match.group())
 
 
-def _mask_shape(match: re.Match[str]) -> str:
-    groups = match.groupdict()
-    if groups["kv_name"] is not None:
-        head = groups["kv_name"] + groups["kv_sep"]
-        quote = groups["kv_quote"]
-        if quote is not None:
-            return f"{head}{quote}{_masked(groups['kv_quoted'])}{quote}"
-        return head + _masked(groups["kv_value"])
-    if groups["js_name"] is not None:
-        quote, vquote = groups["js_quote"], groups["js_vquote"]
-        name = f"{quote}{groups['js_name']}{quote}{groups['js_sep']}"
-        return f"{name}{vquote}{_masked(groups['js_value'])}{vquote}"
-    if groups["br_scheme"] is not None:
-        return groups["br_scheme"] + _masked(groups["br_value"])
-    if groups["up_head"] is not None:
-        return f"{groups['up_head']}{_masked(groups['up_value'])}@"
-    return groups["sk_prefix"] + _masked(groups["sk_value"])
+def _mask_key_value(match: re.Match[str]) -> str:
+    head = match["kv_name"] + match["kv_sep"]
+    quote = match["kv_quote"]
+    if quote is not None:
+        return f"{head}{quote}{_masked(match['kv_quoted'])}{quote}"
+    return head + _masked(match["kv_value"])
+
+
+def _mask_json_entry(match: re.Match[str]) -> str:
+    if not _SENSITIVE_KEY.search(match["js_name"]):
+        return match.group()
+    quote, value_quote = match["js_quote"], match["js_vquote"]
+    name = f"{quote}{match['js_name']}{quote}{match['js_sep']}"
+    return f"{name}{value_quote}{_masked(match['js_value'])}{value_quote}"
+
+
+def _mask_bearer(match: re.Match[str]) -> str:
+    return match["br_scheme"] + _masked(match["br_value"])
+
+
+def _mask_url_password(match: re.Match[str]) -> str:
+    return f"{match['up_head']}{_masked(match['up_value'])}@"
+
+
+def _mask_sk_key(match: re.Match[str]) -> str:
+    return match["sk_prefix"] + _masked(match["sk_value"])
 
 
 def _masked(value: str) -> str:

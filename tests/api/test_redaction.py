@@ -59,6 +59,11 @@ def no_registered_secrets() -> Iterator[None]:
         ('{"api_key": "abc123def456", "model": "m"}', '{"api_key": "***", "model": "m"}'),
         ('{"x-api-key":"v","password" : "p\\"q"}', '{"x-api-key":"***","password" : "***"}'),
         ("{'client_secret': 'cs-123', 'name': 'n'}", "{'client_secret': '***', 'name': 'n'}"),
+        ('{"Authorization": "Basic dXNlcjpwYXNz"}', '{"Authorization": "***YXNz"}'),
+        (
+            '{"keys": "k1", "monkey": "m", "max_tokens": "5"}',
+            '{"keys": "k1", "monkey": "m", "max_tokens": "5"}',
+        ),
         ("postgres://bob:s3cr3t@db.local:5432/app", "postgres://bob:***@db.local:5432/app"),
     ],
 )
