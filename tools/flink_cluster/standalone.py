@@ -6,6 +6,14 @@ is written to the package or to /tmp's shared pid files), free ports, Java found
 the runtime finds it, and this interpreter's environment first on PATH so thread-mode
 Python inside the TaskManager is this virtual environment.
 
+The daemons' classpath is a `lib/` folder of the cluster's own (`FLINK_LIB_DIR`): links
+to the package's `pyflink/lib` jars plus the flink-python jar from `pyflink/opt`. With
+flink-python (which holds pemja's Java side) loaded once by the TaskManager's own class
+loader, one TaskManager runs any number of thread-mode jobs, one after another and at
+once. Left in `opt/` only, each job's class loader loads pemja again, and on Java 15+
+every thread-mode job after the first on a TaskManager fails in `open` with
+`NoSuchFieldException: loadedLibraryNames` (see docs/operations.md).
+
     python tools/flink_cluster/standalone.py start --dir /tmp/flink-cluster
     python tools/flink_cluster/standalone.py submit --dir /tmp/flink-cluster job.py
     python tools/flink_cluster/standalone.py stop --dir /tmp/flink-cluster
@@ -34,7 +42,19 @@ from typing import Any
 from flink_agents.runtime.flink.java import ensure_java
 from flink_agents.runtime.flink.python_workers import prepare_worker_environment
 
-__all__ = ["StandaloneCluster", "flink_home", "free_port"]
+__all__ = [
+    "PARENT_FIRST_PATTERNS",
+    "StandaloneCluster",
+    "assemble_lib_dir",
+    "flink_home",
+    "flink_python_jar",
+    "free_port",
+]
+
+PARENT_FIRST_PATTERNS = "pemja."
+"""`classloader.parent-first-patterns.additional` of the cluster: pemja's classes always
+come from the TaskManager's class loader (the one that loaded its native library), even
+when a job's class loader is asked for them; its own copy in the job's jar is ignored."""
 
 
 def flink_home() -> Path:
@@ -43,6 +63,42 @@ def flink_home() -> Path:
     if spec is None or spec.origin is None:
         raise RuntimeError("apache-flink is not installed in this interpreter")
     return Path(spec.origin).parent
+
+
+def flink_python_jar(home: Path) -> Path:
+    """The one `flink-python-*.jar` in the distribution's `opt/` folder."""
+    jars = sorted((home / "opt").glob("flink-python*.jar"))
+    if len(jars) != 1:
+        raise RuntimeError(
+            f"expected one flink-python jar in {home / 'opt'}, found {len(jars)}: "
+            "reinstall apache-flink"
+        )
+    return jars[0]
+
+
+def assemble_lib_dir(home: Path, target: Path) -> Path:
+    """Make `target` a Flink `lib/` folder: the distribution's lib jars and flink-python.
+
+    Jars are symbolic links (nothing is copied), made again on every call: links into an
+    apache-flink package (`pyflink/lib`, `pyflink/opt`) and links that no longer resolve
+    are replaced, so a reinstalled or upgraded package is picked up. Other files put into
+    `target` by hand (connector jars) are kept.
+    """
+    target.mkdir(parents=True, exist_ok=True)
+    for entry in target.iterdir():
+        if entry.is_symlink() and (
+            not entry.exists() or entry.resolve().parent.parent.name == "pyflink"
+        ):
+            entry.unlink()
+    jars = [*sorted((home / "lib").glob("*.jar")), flink_python_jar(home)]
+    if not any(jar.name.startswith("flink-dist") for jar in jars):
+        raise RuntimeError(f"no flink-dist jar in {home / 'lib'}: reinstall apache-flink")
+    for jar in jars:
+        link = target / jar.name
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(jar)
+    return target
 
 
 def free_port() -> int:
@@ -62,10 +118,14 @@ class StandaloneCluster:
     """A JobManager and TaskManager(s) on 127.0.0.1 with state under `directory`.
 
     Args:
-        directory: holds conf/, log/, pids/ and checkpoints/.
+        directory: holds conf/, lib/, log/, pids/ and checkpoints/.
         slots: task slots per TaskManager.
         options: more Flink options for config.yaml (`key: value`).
         env: more environment variables for the daemons (e.g. PYTHONPATH).
+        python_jar_in_lib: put flink-python into the cluster's own lib/ (the default).
+            False runs the daemons on the package's `pyflink/lib` as it is, like a cluster
+            set up by hand from the package's folders: there, on Java 15+, every
+            thread-mode job after the first on a TaskManager fails in `open`.
     """
 
     def __init__(
@@ -75,10 +135,13 @@ class StandaloneCluster:
         slots: int = 2,
         options: Mapping[str, str] | None = None,
         env: Mapping[str, str] | None = None,
+        python_jar_in_lib: bool = True,
     ) -> None:
         self.directory = Path(directory).resolve()
         self.home = flink_home()
         self.conf_dir = self.directory / "conf"
+        self.python_jar_in_lib = python_jar_in_lib
+        self.lib_dir = self.directory / "lib" if python_jar_in_lib else self.home / "lib"
         self.log_dir = self.directory / "log"
         self.pid_dir = self.directory / "pids"
         self.checkpoint_dir = self.directory / "checkpoints"
@@ -100,9 +163,12 @@ class StandaloneCluster:
         return f"127.0.0.1:{self.rest_port}"
 
     def write_config(self) -> None:
-        """A private config.yaml: loopback addresses, free ports, fast failure detection."""
+        """A private config.yaml (loopback addresses, free ports, fast failure detection)
+        and the cluster's lib/ folder with flink-python in it (see `assemble_lib_dir`)."""
         for d in (self.conf_dir, self.log_dir, self.pid_dir, self.checkpoint_dir):
             d.mkdir(parents=True, exist_ok=True)
+        if self.python_jar_in_lib:
+            assemble_lib_dir(self.home, self.lib_dir)
         packaged = self.home / "conf"
         for name in ("log4j.properties", "log4j-console.properties", "log4j-cli.properties"):
             source = packaged / name
@@ -131,8 +197,15 @@ class StandaloneCluster:
             "execution.checkpointing.dir": self.checkpoint_dir.as_uri(),
             # The REST API's metric values refresh every second (default 10 s).
             "metrics.fetcher.update-interval": "1000",
+            # With flink-python in lib/: pemja's classes from the TaskManager's loader only.
+            "classloader.parent-first-patterns.additional": PARENT_FIRST_PATTERNS,
         }
         options.update(self.extra_options)
+        # Patterns the caller gives are kept, and pemja's is added to them.
+        patterns_key = "classloader.parent-first-patterns.additional"
+        patterns = [p for p in options[patterns_key].split(";") if p]
+        if PARENT_FIRST_PATTERNS not in patterns:
+            options[patterns_key] = ";".join([*patterns, PARENT_FIRST_PATTERNS])
         lines = [f"{key}: {json.dumps(value)}" for key, value in options.items()]
         (self.conf_dir / "config.yaml").write_text("\n".join(lines) + "\n")
         (self.conf_dir / "masters").write_text(f"127.0.0.1:{self.rest_port}\n")
@@ -147,6 +220,7 @@ class StandaloneCluster:
             {
                 "FLINK_HOME": str(self.home),
                 "FLINK_CONF_DIR": str(self.conf_dir),
+                "FLINK_LIB_DIR": str(self.lib_dir),
                 "FLINK_LOG_DIR": str(self.log_dir),
                 "FLINK_PID_DIR": str(self.pid_dir),
                 "PYFLINK_PYTHON": sys.executable,
@@ -159,8 +233,11 @@ class StandaloneCluster:
         return env
 
     def _script(self, name: str, *args: str, timeout: float = 120) -> str:
+        # The daemons keep the script's working directory: the cluster folder, so that a
+        # JVM crash file (hs_err_pid*.log) lands there, not wherever the caller stands.
         result = subprocess.run(
             ["bash", str(self.home / "bin" / name), *args],
+            cwd=self.directory if self.directory.is_dir() else None,
             env=self.environment(),
             capture_output=True,
             text=True,
