@@ -333,8 +333,9 @@ class StandaloneCluster:
         match = re.search(r"JobID ([0-9a-f]{32})", result.stdout + result.stderr)
         if result.returncode != 0 or match is None:
             raise RuntimeError(
-                f"flink run failed ({result.returncode}): {result.stdout[-3000:]}"
-                f"{result.stderr[-3000:]}"
+                f"flink run failed ({result.returncode}): "
+                f"{_causes(result.stdout + result.stderr)}\n"
+                f"{result.stdout[-3000:]}{result.stderr[-3000:]}"
             )
         return match.group(1)
 
@@ -376,6 +377,14 @@ class StandaloneCluster:
                 return
             time.sleep(0.2)
         raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def _causes(output: str, limit: int = 8) -> str:
+    """The exception lines of `flink run` output (Java `Caused by:` and Python errors), the
+    innermost last: long Java stack traces push them out of the output's tail."""
+    pattern = re.compile(r"^(Caused by: .+|[\w.]+(Error|Exception): .+)$")
+    found = [line.strip() for line in output.splitlines() if pattern.match(line.strip())]
+    return "\n".join(dict.fromkeys(found[-limit:]))
 
 
 def _alive(pid: int) -> bool:
