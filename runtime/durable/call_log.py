@@ -113,7 +113,7 @@ class DurableCallLog:
 
     @property
     def in_flight(self) -> int:
-        """Live calls started whose outcome is not recorded yet."""
+        """Calls started whose outcome is not recorded (or replayed) yet."""
         return self._in_flight
 
     def finish_calls(self, timeout_s: float) -> int:
@@ -125,9 +125,13 @@ class DurableCallLog:
             self._calls.wait_for(lambda: self._in_flight == 0, timeout=max(0.0, timeout_s))
             return self._in_flight
 
-    def _enter_call(self) -> None:
+    def _enter_call(self) -> bool:
+        """Count a call in (False, not counted: closing, no new call may start)."""
         with self._calls:
+            if self._stopping:
+                return False
             self._in_flight += 1
+            return True
 
     def _leave_call(self) -> None:
         with self._calls:
@@ -234,15 +238,14 @@ class DurableCallLog:
         """
         function = function_identity(fn)
         digest = call_digest(fn, args, kwargs)
-        if self._stopping:  # the operator is closing: this call waits to be cancelled
+        if not self._enter_call():  # the operator is closing: this call waits to be cancelled
             await asyncio.get_running_loop().create_future()
-        kind, recorded = await self._in_io(self._plan, call_key, digest, function)
-        if kind == "replay":
-            assert recorded is not None
-            return replay_outcome(recorded)
-        target, record_errors = self._live_target(call_key, function, kind, fn, reconciler)
-        self._enter_call()
         try:
+            kind, recorded = await self._in_io(self._plan, call_key, digest, function)
+            if kind == "replay":
+                assert recorded is not None
+                return replay_outcome(recorded)
+            target, record_errors = self._live_target(call_key, function, kind, fn, reconciler)
             try:
                 result = await self._call_async(target, args, kwargs)
             except Exception as exc:
@@ -279,7 +282,8 @@ class DurableCallLog:
             assert recorded is not None
             return replay_outcome(recorded)
         target, record_errors = self._live_target(call_key, function, kind, fn, reconciler)
-        self._enter_call()
+        with self._calls:  # counted even while closing: a sync call cannot wait to be cancelled
+            self._in_flight += 1
         try:
             try:
                 result = _no_awaitable(target(*args, **kwargs), function)

@@ -173,8 +173,26 @@ class _FlinkTimers:
         self._service.register_event_time_timer(END_OF_INPUT_TIMER)
 
 
-def _stop_runs(scheduler: RunScheduler | None, engine: RunEngine | None) -> None:
-    """Cancel a subtask's runs and release its engine (idempotent)."""
+def _stop_runs(
+    scheduler: RunScheduler | None, engine: RunEngine | None, finish_calls: bool = True
+) -> None:
+    """Stop a subtask's runs and release its engine (idempotent). With `finish_calls`,
+    in-flight model and tool calls first get `durable-execution.stop-grace-s` to finish and
+    record their outcome (a restore then replays them instead of calling again)."""
+    # Not on the loop's own thread: the loop must go on to finish the calls.
+    if (
+        finish_calls
+        and scheduler is not None
+        and engine is not None
+        and not (scheduler.on_loop_thread())
+    ):
+        left = engine.finish_calls()
+        if left:
+            _LOG.warning(
+                "%d model or tool call(s) still in flight when the agent operator "
+                "stopped: a restore makes them again (durable-execution.stop-grace-s)",
+                left,
+            )
     if scheduler is not None:
         scheduler.close()
     close = getattr(engine, "close", None)
@@ -292,8 +310,10 @@ class KeyedAgentOperator(KeyedProcessFunction):
                 earlier()
 
     def close(self) -> None:
-        """The task ends (end of input, stop-with-savepoint): in-flight model and tool calls
-        get `durable-execution.stop-grace-s` to finish and record their outcome first."""
+        """The task ends (end of input): in-flight model and tool calls get
+        `durable-execution.stop-grace-s` to finish and record their outcome first. (On
+        stop-with-savepoint PyFlink drops the instance without `close`: its finalizer does
+        the same.)"""
         self._shutdown(finish_calls=True)
 
     def _shutdown(self, *, finish_calls: bool) -> None:
@@ -306,18 +326,11 @@ class KeyedAgentOperator(KeyedProcessFunction):
         if self._scheduler is not None:
             with contextlib.suppress(Exception):  # metrics must not mask a failure
                 self._flush_metrics(force=True)
-        engine = self._engine
-        if finish_calls and engine is not None and self._scheduler is not None:
-            left = engine.finish_calls()
-            if left:
-                _LOG.warning(
-                    "%d model or tool call(s) still in flight when the agent operator closed: "
-                    "a restore makes them again (durable-execution.stop-grace-s)",
-                    left,
-                )
         self._scheduler = self._engine = None
-        if self._stop is not None:
-            self._stop()  # runs _stop_runs once
+        stop = self._stop
+        if stop is not None and stop.alive:
+            _, _, args, _ = stop.detach()  # type: ignore[misc]
+            _stop_runs(*args, finish_calls=finish_calls)
 
     # ------------------------------------------------------------------ callbacks
 

@@ -231,6 +231,11 @@ class RunScheduler:
         self._thread.start()
         ready.wait()
 
+    def on_loop_thread(self) -> bool:
+        """Whether the calling thread is the loop's own (it must not wait for runs)."""
+        thread = self._thread
+        return thread is not None and thread.ident == threading.get_ident()
+
     def close(self, timeout: float = 5.0) -> None:
         """Cancel every run and stop the loop thread."""
         loop, thread = self._loop, self._thread
