@@ -40,7 +40,7 @@ from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.prompts.prompt import Prompt
 from flink_agents.api.resource import ResourceType
 from flink_agents.api.runner_context import RunnerContext
-from flink_agents.api.tool_response import ToolResponse
+from flink_agents.api.tool_response import ToolResponse, raw_arguments
 from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.api.tools.tool import BaseTool, ToolMetadata
 from flink_agents.plan.agent_plan import ActionSpec
@@ -482,6 +482,11 @@ def _tool_caller(
             return failed(f"tool {name!r} is not available (tools: {sorted(allowed)})")
         if not isinstance(tool, BaseTool):
             return failed(f"resource {name!r} is not a tool")
+        raw = raw_arguments(arguments)
+        if raw is not None:  # the model's arguments were not a JSON object: not run
+            return ToolResponse.invalid_arguments(
+                call_id, name, raw, started_at=started_at, duration_s=time.perf_counter() - started
+            )
         try:
             output = await _run_tool(tool, arguments, timeout, threads)
             return ToolResponse.from_output(
