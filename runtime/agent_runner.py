@@ -25,6 +25,7 @@ from flink_agents.api.core_options import (
     InputFailurePolicy,
 )
 from flink_agents.api.events.event import Event, InputEvent, OutputEvent
+from flink_agents.api.redaction import redact
 from flink_agents.api.resource import Resource, ResourceDescriptor, ResourceType
 from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.plan.agent_plan import AgentPlan, ResourceSpec
@@ -52,7 +53,7 @@ class ActionExecutionError(RuntimeError):
     def __init__(
         self, action: str, event_type: str, key: Any, seq: int, cause: BaseException | None = None
     ) -> None:
-        detail = "" if cause is None else f": {type(cause).__name__}: {cause}"
+        detail = "" if cause is None else redact(f": {type(cause).__name__}: {cause}")
         super().__init__(
             f"action {action!r} failed on a {event_type} event (key={key!r}, seq={seq}){detail}"
         )

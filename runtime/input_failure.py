@@ -10,11 +10,11 @@ A failure record is a plain JSON-able dict:
 | field | what |
 |---|---|
 | `key` | the input's key |
-| `input` | the input as received (its `repr` if it has no JSON form) |
+| `input` | the input as received (`repr` if it has no JSON form), secrets and payloads redacted |
 | `action` | the action that raised (None: the input was refused before any action ran) |
 | `event_type` | the type of the event that action was processing |
 | `error_type` | the original exception's class name |
-| `message` | the original exception's message |
+| `message` | the original exception's message (secrets redacted) |
 | `attempts` | how often the run was tried |
 | `failed_at` | when it was given up, ISO 8601 UTC |
 """
@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from flink_agents.api.events._codec import encode_value
+from flink_agents.api.redaction import redact, redact_value
 
 __all__ = ["FailedInput", "failure_record", "log_failure", "original_error"]
 
@@ -73,11 +74,11 @@ def failure_record(key: Any, value: Any, error: BaseException, attempts: int) ->
     cause = original_error(error)
     return {
         "key": _json_able(key),
-        "input": _json_able(value),
+        "input": redact_value(_json_able(value)),  # no secret, base64 payload or media URL
         "action": getattr(error, "action", None),
         "event_type": getattr(error, "event_type", None),
         "error_type": type(cause).__name__,
-        "message": str(cause),
+        "message": redact(str(cause)),
         "attempts": attempts,
         "failed_at": datetime.now(timezone.utc).isoformat(),
     }

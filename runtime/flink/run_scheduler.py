@@ -28,11 +28,13 @@ import logging
 import selectors
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from flink_agents.api.redaction import redact
 from flink_agents.runtime.flink.run_engine import RunEngine
 
 __all__ = ["KeyWork", "Progress", "RunScheduler", "RunSchedulerStats"]
@@ -266,9 +268,8 @@ class RunScheduler:
         """Re-raise a run's exception on the calling (operator) thread."""
         failure = self._failure
         if failure is not None:
-            raise RuntimeError(f"an agent run failed: {type(failure).__name__}: {failure}") from (
-                failure
-            )
+            message = redact(f"{type(failure).__name__}: {failure}")
+            raise RuntimeError(f"an agent run failed: {message}") from failure
 
     def _fail(self, exc: BaseException) -> None:
         with self._capacity:
@@ -276,8 +277,9 @@ class RunScheduler:
             if first:
                 self._failure = exc
             self._capacity.notify_all()
-        if first:  # the task fails with it; the log has the whole story (thread mode too)
-            _LOG.error("an agent run failed: %s: %s", type(exc).__name__, exc, exc_info=exc)
+        if first:  # the task fails with it; the log has the story (thread mode too)
+            trace = redact("".join(traceback.format_exception(exc)))
+            _LOG.error("an agent run failed: %s\n%s", redact(f"{type(exc).__name__}: {exc}"), trace)
 
     # ------------------------------------------------------------------ operator thread
 

@@ -323,3 +323,22 @@ def test_values_are_refused_at_the_door_and_skipped_under_skip() -> None:
 def test_an_input_state_cannot_keep_fails_the_batch_under_fail() -> None:
     with pytest.raises(TypeError, match=r"""key "a": input is a value of type set"""):
         run(_sender("fine"), [{"key": "a", "value": {1, 2}}])
+
+
+def _leaky_agent() -> Agent:
+    async def leak(event: Event, ctx: RunnerContext) -> None:
+        raise ValueError("call failed with key sk-abcdefghijklmnopqrstuvwxyz123456")
+
+    return Agent().add_action("leak", InputEvent, leak)
+
+
+def test_failure_records_and_errors_carry_no_secret() -> None:
+    env = LocalExecutionEnvironment({"input-failure.policy": "skip"})
+    builder = env.from_list([{"key": "a", "value": "token=hunter2hunter2"}]).apply(_leaky_agent())
+    env.execute()
+    [record] = builder.to_error_list()
+    assert "abcdefghijklmnop" not in record["message"] and "sk-" in record["message"]
+    assert "hunter2hunter2" not in str(record["input"])
+    with pytest.raises(ActionExecutionError) as failed:
+        run(_leaky_agent(), [{"key": "a", "value": 1}])
+    assert "abcdefghijklmnop" not in str(failed.value)
