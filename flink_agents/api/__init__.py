@@ -41,6 +41,7 @@ from flink_agents.api.core_options import (
     ConfigOption,
     ErrorHandlingStrategy,
     EventLogLevel,
+    InputFailurePolicy,
 )
 from flink_agents.api.decorators import (
     action,
@@ -49,7 +50,7 @@ from flink_agents.api.decorators import (
     prompt,
     tool,
 )
-from flink_agents.api.errors import ChatModelError
+from flink_agents.api.errors import ChatModelError, UnknownOptionError
 from flink_agents.api.events.chat_event import ChatError, ChatRequestEvent, ChatResponseEvent
 from flink_agents.api.events.event import Event, InputEvent, OutputEvent
 from flink_agents.api.events.tool_event import ToolRequestEvent, ToolResponseEvent
@@ -94,6 +95,7 @@ __all__ = [
     "FunctionTool",
     "ImageBlock",
     "InputEvent",
+    "InputFailurePolicy",
     "MediaBlock",
     "MessageRole",
     "OutputEvent",
@@ -116,6 +118,7 @@ __all__ = [
     "ToolResultBlock",
     "ToolResultContent",
     "ToolSpec",
+    "UnknownOptionError",
     "UnsupportedContentBlockError",
     "Usage",
     "VideoBlock",

@@ -42,6 +42,16 @@ def _is_async(func: Callable[..., Any]) -> bool:
     )
 
 
+def _check_descriptor(descriptor: ResourceDescriptor) -> None:
+    """An unknown option of a descriptor fails the plan (on the client, before a job is
+    submitted), not its first use on a worker. A class that cannot be imported here is
+    checked where it is built."""
+    try:
+        descriptor.check()
+    except ImportError:
+        return
+
+
 class AgentPlan:
     """Actions by the event types that trigger them, and resource specs by type and name."""
 
@@ -93,6 +103,9 @@ class AgentPlan:
             merged: dict[str, ResourceSpec] = dict((shared_resources or {}).get(resource_type, {}))
             merged.update(agent.resources.get(resource_type, {}))
             resources[resource_type] = merged
+            for spec in merged.values():
+                if isinstance(spec, ResourceDescriptor):
+                    _check_descriptor(spec)
         return cls(actions, resources)
 
     def actions_for(self, event_type: str) -> tuple[ActionSpec, ...]:

@@ -199,3 +199,21 @@ def test_plan_pickles() -> None:
     local = AgentPlan.from_agent(Agent().add_action("a", InputEvent, local_action))
     restored = cloudpickle.loads(cloudpickle.dumps(local))
     assert restored.actions["a"].func.__name__ == "local_action"
+
+
+def test_an_unknown_option_of_a_dotted_path_descriptor_fails_the_plan() -> None:
+    from flink_agents.api import ResourceDescriptor, ResourceType, UnknownOptionError
+    from flink_agents.plan.agent_plan import AgentPlan
+
+    agent = Agent()
+    agent.add_resource(
+        "openai",
+        ResourceType.CHAT_MODEL_CONNECTION,
+        ResourceDescriptor(
+            clazz="flink_agents.integrations.chat_models.openai.openai_chat_model."
+            "OpenAIChatModelConnection",
+            api_base_url="http://127.0.0.1:1",
+        ),
+    )
+    with pytest.raises(UnknownOptionError, match="api_base_url"):
+        AgentPlan.from_agent(agent)
