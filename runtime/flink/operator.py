@@ -31,6 +31,7 @@ from flink_agents.runtime.flink.flink_metrics import FlinkMetricsBridge
 from flink_agents.runtime.flink.keyed_runs import END_OF_INPUT_TIMER, KeyedRuns, PollPolicy
 from flink_agents.runtime.flink.run_engine import RunEngine
 from flink_agents.runtime.flink.run_scheduler import RunScheduler, RunSchedulerStats
+from flink_agents.runtime.flink.session_cluster import warn_if_pemja_per_job
 from flink_agents.runtime.input_failure import FailedInput
 from flink_agents.runtime.metrics import InMemoryMetricGroup
 
@@ -240,6 +241,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
     # ------------------------------------------------------------------ lifecycle
 
     def open(self, runtime_context: RuntimeContext) -> None:
+        warn_if_pemja_per_job()  # thread mode on a session cluster: see session_cluster
         task_name, index, parallelism, attempt = _task_info(runtime_context)
         prefix = self._state_prefix
         record = runtime_context.get_state(ValueStateDescriptor(f"{prefix}-key", Types.STRING()))
