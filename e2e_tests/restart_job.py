@@ -49,6 +49,11 @@ class FailOnceToInput(ToInput):
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--output", required=True)
+    parser.add_argument(
+        "--no-session-check",
+        action="store_true",
+        help="submit even to a session cluster that loads pemja per job (control tests)",
+    )
     parser.add_argument("--marker", required=True)
     parser.add_argument("--records", type=int, default=40)
     parser.add_argument("--keys", type=int, default=8)
@@ -69,6 +74,8 @@ def main() -> None:
     env.set_parallelism(2)
     env.enable_checkpointing(500)
     agents_env = FlinkAgentsExecutionEnvironment(env)
+    if args.no_session_check:
+        agents_env.get_config().set("session-cluster.check-python-jar", False)
 
     numbers = env.from_source(
         NumberSequenceSource(0, args.records - 1), WatermarkStrategy.no_watermarks(), "numbers"

@@ -43,6 +43,11 @@ def to_line(output: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--output", required=True)
+    parser.add_argument(
+        "--no-session-check",
+        action="store_true",
+        help="submit even to a session cluster that loads pemja per job (control tests)",
+    )
     parser.add_argument("--records", type=int, default=500)
     parser.add_argument("--keys", type=int, default=50)
     parser.add_argument("--interval", type=float, default=0.01)
@@ -53,6 +58,8 @@ def main() -> None:
     env.set_parallelism(2)
     env.enable_checkpointing(500)
     agents_env = FlinkAgentsExecutionEnvironment(env)
+    if args.no_session_check:
+        agents_env.get_config().set("session-cluster.check-python-jar", False)
 
     run_keyed_file_job(
         env,

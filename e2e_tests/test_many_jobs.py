@@ -194,13 +194,17 @@ def _assert_pemja_failure(failure: str) -> None:
 
 
 def test_without_python_jar_in_lib_second_job_fails(flink_prepared: Any, tmp_path: Path) -> None:
-    """Control: the first thread-mode job finishes; the second fails in `open` (pemja's
-    native library in a second class loader). If this starts passing, PyFlink or pemja
-    fixed it and docs/operations.md can say so."""
+    """Control: the project refuses to submit an agent job to such a session cluster, saying
+    what to do. Submitted anyway, the first thread-mode job finishes and the second fails in
+    `open` (pemja's native library in a second class loader). If that starts passing,
+    PyFlink or pemja fixed it and docs/operations.md can say so."""
     with _control_cluster(flink_prepared, tmp_path / "cluster") as control:
-        first = control.submit(JOB, _job_args(tmp_path / "first", interval=0.01))
+        with pytest.raises(RuntimeError, match="refusing to submit a thread-mode agent job"):
+            control.submit(JOB, _job_args(tmp_path / "refused", interval=0.01))
+        anyway = ["--no-session-check"]
+        first = control.submit(JOB, [*_job_args(tmp_path / "first", interval=0.01), *anyway])
         _wait_finished(control, first)
-        second = control.submit(JOB, _job_args(tmp_path / "second", interval=0.01))
+        second = control.submit(JOB, [*_job_args(tmp_path / "second", interval=0.01), *anyway])
         state = control.wait_for_job(second, ["FINISHED"], 120)
         failure = _failure(control, second)
     assert state == "FAILED"
@@ -222,6 +226,7 @@ def test_without_python_jar_in_lib_restart_fails(flink_prepared: Any, tmp_path: 
                 "20",
                 "--restart-attempts",
                 "1",
+                "--no-session-check",
             ],
         )
         state = control.wait_for_job(job_id, ["FINISHED"], 120)

@@ -248,6 +248,13 @@ class AgentConfigOptions:
         5.0,
         "Seconds between two looks at the latest completed checkpoint (and prunes).",
     )
+    SESSION_CLUSTER_CHECK_PYTHON_JAR: ConfigOption[bool] = ConfigOption(
+        "session-cluster.check-python-jar",
+        bool,
+        True,
+        "Refuse to submit a thread-mode agent job to a session cluster whose JobManager has no "
+        "flink-python jar on its classpath (only one thread-mode job could start there).",
+    )
     DURABLE_EXECUTION_STOP_GRACE: ConfigOption[float] = ConfigOption(
         "durable-execution.stop-grace-s",
         float,

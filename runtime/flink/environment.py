@@ -35,9 +35,10 @@ from pyflink.table import StreamTableEnvironment, Table  # pyright: ignore[repor
 from pyflink.util.java_utils import get_j_env_configuration, is_local_deployment  # pyright: ignore[reportMissingImports]
 
 from flink_agents.api.agents.agent import Agent
-from flink_agents.api.core_options import AgentExecutionOptions
+from flink_agents.api.core_options import AgentConfigOptions, AgentExecutionOptions
 from flink_agents.api.execution_environment import AgentBuilder, AgentsExecutionEnvironment
 from flink_agents.runtime.flink.config_file import agent_options_from_conf_dir
+from flink_agents.runtime.flink.durability import rest_address_of
 from flink_agents.runtime.flink.java import JavaRuntime, ensure_java
 from flink_agents.runtime.flink.operator import (
     ERROR_OUTPUT,
@@ -51,6 +52,7 @@ from flink_agents.runtime.flink.python_workers import (
     prepare_worker_environment,
     python_worker_options,
 )
+from flink_agents.runtime.flink.session_cluster import check_session_cluster
 from flink_agents.runtime.keys import encode_key
 
 __all__ = [
@@ -276,6 +278,8 @@ class AgentStream(AgentBuilder):
         if self._output is not None:
             raise RuntimeError("an agent was already applied to this stream")
         environment = self._environment
+        if environment.execution_mode == "thread":
+            environment.check_session_cluster()
         name = name or type(agent).__name__
         self._output = keyed_agent_stream(
             self._input,
@@ -338,6 +342,7 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
         self._t_env = t_env
         self._operator_options = operator_options
         self._uids: set[str] = set()
+        self._session_checked = False
         j_conf = get_j_env_configuration(env._j_stream_execution_environment)
         mode: ExecutionMode = execution_mode or _configured_mode(j_conf) or "thread"
         if mode == "thread" and not _thread_mode_works(j_conf):
@@ -353,6 +358,18 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
                 config.set_str(key, value)
             except ValueError as exc:
                 raise ValueError(f"agent option {key!r} in $FLINK_CONF_DIR: {exc}") from exc
+
+    def check_session_cluster(self) -> None:
+        """Refuse a session cluster whose TaskManagers would load pemja per job (once per
+        environment; see `session_cluster`)."""
+        if self._session_checked:
+            return
+        self._session_checked = True
+        if not self.get_config().get(AgentConfigOptions.SESSION_CLUSTER_CHECK_PYTHON_JAR):
+            return
+        j_conf = get_j_env_configuration(self._env._j_stream_execution_environment)
+        options = {str(k): str(v) for k, v in dict(j_conf.toMap()).items()}
+        check_session_cluster(options, rest_address_of(options))
 
     def claim_uid(self, uid: str, *, given: bool) -> str:
         """`uid` for an agent operator of this job: a default one gets a number when taken;

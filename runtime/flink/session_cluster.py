@@ -13,13 +13,22 @@ from __future__ import annotations
 
 import glob
 import itertools
+import json
 import logging
 import os
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["flink_python_on_jvm_classpath", "warn_if_pemja_per_job"]
+__all__ = [
+    "SessionClusterSetupError",
+    "check_session_cluster",
+    "cluster_has_flink_python",
+    "flink_python_on_jvm_classpath",
+    "warn_if_pemja_per_job",
+]
 
 _LOG = logging.getLogger(__name__)
 _CLASSPATH_FLAGS = (b"-classpath", b"-cp", b"--class-path")
@@ -71,3 +80,53 @@ def warn_if_pemja_per_job() -> bool:
     _warned = True
     _LOG.warning(PEMJA_PER_JOB_WARNING)
     return True
+
+
+SESSION_TARGETS = frozenset({"remote", "kubernetes-session", "yarn-session"})
+"""`execution.target`s that submit to a cluster that may already run other jobs."""
+
+
+class SessionClusterSetupError(RuntimeError):
+    """A thread-mode agent job submitted to a session cluster whose TaskManagers would load
+    pemja per job (only one thread-mode job could ever start there)."""
+
+
+SESSION_CLUSTER_REFUSED = (
+    "refusing to submit a thread-mode agent job to the session cluster at {rest}: its "
+    "JobManager's classpath has no flink-python jar, so its TaskManagers load pemja with each "
+    "job, and on Java 15+ only one thread-mode job (and no restart after its slots were "
+    "freed) can ever start there; the others fail in open with 'NoSuchFieldException: "
+    "loadedLibraryNames' and restart without end. Put flink-python-*.jar from Flink's opt/ "
+    "into lib/ on the JobManager and every TaskManager and add 'pemja.' to "
+    "classloader.parent-first-patterns.additional (tools/flink_cluster/standalone.py does "
+    "both), or run the job in application mode or process mode (no checkpointing). To "
+    "submit anyway, set the agent option session-cluster.check-python-jar to false. See "
+    "docs/operations.md."
+)
+
+
+def cluster_has_flink_python(rest_address: str, timeout_s: float = 3.0) -> bool | None:
+    """Whether the JobManager at `rest_address` has a flink-python jar on its classpath
+    (usually what its TaskManagers have); None when the REST API does not say."""
+    url = f"{rest_address.rstrip('/')}/jobmanager/environment"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as response:
+            body = json.loads(response.read())
+    except (OSError, ValueError, urllib.error.URLError):
+        return None
+    classpath = body.get("classpath") if isinstance(body, dict) else None
+    if not isinstance(classpath, list):
+        return None
+    return any(
+        Path(str(entry)).name.startswith("flink-python") and str(entry).endswith(".jar")
+        for entry in classpath
+    )
+
+
+def check_session_cluster(flink_config: Mapping[str, str], rest_address: str | None) -> None:
+    """Refuse (`SessionClusterSetupError`) a submission to a session cluster that would load
+    pemja per job; say nothing when the target is not a session or its REST API is silent."""
+    if flink_config.get("execution.target") not in SESSION_TARGETS or rest_address is None:
+        return
+    if cluster_has_flink_python(rest_address) is False:
+        raise SessionClusterSetupError(SESSION_CLUSTER_REFUSED.format(rest=rest_address))

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flink_agents.runtime.flink.session_cluster import flink_python_on_jvm_classpath
+import pytest
+
+from flink_agents.runtime.flink.session_cluster import (
+    SessionClusterSetupError,
+    check_session_cluster,
+    flink_python_on_jvm_classpath,
+)
+from tests.fakes.http_server import FakeProviderServer, ScriptedResponse
 
 
 def _cmdline(*args: str) -> bytes:
@@ -32,3 +39,30 @@ def test_a_task_manager_without_it_is_told_apart(tmp_path: Path) -> None:
 
 def test_outside_a_jvm_nothing_is_said() -> None:
     assert flink_python_on_jvm_classpath(_cmdline("/usr/bin/python3", "-m", "pytest"), {}) is None
+
+
+def _jobmanager(classpath: list[str]) -> FakeProviderServer:
+    server = FakeProviderServer()
+    server.enqueue(ScriptedResponse(body={"jvm": {}, "classpath": classpath}))
+    return server
+
+
+def test_a_session_cluster_without_flink_python_is_refused() -> None:
+    session = {"execution.target": "remote"}
+    with _jobmanager(["/opt/flink/lib/flink-dist-2.3.0.jar"]) as server:
+        with pytest.raises(
+            SessionClusterSetupError, match=r"flink-python-\*\.jar from Flink's opt"
+        ):
+            check_session_cluster(session, server.base_url)
+        assert server.requests[0].path == "/jobmanager/environment"
+    with _jobmanager(["/c/lib/flink-dist-2.3.0.jar", "/c/lib/flink-python-2.3.0.jar"]) as server:
+        check_session_cluster(session, server.base_url)  # the project's setup
+
+
+def test_other_targets_and_silent_clusters_are_not_checked() -> None:
+    with _jobmanager([]) as server:
+        check_session_cluster({"execution.target": "local"}, server.base_url)
+        check_session_cluster({}, server.base_url)
+        assert server.requests == []
+    check_session_cluster({"execution.target": "remote"}, None)
+    check_session_cluster({"execution.target": "remote"}, "http://127.0.0.1:9")  # no answer
