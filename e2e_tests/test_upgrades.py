@@ -10,7 +10,6 @@ made twice, and never a silent loss (on the mini-cluster; every restore is a new
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections import Counter
@@ -22,9 +21,8 @@ import pytest
 
 from e2e_tests.fault_agent import FaultAgent, write_control
 from e2e_tests.test_fault_matrix import _calls
+from e2e_tests.upgrade_job import AskOnlyAgent, TwoStepAgent
 from flink_agents.api.agents.agent import Agent
-from flink_agents.api.events.event import Event, InputEvent, OutputEvent
-from flink_agents.api.runner_context import RunnerContext
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
 
@@ -153,7 +151,7 @@ def test_restore_after_adding_an_operator_upstream_of_the_agent(
     )
     env.execute("upgrade-2")
     before, after = _committed(first), _committed(second)
-    assert before and after
+    assert before  # the stop came mid-stream (a restored FileSink may go on in `first`)
     _assert_exactly_once(before + after)
     for o in before + after:
         assert o["seen"] == list(range(o["n"] + 1))  # memory restored with the agent
@@ -194,35 +192,6 @@ def test_a_graceful_stop_makes_no_call_twice(
 
 
 # ---------------------------------------------------------------- an action removed
-
-
-async def _ask(event: Event, ctx: RunnerContext) -> None:
-    await asyncio.sleep(0.02)  # long enough that the run's state is saved after this step
-    record = event.attributes["input"]
-    ctx.short_term_memory["seen"] = [*ctx.short_term_memory.get("seen", []), record["n"]]
-    ctx.send_event(Event("finish_me", {"record": record}))
-
-
-async def _finish(event: Event, ctx: RunnerContext) -> None:
-    await asyncio.sleep(0.3)  # runs wait here when the job stops
-    record = event.attributes["record"]
-    seen = ctx.short_term_memory["seen"]
-    ctx.send_event(OutputEvent(output={"key": record["key"], "n": record["n"], "seen": seen}))
-
-
-class TwoStepAgent(Agent):
-    def __init__(self) -> None:
-        super().__init__()
-        self.add_action("ask", [InputEvent], _ask)
-        self.add_action("finish", ["finish_me"], _finish)
-
-
-class AskOnlyAgent(Agent):
-    """`TwoStepAgent` after `finish` was removed."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.add_action("ask", [InputEvent], _ask)
 
 
 @pytest.mark.parametrize("policy", ["fail", "skip"])
