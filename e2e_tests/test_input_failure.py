@@ -96,7 +96,7 @@ def test_a_poison_record_under_fail_ends_the_job_with_the_original_exception(
     text = str(failed.value)
     assert "Recovery is suppressed" in text  # the restart strategy gave up
     assert "ValueError: poison record 13" in text
-    assert "key='k3', seq=2" in text
+    assert "key 'k3', seq 2" in text
 
 
 @pytest.mark.parametrize("restore", [False, True], ids=["no_restore", "restore"])

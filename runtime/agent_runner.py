@@ -55,7 +55,7 @@ class ActionExecutionError(RuntimeError):
     ) -> None:
         detail = "" if cause is None else redact(f": {type(cause).__name__}: {cause}")
         super().__init__(
-            f"action {action!r} failed on a {event_type} event (key={key!r}, seq={seq}){detail}"
+            f"action {action!r} failed on a {event_type} event (key {key!r}, seq {seq}){detail}"
         )
         self.action = action
         self.event_type = event_type
@@ -71,7 +71,7 @@ class UnhandledEventError(RuntimeError):
 
     def __init__(self, event_type: str, key: Any, seq: int) -> None:
         super().__init__(
-            f"the run of key={key!r} seq={seq} was restored with a pending {event_type!r} "
+            f"the run of key {key!r}, seq {seq} was restored with a pending {event_type!r} "
             "event that no action of this agent handles (was an action removed or renamed?); "
             "restore with an agent that handles it, or under input-failure.policy skip the "
             "input goes to the error stream"
@@ -325,7 +325,7 @@ class AgentRunner:
         elif not specs:
             self._warn_once(
                 ("event", event.type),
-                "no action handles %r events: one was dropped (key=%r, seq=%d)",
+                "no action handles %r events: one was dropped (key %r, seq %d)",
                 event.type,
                 run.key,
                 run.seq,
@@ -372,7 +372,7 @@ class AgentRunner:
         path = " -> ".join(run.path) or "(no action)"
         self._warn_once(
             ("path", path),
-            "a run ended without an OutputEvent (key=%r, seq=%d; actions: %s); "
+            "a run ended without an OutputEvent (key %r, seq %d; actions: %s); "
             "further runs along this path are only counted (runsWithoutOutput)",
             run.key,
             run.seq,

@@ -87,7 +87,7 @@ def failure_record(key: Any, value: Any, error: BaseException, attempts: int) ->
 def log_failure(record: dict[str, Any]) -> None:
     """Log a failure record at WARNING with its fields."""
     _LOG.warning(
-        "input skipped after %d attempt(s): key=%r action=%r event_type=%r %s: %s",
+        "input skipped after %d attempt(s): key %r, action %r, event type %r: %s: %s",
         record["attempts"],
         record["key"],
         record["action"],

@@ -435,7 +435,7 @@ def test_an_action_error_names_the_original_exception() -> None:
     with pytest.raises(ActionExecutionError) as failed:
         run_to_end(runner, runner.start_run("k", "a", key_state), key_state)
     assert str(failed.value) == (
-        "action 'work' failed on a _input_event event (key='k', seq=0): ValueError: cannot handle a"
+        "action 'work' failed on a _input_event event (key 'k', seq 0): ValueError: cannot handle a"
     )
     assert isinstance(failed.value.__cause__, ValueError)
 
