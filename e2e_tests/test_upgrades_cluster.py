@@ -20,8 +20,6 @@ job names.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 import urllib.request
 from collections import Counter
@@ -32,6 +30,7 @@ from typing import Any
 import pytest
 
 from e2e_tests.conftest import REPO_ROOT
+from e2e_tests.test_upgrades import _committed
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
 
@@ -62,37 +61,7 @@ def cluster(flink_prepared: Any, tmp_path_factory: pytest.TempPathFactory) -> It
 
 def _submit(cluster: Any, args: Sequence[str], savepoint: str | None = None) -> str:
     """`flink run -d [-s savepoint] -py upgrade_job.py args`; returns the job id."""
-    if savepoint is None:
-        return str(cluster.submit(JOB, list(args)))
-    import re
-
-    result = subprocess.run(
-        [
-            "bash",
-            str(cluster.home / "bin" / "flink"),
-            "run",
-            "-m",
-            cluster.address,
-            "-d",
-            "-s",
-            savepoint,
-            "-py",
-            str(JOB),
-            "-pyexec",
-            sys.executable,
-            "-pyclientexec",
-            sys.executable,
-            *args,
-        ],
-        env=cluster.environment(),
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    match = re.search(r"JobID ([0-9a-f]{32})", result.stdout + result.stderr)
-    assert result.returncode == 0 and match, (result.stdout[-3000:], result.stderr[-3000:])
-    return match.group(1)
+    return str(cluster.submit(JOB, list(args), savepoint=savepoint))
 
 
 def _post(cluster: Any, path: str, body: dict[str, Any]) -> Any:
@@ -136,18 +105,6 @@ def _failure(cluster: Any, job_id: str) -> str:
 def _wait_finished(cluster: Any, job_id: str, timeout: float = 150) -> None:
     state = cluster.wait_for_job(job_id, ["FINISHED"], timeout)
     assert state == "FINISHED", f"job {job_id} {state}: {_failure(cluster, job_id)[:3000]}"
-
-
-def _committed(*folders: Path) -> list[dict[str, Any]]:
-    """The sink's committed lines (in-progress and pending part files start with a dot)."""
-    return [
-        json.loads(line)
-        for folder in folders
-        for part in sorted(folder.rglob("*"))
-        if part.is_file() and not part.name.startswith(".")
-        for line in part.read_text().splitlines()
-        if line
-    ]
 
 
 def _run_then_stop(

@@ -306,8 +306,16 @@ class StandaloneCluster:
 
     # ------------------------------------------------------------------ jobs
 
-    def submit(self, script: str | Path, args: Sequence[str] = (), *, timeout: float = 180) -> str:
-        """`flink run -d -py script` against this cluster; returns the job id."""
+    def submit(
+        self,
+        script: str | Path,
+        args: Sequence[str] = (),
+        *,
+        timeout: float = 180,
+        savepoint: str | None = None,
+    ) -> str:
+        """`flink run -d [-s savepoint] -py script` against this cluster; returns the job id."""
+        restore = ["-s", savepoint] if savepoint is not None else []
         result = subprocess.run(
             [
                 "bash",
@@ -316,6 +324,7 @@ class StandaloneCluster:
                 "-m",
                 self.address,
                 "-d",
+                *restore,
                 "-py",
                 str(script),
                 "-pyexec",
