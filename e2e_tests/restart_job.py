@@ -15,12 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from pyflink.common import Types, WatermarkStrategy
-from pyflink.common.serialization import Encoder
-from pyflink.datastream.connectors.file_system import FileSink, RollingPolicy
 from pyflink.datastream.connectors.number_seq import NumberSequenceSource
 
 from e2e_tests.agents import SlowModelAgent
-from e2e_tests.standalone_job import ToInput, to_line
+from e2e_tests.standalone_job import ToInput, committed_line_sink, to_line
 from flink_agents.runtime.flink import (
     FlinkAgentsExecutionEnvironment,
     create_stream_execution_environment,
@@ -88,11 +86,7 @@ def main() -> None:
         .apply(SlowModelAgent(args.latency), name="slow-agent")
         .to_datastream()
     )
-    sink = (
-        FileSink.for_row_format(args.output, Encoder.simple_string_encoder())
-        .with_rolling_policy(RollingPolicy.on_checkpoint_rolling_policy())
-        .build()
-    )
+    sink = committed_line_sink(args.output)
     outputs.map(to_line, output_type=Types.STRING()).sink_to(sink)
     agents_env.execute("restart-agent-job")
 

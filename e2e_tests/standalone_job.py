@@ -35,6 +35,15 @@ class ToInput:
         return {"key": f"k{i % self.keys}", "n": i // self.keys}
 
 
+def committed_line_sink(path: str) -> Any:
+    """A FileSink of text lines whose part files roll, and are committed, at each checkpoint."""
+    return (
+        FileSink.for_row_format(path, Encoder.simple_string_encoder())
+        .with_rolling_policy(RollingPolicy.on_checkpoint_rolling_policy())
+        .build()
+    )
+
+
 def to_line(output: dict[str, Any]) -> str:
     key, _, n = str(output["answer"]).removeprefix("echo ").partition("/")
     return json.dumps({"key": key, "n": int(n), "done_at": output["done_at"]})
@@ -93,11 +102,7 @@ def run_keyed_file_job(
         .apply(agent, name=agent_name)
         .to_datastream()
     )
-    sink = (
-        FileSink.for_row_format(args.output, Encoder.simple_string_encoder())
-        .with_rolling_policy(RollingPolicy.on_checkpoint_rolling_policy())
-        .build()
-    )
+    sink = committed_line_sink(args.output)
     outputs.map(to_line, output_type=Types.STRING()).sink_to(sink)
 
 

@@ -53,10 +53,9 @@ def _job(
     """numbers -> records -> [added] -> agent -> outputs (and failure records) as JSON lines
     in a checkpointed FileSink; every operator with state or a changed graph has a uid."""
     from pyflink.common import Types, WatermarkStrategy
-    from pyflink.common.serialization import Encoder
-    from pyflink.datastream.connectors.file_system import FileSink, RollingPolicy
     from pyflink.datastream.connectors.number_seq import NumberSequenceSource
 
+    from e2e_tests.standalone_job import committed_line_sink
     from flink_agents.runtime.flink import FlinkAgentsExecutionEnvironment
 
     options = {"execution.checkpointing.interval": "300 ms", "restart-strategy.type": "none"}
@@ -91,11 +90,7 @@ def _job(
     errors = stream.to_error_datastream().map(
         lambda r: json.dumps({"failure": r}), output_type=Types.STRING()
     )
-    sink = (
-        FileSink.for_row_format(str(output), Encoder.simple_string_encoder())
-        .with_rolling_policy(RollingPolicy.on_checkpoint_rolling_policy())
-        .build()
-    )
+    sink = committed_line_sink(str(output))
     outputs.union(errors).sink_to(sink).uid("sink").set_parallelism(1)
     return env
 

@@ -112,11 +112,10 @@ class AskOnlyAgent(Agent):
 
 def main() -> None:
     from pyflink.common import Types, WatermarkStrategy
-    from pyflink.common.serialization import Encoder
-    from pyflink.datastream.connectors.file_system import FileSink, RollingPolicy
     from pyflink.datastream.connectors.number_seq import NumberSequenceSource
 
     from e2e_tests import upgrade_job as job
+    from e2e_tests.standalone_job import committed_line_sink
     from flink_agents.runtime.flink import (
         FlinkAgentsExecutionEnvironment,
         create_stream_execution_environment,
@@ -182,11 +181,7 @@ def main() -> None:
     )
     outputs = stream.to_datastream().map(job.to_line, output_type=Types.STRING())
     errors = stream.to_error_datastream().map(job.failure_line, output_type=Types.STRING())
-    sink = (
-        FileSink.for_row_format(args.output, Encoder.simple_string_encoder())
-        .with_rolling_policy(RollingPolicy.on_checkpoint_rolling_policy())
-        .build()
-    )
+    sink = committed_line_sink(args.output)
     outputs.union(errors).sink_to(sink).uid("sink").set_parallelism(1)
     agents_env.execute(f"upgrade-{args.agent}")
 
