@@ -19,10 +19,10 @@ from flink_agents.api._trusted import trusted_instance
 from flink_agents.api.core_options import AgentConfiguration
 from flink_agents.api.events._codec import check_state_value
 from flink_agents.api.events.event import Event
+from flink_agents.api.metric_group import MetricGroup
 from flink_agents.api.resource import Resource, ResourceType
 from flink_agents.api.runner_context import RunnerContext
 from flink_agents.runtime.keys import encode_key
-from flink_agents.runtime.metrics import MetricGroup
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor

@@ -25,14 +25,16 @@ from flink_agents.api.core_options import (
     InputFailurePolicy,
 )
 from flink_agents.api.events.event import Event, InputEvent, OutputEvent
+from flink_agents.api.metric_group import Counter, Histogram, MetricGroup
 from flink_agents.api.redaction import redact
 from flink_agents.api.resource import Resource, ResourceDescriptor, ResourceType
 from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.plan.agent_plan import AgentPlan, ResourceSpec
 from flink_agents.runtime.action_context import ActionContext, event_id_for
+from flink_agents.runtime.builtin_actions import builtin_action_specs
 from flink_agents.runtime.event_log import EventLog
 from flink_agents.runtime.input_failure import FailedInput, failure_record, log_failure
-from flink_agents.runtime.metrics import Counter, Histogram, InMemoryMetricGroup, MetricGroup
+from flink_agents.runtime.metrics import InMemoryMetricGroup
 from flink_agents.runtime.run_state import KeyState, RunStart, RunState, trusted_model
 from flink_agents.runtime.tool_threads import ToolThreadPool
 
@@ -84,6 +86,9 @@ class UnhandledEventError(RuntimeError):
 class AgentRunner:
     """Runs agent runs step by step; see the module doc.
 
+    An `Agent` is compiled into a plan with the built-in chat and tool actions
+    (`flink_agents.runtime.builtin_actions`); an `AgentPlan` runs as given.
+
     Picklable (cloudpickle for agents defined in scripts) before and after use: built
     resources, the thread pool and the event log are recreated where it is unpickled.
     ``durable`` is a `DurableCallLog` (`flink_agents.runtime.durable`); ``metrics`` a
@@ -104,7 +109,9 @@ class AgentRunner:
         if isinstance(agent, AgentPlan):
             self.plan = agent
         else:
-            self.plan = AgentPlan.from_agent(agent, shared_resources=shared_resources)
+            self.plan = AgentPlan.from_agent(
+                agent, shared_resources=shared_resources, runtime_actions=builtin_action_specs()
+            )
         if isinstance(config, AgentConfiguration):
             self.config = config
         else:

@@ -1,104 +1,29 @@
-"""Metrics: a small metric-group interface, an in-memory implementation, and the
-chat/tool recorders the built-in actions use.
+"""Metrics: the in-memory `MetricGroup` and the chat/tool recorders the built-in actions
+use.
 
-The interface follows Flink's shape (groups, counters, gauges, histograms), so the
-PyFlink operator can back it with Flink metric groups; the local runner uses
-`InMemoryMetricGroup`, whose `snapshot` tests and benchmarks read.
+The interface is the API's (`flink_agents.api.metric_group`). The local runner uses
+`InMemoryMetricGroup`, whose `snapshot` tests and benchmarks read; the PyFlink operator
+records into one too and publishes it through Flink's metric groups
+(`flink_agents.runtime.flink.flink_metrics`).
 """
 
 from __future__ import annotations
 
 import threading
 import weakref
-from abc import ABC, abstractmethod
 from typing import Any
 
 from flink_agents.api.chat_result import ChatResult, Usage
+from flink_agents.api.metric_group import Counter, Gauge, Histogram, MetricGroup
 
 __all__ = [
     "USAGE_COUNTERS",
-    "Counter",
-    "Gauge",
-    "Histogram",
     "InMemoryMetricGroup",
-    "MetricGroup",
     "record_chat_call",
     "record_chat_error",
     "record_chat_retry",
     "record_tool_call",
 ]
-
-
-class Counter(ABC):
-    """A count that only goes up (or down, explicitly)."""
-
-    @abstractmethod
-    def inc(self, n: int = 1) -> None:
-        """Add ``n``."""
-
-    @abstractmethod
-    def dec(self, n: int = 1) -> None:
-        """Subtract ``n``."""
-
-    @abstractmethod
-    def get_count(self) -> int:
-        """The current count."""
-
-
-class Histogram(ABC):
-    """A distribution of values (latencies, sizes)."""
-
-    @abstractmethod
-    def update(self, value: float) -> None:
-        """Record one value."""
-
-    @abstractmethod
-    def get_count(self) -> int:
-        """How many values were recorded."""
-
-    @abstractmethod
-    def get_mean(self) -> float:
-        """Mean of the recorded values (0 when none)."""
-
-    @abstractmethod
-    def get_min(self) -> float:
-        """Smallest recorded value (0 when none)."""
-
-    @abstractmethod
-    def get_max(self) -> float:
-        """Largest recorded value (0 when none)."""
-
-
-class Gauge(ABC):
-    """A value that is set, not accumulated."""
-
-    @abstractmethod
-    def update(self, value: Any) -> None:
-        """Set the value."""
-
-    @abstractmethod
-    def get_value(self) -> Any:
-        """The current value."""
-
-
-class MetricGroup(ABC):
-    """A named group of metrics, with sub-groups."""
-
-    @abstractmethod
-    def get_sub_group(self, name: str) -> MetricGroup:
-        """The sub-group of that name (created on first use)."""
-
-    @abstractmethod
-    def get_counter(self, name: str) -> Counter:
-        """The counter of that name (created on first use)."""
-
-    @abstractmethod
-    def get_histogram(self, name: str) -> Histogram:
-        """The histogram of that name (created on first use)."""
-
-    @abstractmethod
-    def get_gauge(self, name: str) -> Gauge:
-        """The gauge of that name (created on first use)."""
 
 
 # ------------------------------------------------------------------ in memory

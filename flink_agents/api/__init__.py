@@ -55,6 +55,7 @@ from flink_agents.api.events.chat_event import ChatError, ChatRequestEvent, Chat
 from flink_agents.api.events.event import Event, InputEvent, OutputEvent
 from flink_agents.api.events.tool_event import ToolRequestEvent, ToolResponseEvent
 from flink_agents.api.execution_environment import AgentBuilder, AgentsExecutionEnvironment
+from flink_agents.api.metric_group import Counter, Gauge, Histogram, MetricGroup
 from flink_agents.api.prompts.prompt import Prompt
 from flink_agents.api.resource import (
     Resource,
@@ -86,6 +87,7 @@ __all__ = [
     "ChatResult",
     "ConfigOption",
     "ContentBlock",
+    "Counter",
     "DocumentBlock",
     "ErrorHandlingStrategy",
     "Event",
@@ -93,11 +95,14 @@ __all__ = [
     "FinishReason",
     "FunctionChatModelConnection",
     "FunctionTool",
+    "Gauge",
+    "Histogram",
     "ImageBlock",
     "InputEvent",
     "InputFailurePolicy",
     "MediaBlock",
     "MessageRole",
+    "MetricGroup",
     "OutputEvent",
     "Prompt",
     "ReActAgent",

@@ -11,11 +11,11 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from flink_agents.api.events.event import Event
+from flink_agents.api.metric_group import MetricGroup
 from flink_agents.api.resource import Resource, ResourceType
 
 if TYPE_CHECKING:
     from flink_agents.api.core_options import AgentConfiguration
-    from flink_agents.runtime.metrics import MetricGroup
 
 __all__ = ["RunnerContext"]
 

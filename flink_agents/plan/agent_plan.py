@@ -2,13 +2,14 @@
 
 A plan holds functions, descriptors and resource instances only (no live clients),
 so it pickles (cloudpickle for agents defined in a script or a test) and ships to
-Flink workers. The built-in chat and tool actions are added here.
+Flink workers. The runtime adds its built-in chat and tool actions when it compiles an
+agent (``runtime_actions``); the plan itself knows nothing of them.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from flink_agents.api.agents.agent import ActionFunction, Agent
@@ -78,16 +79,13 @@ class AgentPlan:
         agent: Agent,
         *,
         shared_resources: Mapping[ResourceType, Mapping[str, ResourceSpec]] | None = None,
-        builtin_actions: bool = True,
+        runtime_actions: Iterable[ActionSpec] = (),
     ) -> AgentPlan:
         """Compile ``agent``. ``shared_resources`` (from the execution environment) fill in
-        names the agent does not define; the built-in chat and tool actions are added."""
-        actions: dict[str, ActionSpec] = {}
-        if builtin_actions:
-            from flink_agents.runtime.builtin_actions import builtin_action_specs
-
-            for spec in builtin_action_specs():
-                actions[spec.name] = spec
+        names the agent does not define; ``runtime_actions`` (the runtime's built-in chat
+        and tool actions) come first, and their names are reserved: an agent action of the
+        same name raises `ValueError`."""
+        actions: dict[str, ActionSpec] = {spec.name: spec for spec in runtime_actions}
         for declared in agent.actions.values():
             if declared.name in actions:
                 raise ValueError(f"action name {declared.name!r} is reserved")

@@ -29,8 +29,7 @@ from flink_agents.api import (
     prompt,
     tool,
 )
-from flink_agents.plan import AgentPlan
-from flink_agents.runtime.builtin_actions import CHAT_ACTION, TOOL_ACTION
+from flink_agents.plan import ActionSpec, AgentPlan
 
 
 def echo_model(messages: Any, tools: Any) -> str:
@@ -153,19 +152,39 @@ def test_add_action_and_add_resource() -> None:
         agent.add_action("bad", InputEvent, "nope")  # type: ignore[arg-type]
 
 
-def test_plan_has_builtin_actions_triggers_and_resources() -> None:
+def test_plan_has_triggers_and_resources() -> None:
     plan = AgentPlan.from_agent(TriageAgent())
-    assert [s.name for s in plan.actions_for(ChatRequestEvent.EVENT_TYPE)] == [CHAT_ACTION]
-    assert [s.name for s in plan.actions_for(ToolResponseEvent.EVENT_TYPE)] == [CHAT_ACTION]
-    assert [s.name for s in plan.actions_for(ToolRequestEvent.EVENT_TYPE)] == [TOOL_ACTION]
+    assert list(plan.actions) == ["start", "finish"]
     assert [s.name for s in plan.actions_for("_chat_response_event")] == ["finish"]
     assert [s.name for s in plan.actions_for("custom_event")] == ["finish"]
+    # The plan knows nothing of the runtime's built-in actions.
+    assert plan.actions_for(ChatRequestEvent.EVENT_TYPE) == ()
     assert plan.actions_for("nothing") == ()
     assert plan.actions["start"].is_async is False
     assert plan.actions["finish"].is_async is True
     assert plan.resource_spec("lookup", ResourceType.TOOL) is TriageAgent.lookup
     with pytest.raises(KeyError, match="no chat_model resource named 'missing'"):
         plan.resource_spec("missing", ResourceType.CHAT_MODEL)
+
+
+async def _runtime_chat(event: Event, ctx: RunnerContext) -> None: ...
+
+
+RUNTIME_CHAT = ActionSpec(
+    name="_runtime_chat",
+    event_types=(ChatRequestEvent.EVENT_TYPE, ToolResponseEvent.EVENT_TYPE),
+    func=_runtime_chat,
+    config={},
+    is_async=True,
+)
+
+
+def test_runtime_actions_come_first_and_share_triggers() -> None:
+    plan = AgentPlan.from_agent(TriageAgent(), runtime_actions=[RUNTIME_CHAT])
+    assert list(plan.actions) == ["_runtime_chat", "start", "finish"]
+    assert plan.actions_for(ChatRequestEvent.EVENT_TYPE) == (RUNTIME_CHAT,)
+    assert plan.actions_for(ToolResponseEvent.EVENT_TYPE) == (RUNTIME_CHAT,)
+    assert plan.actions_for(ToolRequestEvent.EVENT_TYPE) == ()
 
 
 def test_plan_merges_shared_resources_agent_wins() -> None:
@@ -183,9 +202,10 @@ def test_plan_merges_shared_resources_agent_wins() -> None:
 
 
 def test_reserved_action_names() -> None:
-    agent = Agent().add_action(CHAT_ACTION, InputEvent, TriageAgent.start)
-    with pytest.raises(ValueError, match="reserved"):
-        AgentPlan.from_agent(agent)
+    agent = Agent().add_action(RUNTIME_CHAT.name, InputEvent, TriageAgent.start)
+    assert list(AgentPlan.from_agent(agent).actions) == [RUNTIME_CHAT.name]
+    with pytest.raises(ValueError, match="'_runtime_chat' is reserved"):
+        AgentPlan.from_agent(agent, runtime_actions=[RUNTIME_CHAT])
 
 
 def test_plan_pickles() -> None:

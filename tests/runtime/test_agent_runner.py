@@ -14,6 +14,7 @@ import pytest
 from flink_agents.api import (
     Agent,
     ChatMessage,
+    ChatRequestEvent,
     ChatResponseEvent,
     Event,
     FunctionChatModelConnection,
@@ -27,7 +28,9 @@ from flink_agents.api import (
     ToolCallBlock,
     ToolMetadata,
     ToolRequestEvent,
+    ToolResponseEvent,
 )
+from flink_agents.plan import AgentPlan
 from flink_agents.runtime.agent_runner import ActionExecutionError, AgentRunner, UnhandledEventError
 from flink_agents.runtime.builtin_actions import CHAT_ACTION, CHAT_LOOPS_KEY, TOOL_ACTION
 from flink_agents.runtime.run_state import KeyState, RunState
@@ -57,6 +60,28 @@ def two_turn_model(messages: list[ChatMessage], tools: list[ToolMetadata]) -> Ch
 
 def run_to_end(runner: AgentRunner, run: RunState, key_state: KeyState) -> list[Any]:
     return asyncio.run(runner.run(run, key_state))
+
+
+def test_an_agent_runs_with_the_builtin_chat_and_tool_actions() -> None:
+    async def finish(event: Event, ctx: RunnerContext) -> None: ...
+
+    agent = Agent().add_action("finish", ChatResponseEvent, finish)
+    plan = AgentRunner(agent).plan
+    assert list(plan.actions) == [CHAT_ACTION, TOOL_ACTION, "finish"]
+    assert [s.name for s in plan.actions_for(ChatRequestEvent.EVENT_TYPE)] == [CHAT_ACTION]
+    assert [s.name for s in plan.actions_for(ToolResponseEvent.EVENT_TYPE)] == [CHAT_ACTION]
+    assert [s.name for s in plan.actions_for(ToolRequestEvent.EVENT_TYPE)] == [TOOL_ACTION]
+    assert [s.name for s in plan.actions_for(ChatResponseEvent.EVENT_TYPE)] == ["finish"]
+    # A plan given to the runner runs as it is.
+    bare = AgentPlan.from_agent(agent)
+    assert AgentRunner(bare).plan is bare
+
+
+def test_the_builtin_action_names_are_reserved() -> None:
+    async def mine(event: Event, ctx: RunnerContext) -> None: ...
+
+    with pytest.raises(ValueError, match=f"{CHAT_ACTION!r} is reserved"):
+        AgentRunner(Agent().add_action(CHAT_ACTION, InputEvent, mine))
 
 
 def test_a_step_processes_one_event() -> None:
