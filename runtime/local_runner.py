@@ -1,8 +1,11 @@
 """The local runner: agents on asyncio in this process, no Flink.
 
-Per key, inputs run strictly in input order, one run at a time; different keys run
-concurrently, at most ``max-in-flight-runs`` runs at once. Sync actions and tools
-run in a thread pool, so they never stall other keys.
+Inputs go through the same `RunScheduler` as on Flink (`flink_agents.runtime.scheduler`):
+per key strictly in input order, one run at a time; different keys concurrently, at most
+``max-in-flight-runs`` runs at once. Inputs, runs and per-key state go through the same
+JSON as in Flink's keyed state, at the same points, so a value that would break a Flink
+job breaks a local run too. Sync actions and tools run on threads, so they never stall
+other keys.
 
 >>> env = AgentsExecutionEnvironment.get_execution_environment()
 >>> out = env.from_list([{"key": "a", "value": "hi"}]).apply(MyAgent()).to_list()
@@ -17,22 +20,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 from flink_agents.api.agents.agent import Agent
 from flink_agents.api.core_options import AgentConfiguration, AgentExecutionOptions
-from flink_agents.api.events._codec import check_state_value
 from flink_agents.api.execution_environment import AgentBuilder, AgentsExecutionEnvironment
 from flink_agents.plan.agent_plan import ResourceSpec
+from flink_agents.runtime.agent_engine import AgentRunnerEngine
 from flink_agents.runtime.agent_runner import AgentRunner
 from flink_agents.runtime.durable.store_url import open_durable_call_log
 from flink_agents.runtime.event_log import EventLog
+from flink_agents.runtime.input_failure import FailedInput
 from flink_agents.runtime.keys import encode_key
 from flink_agents.runtime.metrics import MetricGroup
 from flink_agents.runtime.run_state import KeyState
+from flink_agents.runtime.scheduler import KeyQueue, RunScheduler, admit
 
 __all__ = ["AgentOutput", "LocalAgentBuilder", "LocalExecutionEnvironment", "LocalRunner"]
 
@@ -49,13 +53,6 @@ class AgentOutput(NamedTuple):
     """The `OutputEvent`'s output."""
     seq: int
     """The input's sequence number within its key."""
-
-
-class _Failed(NamedTuple):
-    error: BaseException
-
-
-_DONE = object()
 
 
 async def _records(inputs: Inputs) -> AsyncIterator[tuple[Any, Any]]:
@@ -97,9 +94,10 @@ class LocalRunner:
                 event_log=event_log,
                 shared_resources=shared_resources,
             )
-        self.key_states: dict[str, KeyState] = {}
-        """Per-key state kept across runs (short-term memory, next sequence number), by the
-        key's text (`flink_agents.runtime.keys.encode_key`: keys of different types differ)."""
+        self._engine = AgentRunnerEngine(self.runner)
+        self._key_state_json: dict[str, str] = {}
+        """Per key text, its state as of the end of the last `stream` (memory, next seq)."""
+        self._queues: dict[str, KeyQueue] = {}
         self.errors: list[dict[str, Any]] = []
         """Failure records of the inputs skipped under `input-failure.policy: skip`."""
 
@@ -108,6 +106,15 @@ class LocalRunner:
         """The runner's metrics."""
         return self.runner.metrics
 
+    @property
+    def key_states(self) -> dict[str, KeyState]:
+        """Per-key state kept across runs (short-term memory, next sequence number), by the
+        key's text (`flink_agents.runtime.keys.encode_key`: keys of different types
+        differ)."""
+        states = {key: KeyState.from_json(data) for key, data in self._key_state_json.items()}
+        states.update({key: queue.key_state for key, queue in self._queues.items()})
+        return states
+
     async def stream(self, inputs: Inputs) -> AsyncGenerator[AgentOutput, None]:
         """Run every input; yield outputs as runs send them (in input order per key).
 
@@ -115,101 +122,95 @@ class LocalRunner:
         and unfinished. If a run fails, the other runs are cancelled and the error
         (an `ActionExecutionError`) is raised here.
         """
-        runner = self.runner
-        max_in_flight = max(1, runner.config.get(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS))
-        slots = asyncio.Semaphore(max_in_flight)
-        accepted = asyncio.Semaphore(2 * max_in_flight)
-        outputs: asyncio.Queue[Any] = asyncio.Queue()
-        queues: dict[str, deque[Any]] = {}
-        tasks: set[asyncio.Task[None]] = set()
+        engine = self._engine
+        max_in_flight = max(1, self.runner.config.get(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS))
+        woken = asyncio.Event()
+        progressed: dict[str, KeyQueue] = {}
+        seqs: dict[str, int] = {}
+        """Per key text, the sequence number of its oldest run not taken in full."""
 
-        def finished(task: asyncio.Task[None]) -> None:
-            tasks.discard(task)
-            if not task.cancelled() and task.exception() is not None:
-                outputs.put_nowait(_Failed(task.exception()))  # type: ignore[arg-type]
-            if not tasks:
-                outputs.put_nowait(_DONE)
+        def on_progress(queue: KeyQueue) -> None:
+            progressed[queue.key] = queue
+            woken.set()
 
-        def spawn(coro: Any) -> None:
-            task = asyncio.ensure_future(coro)
-            tasks.add(task)
-            task.add_done_callback(finished)
-
-        retries = (
-            runner.config.get(AgentExecutionOptions.INPUT_FAILURE_RETRIES)
-            if runner.keeps_run_start
-            else None
+        scheduler = RunScheduler(
+            engine,
+            max_in_flight=max_in_flight,
+            max_buffered=2 * max_in_flight,
+            launch=None,
+            on_progress=on_progress,
         )
-
-        async def run_input(key: Any, value: Any, key_state: KeyState) -> None:
-            """One input's run; under policy skip tried again, then abandoned (its failure
-            record to `errors`)."""
-            run = runner.start_run(key, value, key_state)
-            emitted = 0
-            attempts = 1
-            while True:
-                try:
-                    while not run.done:  # outputs go out as the run sends them
-                        await runner.step(run, key_state)
-                        for output in run.outputs[emitted:]:
-                            outputs.put_nowait(AgentOutput(key, output, run.seq))
-                        emitted = len(run.outputs)
-                    return
-                except Exception as exc:
-                    if retries is None:  # input-failure.policy: fail
-                        raise
-                    if attempts <= retries:
-                        attempts += 1
-                        run = runner.retry_run(run, key_state)  # sent outputs stay sent
-                        continue
-                    self.errors.append(runner.abandon_run(run, key_state, exc, attempts).record)
-                    return
-
-        async def work(key: Any, text: str) -> None:
-            pending = queues[text]
-            key_state = self.key_states.get(text)
-            if key_state is None:
-                key_state = self.key_states[text] = KeyState()
-            while pending:
-                value = pending.popleft()
-                async with slots:
-                    await run_input(key, value, key_state)
-                accepted.release()
-            del queues[text]
+        self._queues = scheduler.queues
 
         async def produce() -> None:
             async for key, value in _records(inputs):
                 text = encode_key(key)  # refuses a key with no text (None) before running
                 try:  # refused at the door, as on Flink (where inputs wait in keyed state)
-                    check_state_value(value, "input")
+                    _, decoded = admit(engine, value)
                 except TypeError as exc:
-                    if retries is None:
+                    if engine.failure_retries is None:
                         raise TypeError(f"key {text}: {exc}") from None
-                    self.errors.append(runner.refuse_input(key, value, exc).record)
+                    self.errors.append(engine.refuse_input(key, value, exc).record)
                     continue
-                await accepted.acquire()
-                pending = queues.get(text)
-                if pending is None:
-                    queues[text] = deque([value])
-                    spawn(work(key, text))
-                else:
-                    pending.append(value)
+                while not scheduler.has_capacity():
+                    woken.clear()
+                    await woken.wait()
+                queue = scheduler.get(text)
+                if queue is None:
+                    queue = scheduler.create(
+                        text, key, key_state_json=self._key_state_json.pop(text, None)
+                    )
+                    seqs[text] = queue.key_state.next_seq
+                scheduler.submit(queue, decoded)
 
-        spawn(produce())
+        def outputs_of(queue: KeyQueue) -> list[AgentOutput]:
+            progress = scheduler.take(queue)
+            seq = seqs[queue.key]
+            found: list[AgentOutput] = []
+            for outputs in progress.finished:
+                found += self._route(queue.agent_key, outputs, seq)
+                seq += 1
+            seqs[queue.key] = seq
+            found += self._route(queue.agent_key, progress.sent, seq)
+            return found
+
+        producer = asyncio.ensure_future(produce())
+        producer.add_done_callback(lambda _: woken.set())
         try:
             while True:
-                item = await outputs.get()
-                if item is _DONE:
-                    return
-                if isinstance(item, _Failed):
-                    raise item.error
-                yield item
+                woken.clear()
+                if scheduler.failure is not None:
+                    raise scheduler.failure
+                while progressed:
+                    _, queue = progressed.popitem()
+                    for output in outputs_of(queue):
+                        yield output
+                if producer.done():
+                    producer.result()  # its error, if any
+                    if scheduler.buffered == 0 and not progressed:
+                        return
+                if not progressed:
+                    await woken.wait()
         finally:
-            for task in list(tasks):
-                task.cancel()
-            if tasks:
-                with contextlib.suppress(BaseException):
-                    await asyncio.gather(*tasks, return_exceptions=True)
+            producer.cancel()
+            scheduler.cancel()
+            with contextlib.suppress(BaseException):
+                await producer
+            for text, queue in scheduler.queues.items():
+                if queue.key_state_json is not None:
+                    self._key_state_json[text] = queue.key_state_json
+            self._queues = {}
+
+    def _route(self, key: Any, outputs: list[Any], seq: int) -> list[AgentOutput]:
+        """Outputs as `AgentOutput`s; failure records (input-failure.policy skip) to
+        `errors`."""
+        routed: list[AgentOutput] = []
+        for output in outputs:
+            if type(output) is FailedInput:
+                self.errors.append(output.record)
+            else:
+                routed.append(AgentOutput(key, output, seq))
+        return routed
 
     async def run(self, inputs: Inputs) -> list[AgentOutput]:
         """Run every input; all outputs (per key in input order)."""

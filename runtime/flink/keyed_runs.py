@@ -2,15 +2,17 @@
 
 Per key, keyed state holds (all JSON, never pickles):
 
-- the key record: `{"head", "tail", "eot", "emitted", "key_state"}`: the key's `KeyState` as
-  of the last acknowledged progress, the positions of the inputs waiting in the input map,
-  and how many outputs the run at `head` has had emitted while it was still going;
+- the key record: `{"head", "tail", "end_timer", "emitted", "key_state"}`: the key's
+  `KeyState` as of the last acknowledged progress, the positions of the inputs waiting in
+  the input map, whether the end-of-input timer is registered, and how many outputs the run
+  at `head` has had emitted while it was still going;
 - the input map: position -> encoded input, for every accepted input whose run has not
   finished and been emitted (the first one may be in progress);
 - the run: a JSON snapshot of the run of the input at `head`, if it had started.
 
 Every callback runs on the operator thread for the current key. `on_input` stores the
-input and hands it to the `RunScheduler`; `on_poll` (a processing-time timer, with an
+input and hands it to the `RunScheduler` (`flink_agents.runtime.scheduler`, the same one
+the local runner uses); `on_poll` (a processing-time timer, with an
 interval growing with the time the key has been busy) writes what the loop published and
 returns finished outputs; `on_end_of_input` (an event-time timer at the end of time, fired
 by the final watermark of a bounded input, when processing-time timers no longer fire)
@@ -25,15 +27,19 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from flink_agents.runtime.flink.run_engine import RunEngine
-from flink_agents.runtime.flink.run_scheduler import KeyWork, Progress, RunScheduler
+from flink_agents.api.redaction import redact
+from flink_agents.runtime.keys import decode_key
+from flink_agents.runtime.run_engine import RunEngine
+from flink_agents.runtime.scheduler import KeyProgress, KeyQueue, RunScheduler, admit
 
 __all__ = [
     "END_OF_INPUT_TIMER",
@@ -42,6 +48,8 @@ __all__ = [
     "KeyedRuns",
     "PollPolicy",
 ]
+
+_LOG = logging.getLogger(__name__)
 
 END_OF_INPUT_TIMER = 2**63 - 2
 """Event-time timer that only the final watermark of a bounded input (Long.MAX) reaches."""
@@ -104,10 +112,11 @@ class PollPolicy(BaseModel):
 class _KeyEntry:
     """Operator-thread view of a key in memory: what keyed state holds, and its timer."""
 
-    work: KeyWork
+    queue: KeyQueue
     head: int
     tail: int
-    eot: bool
+    end_timer: bool
+    """The end-of-input timer is registered."""
     key_state_json: str | None
     run_written: bool
     busy_since: float
@@ -119,10 +128,10 @@ class _KeyEntry:
 
 def _record_json(entry: _KeyEntry) -> str:
     key_state = entry.key_state_json if entry.key_state_json is not None else "null"
-    eot = "true" if entry.eot else "false"
+    end_timer = "true" if entry.end_timer else "false"
     return (
-        f'{{"head":{entry.head},"tail":{entry.tail},"eot":{eot},"emitted":{entry.emitted},'
-        f'"key_state":{key_state}}}'
+        f'{{"head":{entry.head},"tail":{entry.tail},"end_timer":{end_timer},'
+        f'"emitted":{entry.emitted},"key_state":{key_state}}}'
     )
 
 
@@ -151,11 +160,25 @@ class KeyedRuns:
         self._poll = poll or PollPolicy()
         self._max_cached_keys = max_cached_keys
         self._entries: dict[str, _KeyEntry] = {}  # insertion order = least recently used first
+        self._failure_logged = False
 
     @property
     def busy_keys(self) -> int:
         """Keys with inputs queued or running."""
-        return sum(1 for e in self._entries.values() if not self._scheduler.is_idle(e.work))
+        return sum(1 for e in self._entries.values() if not self._scheduler.is_idle(e.queue))
+
+    def raise_if_failed(self) -> None:
+        """A run failed under `input-failure.policy: fail`: the task fails with it (logged
+        once, redacted: the log has the story in thread mode too)."""
+        failure = self._scheduler.failure
+        if failure is None:
+            return
+        message = redact(f"{type(failure).__name__}: {failure}")
+        if not self._failure_logged:
+            self._failure_logged = True
+            trace = redact("".join(traceback.format_exception(failure)))
+            _LOG.error("an agent run failed: %s\n%s", message, trace)
+        raise RuntimeError(f"an agent run failed: {message}") from failure
 
     # ------------------------------------------------------------------ callbacks
 
@@ -164,43 +187,43 @@ class KeyedRuns:
     ) -> list[Any]:
         """Accept an input for `key`; returns outputs ready to emit."""
         scheduler = self._scheduler
-        scheduler.raise_if_failed()
+        self.raise_if_failed()
         engine = self._engine
         try:
-            encoded = engine.encode_input(value)
+            encoded, decoded = admit(engine, value)
         except TypeError as exc:  # refused at the door: no run, no state
             if engine.failure_retries is None:
                 raise TypeError(f"key {key}: {exc}") from None
-            return [engine.refuse_input(key, value, exc)]
-        # Runs always see the decoded form, so a run restored from state sees the same input.
-        decoded = engine.decode_input(encoded)
+            return [engine.refuse_input(decode_key(key), value, exc)]
         entry = self._entries.pop(key, None)
         if entry is None:
             entry = self._load(key, state, busy_only=False)
             assert entry is not None
         self._entries[key] = entry
+        queue = entry.queue
         outputs: list[Any] = []
-        if scheduler.has_news(entry.work):
+        if scheduler.has_news(queue):
             outputs = self._acknowledge(entry, state)
-        if scheduler.is_idle(entry.work):
+        if scheduler.is_idle(queue):
             entry.busy_since = time.monotonic()
         waiting = entry.tail - entry.head
         # The run may finish inside `submit` (when it needs no real waiting).
-        scheduler.submit(entry.work, decoded)
-        if waiting == 0 and scheduler.is_idle(entry.work):
+        scheduler.submit(queue, decoded)
+        if waiting == 0 and scheduler.is_idle(queue):
             # Accepted and finished within this callback: no checkpoint can fall in between,
             # so the input never needs to be in keyed state; only the key record changes.
             # (It still takes its position: positions are the key's run sequence numbers.)
             entry.tail += 1
             outputs.extend(self._acknowledge(entry, state, write_record=True, in_state=False))
         else:
-            if scheduler.has_news(entry.work):  # what the run sent before it had to wait
+            if scheduler.has_news(queue):  # what the run sent before it had to wait
                 outputs.extend(self._acknowledge(entry, state))  # the record is written next
             self._store_input(entry, encoded, state, timers)
             if entry.poll_at is None:
                 self._schedule_poll(entry, timers)
         self._evict()
-        scheduler.wait_for_capacity()
+        if scheduler.wait_for_capacity():
+            self.raise_if_failed()  # otherwise a failure surfaces in the next callback
         return outputs
 
     def _busy_entry(self, key: str, state: KeyedAgentState) -> _KeyEntry | None:
@@ -216,13 +239,12 @@ class KeyedRuns:
         self, key: str, timestamp: int, state: KeyedAgentState, timers: KeyTimers
     ) -> list[Any]:
         """A processing-time timer fired for `key`; returns outputs ready to emit."""
-        scheduler = self._scheduler
-        scheduler.raise_if_failed()
+        self.raise_if_failed()
         entry = self._busy_entry(key, state)
         if entry is None:
             return []
         outputs = self._acknowledge(entry, state, write_record=True)
-        if scheduler.settled(entry.work):
+        if self._scheduler.settled(entry.queue):
             entry.poll_at = None
         elif entry.poll_at is None or entry.poll_at <= timestamp:
             self._schedule_poll(entry, timers)
@@ -231,14 +253,15 @@ class KeyedRuns:
     def on_end_of_input(self, key: str, state: KeyedAgentState, timers: KeyTimers) -> list[Any]:
         """The final watermark reached `key`: finish all of its runs, return their outputs."""
         scheduler = self._scheduler
-        scheduler.raise_if_failed()
+        self.raise_if_failed()
         entry = self._busy_entry(key, state)
         if entry is None:
             return []
-        scheduler.wait_idle(entry.work)
+        scheduler.wait_idle(entry.queue)
+        self.raise_if_failed()
         outputs = self._acknowledge(entry, state, write_record=True)
-        if not scheduler.settled(entry.work):
-            raise RuntimeError(f"key {key!r}: work left after the end of input")
+        if not scheduler.settled(entry.queue):
+            raise RuntimeError(f"key {key}: work left after the end of input")
         if entry.poll_at is not None:
             timers.delete_poll(entry.poll_at)
             entry.poll_at = None
@@ -252,22 +275,23 @@ class KeyedRuns:
         """Keep an accepted input in keyed state until its run is acknowledged."""
         state.put_input(entry.tail, encoded)
         entry.tail += 1
-        if not entry.eot:
+        if not entry.end_timer:
             timers.register_end_of_input()
-            entry.eot = True
+            entry.end_timer = True
         state.write_record(_record_json(entry))
 
     def _load(self, key: str, state: KeyedAgentState, *, busy_only: bool) -> _KeyEntry | None:
         """`key` from keyed state (a new key, an evicted idle key, or after a restore)."""
         raw = state.read_record()
         head = tail = emitted = 0
-        eot = False
+        end_timer = False
         key_state_json: str | None = None
         run_json: str | None = None
         inputs: list[Any] = []
         if raw is not None:
             record = json.loads(raw)
-            head, tail, eot = int(record["head"]), int(record["tail"]), bool(record["eot"])
+            head, tail = int(record["head"]), int(record["tail"])
+            end_timer = bool(record["end_timer"])
             emitted = int(record.get("emitted", 0))
             if record.get("key_state") is not None:
                 key_state_json = json.dumps(record["key_state"], separators=(",", ":"))
@@ -278,17 +302,22 @@ class KeyedRuns:
             for position in range(head, tail):
                 data = state.get_input(position)
                 if data is None:
-                    raise RuntimeError(f"key {key!r}: input {position} missing from state")
+                    raise RuntimeError(f"key {key}: input {position} missing from state")
                 inputs.append(decode(data))
             run_json = state.read_run()
-        work = self._scheduler.create(
-            key, key_state_json=key_state_json, run_json=run_json, inputs=inputs
+        queue = self._scheduler.create(
+            key,
+            decode_key(key),
+            key_state_json=key_state_json,
+            run_json=run_json,
+            inputs=inputs,
+            taken=emitted if run_json is not None else 0,
         )
         return _KeyEntry(
-            work=work,
+            queue=queue,
             head=head,
             tail=tail,
-            eot=eot,
+            end_timer=end_timer,
             key_state_json=key_state_json,
             run_written=run_json is not None,
             busy_since=time.monotonic(),
@@ -303,33 +332,32 @@ class KeyedRuns:
         write_record: bool = False,
         in_state: bool = True,
     ) -> list[Any]:
-        """Write what the loop published for this key; return the outputs to emit: those of
-        finished runs not emitted yet, then those the run in progress has sent so far.
+        """Write what the scheduler published for this key; return the outputs to emit:
+        those of finished runs not emitted yet, then those the run in progress has sent.
 
         The key record is written here when `write_record`, else by the caller (it holds
         how many outputs of the run in progress were emitted). Without `in_state`, the
         finished inputs were never written to the input map.
         """
-        progress: Progress = self._scheduler.take(entry.work)
+        progress: KeyProgress = self._scheduler.take(entry.queue)
         finished = len(progress.finished)
-        if finished == 0 and not progress.snapshot_changed:
+        if finished == 0 and not progress.snapshot_changed and not progress.sent:
             return []
         outputs: list[Any] = []
         for outputs_of_run in progress.finished:
-            outputs += outputs_of_run[entry.emitted :]
-            entry.emitted = 0
-        if progress.run_json is not None and len(progress.run_outputs) > entry.emitted:
+            outputs += outputs_of_run
+        if progress.sent:
             # Emitted with the snapshot that holds them (written below): after a restore
             # the resumed run has them, and the record says they went out.
-            outputs += progress.run_outputs[entry.emitted :]
-            entry.emitted = len(progress.run_outputs)
+            outputs += progress.sent
             entry.busy_since = time.monotonic()
+        entry.emitted = progress.taken
         if in_state:
             for position in range(entry.head, entry.head + finished):
                 state.remove_input(position)
         entry.head += finished
         if finished and self._on_acknowledged is not None:
-            self._on_acknowledged(entry.work.key, entry.head - 1)
+            self._on_acknowledged(entry.queue.key, entry.head - 1)
         if progress.run_json is not None:
             if progress.snapshot_changed or not entry.run_written:
                 state.write_run(progress.run_json)
@@ -352,7 +380,7 @@ class KeyedRuns:
         scheduler = self._scheduler
         for key in list(itertools.islice(self._entries, 2 * excess + 16)):
             entry = self._entries[key]
-            if entry.poll_at is None and scheduler.release(entry.work):
+            if entry.poll_at is None and scheduler.release(entry.queue):
                 del self._entries[key]
                 excess -= 1
                 if excess == 0:

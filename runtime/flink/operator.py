@@ -2,7 +2,8 @@
 
 One instance per subtask. `open` builds the run engine (through a picklable factory, so the
 agent travels with the job), starts the run loop thread and declares the keyed state; the
-callbacks delegate to `KeyedRuns`. Keyed state is JSON strings (`Types.STRING()`), and the
+callbacks delegate to `KeyedRuns`, over the `RunScheduler` both runners share, on a
+`LoopThread`. Keyed state is JSON strings (`Types.STRING()`), and the
 waiting inputs a `MapState[LONG, STRING]`.
 """
 
@@ -29,11 +30,12 @@ from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor  #
 
 from flink_agents.runtime.flink.flink_metrics import FlinkMetricsBridge
 from flink_agents.runtime.flink.keyed_runs import END_OF_INPUT_TIMER, KeyedRuns, PollPolicy
-from flink_agents.runtime.flink.run_engine import RunEngine
-from flink_agents.runtime.flink.run_scheduler import RunScheduler, RunSchedulerStats
+from flink_agents.runtime.flink.loop_thread import LoopThread
 from flink_agents.runtime.flink.session_cluster import warn_if_pemja_per_job
 from flink_agents.runtime.input_failure import FailedInput
 from flink_agents.runtime.metrics import InMemoryMetricGroup
+from flink_agents.runtime.run_engine import RunEngine
+from flink_agents.runtime.scheduler import RunScheduler, RunSchedulerStats
 
 __all__ = [
     "ERROR_OUTPUT",
@@ -73,6 +75,10 @@ class AgentOperatorOptions(BaseModel):
     """How often agent metrics are copied to Flink's metric group."""
     max_cached_keys: int = Field(default=10000, ge=1)
     """Idle keys kept in memory (their next input reads no state)."""
+    inline_runs: bool = True
+    """Start runs on the operator thread when the loop is free, so runs that need no
+    waiting finish inside the Flink callback (`LoopThread`; off: every input is handed to
+    the loop thread)."""
 
 
 @dataclass(frozen=True)
@@ -175,18 +181,16 @@ class _FlinkTimers:
 
 
 def _stop_runs(
-    scheduler: RunScheduler | None, engine: RunEngine | None, finish_calls: bool = True
+    loop_thread: LoopThread,
+    scheduler: RunScheduler,
+    engine: RunEngine,
+    finish_calls: bool = True,
 ) -> None:
-    """Stop a subtask's runs and release its engine (idempotent). With `finish_calls`,
-    in-flight model and tool calls first get `durable-execution.stop-grace-s` to finish and
-    record their outcome (a restore then replays them instead of calling again)."""
+    """Stop a subtask's runs and release its engine. With `finish_calls`, in-flight model
+    and tool calls first get `durable-execution.stop-grace-s` to finish and record their
+    outcome (a restore then replays them instead of calling again)."""
     # Not on the loop's own thread: the loop must go on to finish the calls.
-    if (
-        finish_calls
-        and scheduler is not None
-        and engine is not None
-        and not (scheduler.on_loop_thread())
-    ):
+    if finish_calls and not loop_thread.on_loop_thread():
         left = engine.finish_calls()
         if left:
             _LOG.warning(
@@ -194,11 +198,8 @@ def _stop_runs(
                 "stopped: a restore makes them again (durable-execution.stop-grace-s)",
                 left,
             )
-    if scheduler is not None:
-        scheduler.close()
-    close = getattr(engine, "close", None)
-    if callable(close):
-        close()
+    loop_thread.close(before_stop=scheduler.cancel)
+    engine.close()
 
 
 _LIVE_LOCK = threading.Lock()
@@ -263,23 +264,26 @@ class KeyedAgentOperator(KeyedProcessFunction):
         engine = self._engine_factory(context)
         self._engine = engine
         options = self._options
+        loop_thread = LoopThread(
+            f"flink-agents-runs-{context.subtask_index}", inline=options.inline_runs
+        )
+        loop_thread.start()
         self._scheduler = RunScheduler(
             engine,
             max_in_flight=options.max_in_flight,
             max_buffered=options.max_buffered,
-            snapshot_after=options.snapshot_after_ms / 1000.0,
-            thread_name=f"flink-agents-runs-{context.subtask_index}",
+            snapshot_after_s=options.snapshot_after_ms / 1000.0,
+            launch=loop_thread.launch,
         )
-        self._scheduler.start()
         # A cancelled task's instance is dropped without `close`: stop its runs when it goes.
-        self._stop = weakref.finalize(self, _stop_runs, self._scheduler, engine)
+        self._stop = weakref.finalize(self, _stop_runs, loop_thread, self._scheduler, engine)
         self._take_over(index, attempt)
         self._runs = KeyedRuns(
             engine,
             self._scheduler,
             options.poll,
             max_cached_keys=options.max_cached_keys,
-            on_acknowledged=getattr(engine, "run_acknowledged", None),
+            on_acknowledged=engine.run_acknowledged,
         )
 
         group: Any = runtime_context.get_metrics_group().add_group("flinkAgents")

@@ -124,6 +124,12 @@ class PassThroughEngine:
     def finish_calls(self) -> int:
         return 0  # no external calls
 
+    def run_acknowledged(self, key: str, seq: int) -> None:
+        pass  # nothing recorded
+
+    def close(self) -> None:
+        pass
+
     def refuse_input(self, key: str, value: Any, error: BaseException) -> Any:
         raise error
 
@@ -253,6 +259,7 @@ def run_agent(
     max_in_flight: int,
     mode: ExecutionMode = "thread",
     agent: Agent | None = None,
+    inline_runs: bool = True,
 ) -> list[dict[str, Any]]:
     env = create_stream_execution_environment()
     env.set_parallelism(1)
@@ -260,7 +267,9 @@ def run_agent(
     agents_env = FlinkAgentsExecutionEnvironment(
         env,
         execution_mode=mode,
-        operator_options=AgentOperatorOptions(max_in_flight=max_in_flight),
+        operator_options=AgentOperatorOptions(
+            max_in_flight=max_in_flight, inline_runs=inline_runs
+        ),
     )
     agents_env.get_config().set(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS, max_in_flight)
     inputs = source(env, records, keys, rate)
@@ -287,7 +296,7 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def part_a(records: int, keys: int, mode: ExecutionMode) -> None:
+def part_a(records: int, keys: int, mode: ExecutionMode, inline_off: bool = False) -> None:
     lines = [
         ("trivial keyed function", lambda: run_trivial(records, keys, mode)),
         ("operator, pass-through engine", lambda: run_operator(records, keys, mode)),
@@ -297,6 +306,14 @@ def part_a(records: int, keys: int, mode: ExecutionMode) -> None:
         ),
         ("agent, 0 ms model (target)", lambda: run_agent(records, keys, 0, 0.0, 1000, mode)),
     ]
+    if inline_off:
+        # What starting runs on the operator thread (`LoopThread`'s inline path) is worth.
+        lines.append(
+            (
+                "agent, 0 ms model, not inline",
+                lambda: run_agent(records, keys, 0, 0.0, 1000, mode, inline_runs=False),
+            )
+        )
     print(f"(a) {records} records, {keys} keys, {mode} mode, parallelism 1")
     base: float | None = None
     for name, run in lines:
@@ -358,9 +375,14 @@ def main() -> None:
     parser.add_argument(
         "--mode", choices=["thread", "process"], default="thread", help="Python execution mode"
     )
+    parser.add_argument(
+        "--inline-off",
+        action="store_true",
+        help="(a) also: the 0 ms model line with every run handed to the loop thread",
+    )
     args = parser.parse_args()
     if args.part in ("a", "both"):
-        part_a(args.records, args.keys, args.mode)
+        part_a(args.records, args.keys, args.mode, args.inline_off)
     if args.part in ("b", "both"):
         part_b(args.keys_b, args.inputs_per_key, args.rate, args.latency_ms, args.max_in_flight)
 

@@ -358,7 +358,7 @@ def test_engine_factory_gives_the_runner_the_configured_log(tmp_path: Path) -> N
     engine = AgentEngineFactory(Agent(), config)(_context())
     try:
         assert isinstance(engine.runner.durable, DurableCallLog)
-        assert not hasattr(engine, "run_acknowledged")  # no pruner without REST
+        assert engine.durability is not None and engine.durability.pruner is None  # no REST
     finally:
         engine.close()
     engine = AgentEngineFactory(Agent())(_context())

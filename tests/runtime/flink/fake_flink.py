@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flink_agents.runtime.flink.keyed_runs import KeyedRuns
-from flink_agents.runtime.flink.run_engine import RunEngine
-from flink_agents.runtime.flink.run_scheduler import RunScheduler
+from flink_agents.runtime.flink.loop_thread import LoopThread
+from flink_agents.runtime.keys import encode_key
+from flink_agents.runtime.run_engine import RunEngine
+from flink_agents.runtime.scheduler import RunScheduler
 
 
 @dataclass
@@ -86,7 +88,9 @@ class FakeBackend:
 
 
 class FakeSubtask:
-    """One subtask: `KeyedRuns` plus a backend, driven like Flink's mailbox thread."""
+    """One subtask: `KeyedRuns` plus a backend, driven like Flink's mailbox thread. Keys
+    are agent keys: `KeyedRuns` gets their text, as the operator gets Flink's key; the
+    backend's slices and timers are by the key itself, for readable tests."""
 
     def __init__(
         self,
@@ -97,24 +101,29 @@ class FakeSubtask:
         max_buffered: int = 10000,
         snapshot_after: float = 0.0,
         max_cached_keys: int = 10000,
+        inline: bool = True,
     ) -> None:
         self.backend = backend or FakeBackend()
+        self.loop_thread = LoopThread(inline=inline)
+        self.loop_thread.start()
         self.scheduler = RunScheduler(
             engine,
             max_in_flight=max_in_flight,
             max_buffered=max_buffered,
-            snapshot_after=snapshot_after,
+            snapshot_after_s=snapshot_after,
+            launch=self.loop_thread.launch,
         )
-        self.scheduler.start()
         self.runs = KeyedRuns(engine, self.scheduler, max_cached_keys=max_cached_keys)
         self.emitted: list[Any] = []
 
     def close(self) -> None:
-        self.scheduler.close()
+        self.loop_thread.close(before_stop=self.scheduler.cancel)
 
     def input(self, key: str, value: Any) -> None:
         b = self.backend
-        self.emitted += self.runs.on_input(key, value, FakeKeyState(b, key), FakeTimers(b, key))
+        self.emitted += self.runs.on_input(
+            encode_key(key), value, FakeKeyState(b, key), FakeTimers(b, key)
+        )
 
     def fire_due_polls(self) -> int:
         b = self.backend
@@ -123,7 +132,7 @@ class FakeSubtask:
         for timestamp, key in due:
             b.polls.discard((timestamp, key))
             self.emitted += self.runs.on_poll(
-                key, timestamp, FakeKeyState(b, key), FakeTimers(b, key)
+                encode_key(key), timestamp, FakeKeyState(b, key), FakeTimers(b, key)
             )
         return len(due)
 
@@ -157,5 +166,12 @@ class FakeSubtask:
     def end_of_input(self) -> None:
         b = self.backend
         for key in sorted(b.end_timers):
-            self.emitted += self.runs.on_end_of_input(key, FakeKeyState(b, key), FakeTimers(b, key))
+            self.end_of_input_for(key)
         b.end_timers.clear()
+
+    def end_of_input_for(self, key: str) -> None:
+        """The final watermark reaches `key`."""
+        b = self.backend
+        self.emitted += self.runs.on_end_of_input(
+            encode_key(key), FakeKeyState(b, key), FakeTimers(b, key)
+        )

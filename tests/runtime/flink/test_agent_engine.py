@@ -19,9 +19,9 @@ from flink_agents.api.events.event import Event, InputEvent, OutputEvent
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.resource import ResourceDescriptor, ResourceType
 from flink_agents.api.runner_context import RunnerContext
-from flink_agents.runtime.flink.agent_engine import AgentEngineFactory, AgentRunnerEngine
+from flink_agents.runtime.agent_engine import AgentRunnerEngine
+from flink_agents.runtime.flink.agent_engine import AgentEngineFactory
 from flink_agents.runtime.flink.operator import SubtaskContext
-from flink_agents.runtime.keys import encode_key
 from flink_agents.runtime.metrics import InMemoryMetricGroup
 from tests.runtime.flink.fake_flink import FakeSubtask
 
@@ -95,7 +95,7 @@ def test_tool_round_trip_with_media_through_keyed_runs() -> None:
     sub = FakeSubtask(engine)
     try:
         for k in range(3):
-            sub.input(encode_key(f"k{k}"), f"chart {k}")  # Flink keys are typed text
+            sub.input(f"k{k}", f"chart {k}")
         sub.end_of_input()
     finally:
         sub.close()
@@ -109,18 +109,23 @@ def test_tool_round_trip_with_media_through_keyed_runs() -> None:
 
 def test_runs_see_the_typed_key_behind_the_flink_key() -> None:
     engine = AgentEngineFactory(chart_agent())(_context())
-    for key in (1, "1", ("a", 2)):
-        run = engine.start_run(encode_key(key), "chart", engine.new_key_state())
-        assert run.key == key and type(run.key) is type(key)
+    sub = FakeSubtask(engine)
+    try:
+        for key in (1, "1", ("a", 2)):
+            sub.input(key, "chart")
+        sub.end_of_input()
+    finally:
+        sub.close()
+    keys = [output["key"] for output in sub.emitted]
+    assert sorted(keys, key=repr) == sorted([1, "1", ("a", 2)], key=repr)
+    assert sorted(type(k).__name__ for k in keys) == ["int", "str", "tuple"]
 
 
 def test_run_state_round_trips_between_steps() -> None:
     engine = AgentEngineFactory(chart_agent())(_context())
     assert isinstance(engine, AgentRunnerEngine)
     key_state = engine.new_key_state()
-    run = engine.start_run(
-        encode_key("k"), engine.decode_input(engine.encode_input("chart")), key_state
-    )
+    run = engine.start_run("k", engine.decode_input(engine.encode_input("chart")), key_state)
     import asyncio
 
     async def two_steps() -> None:
@@ -189,9 +194,9 @@ def _snapshot_after_ask(config: dict[str, Any]) -> Any:
     engine = AgentEngineFactory(_upgrade_agent(with_answer=True), config)(_context())
     sub = FakeSubtask(engine)
     try:
-        sub.input(encode_key("k"), "q1")
+        sub.input("k", "q1")
         sub.fire_polls_while(
-            lambda: "answer_me" not in (sub.backend.slices[encode_key("k")].run or "")
+            lambda: "answer_me" not in (sub.backend.slices["k"].run or "")
         )
         return sub.backend.checkpoint()
     finally:
@@ -204,7 +209,7 @@ def test_a_restore_without_the_action_a_pending_event_needs_is_never_silent(
 ) -> None:
     config = {"input-failure.policy": policy}
     snapshot = _snapshot_after_ask(config)
-    run_json = snapshot.slices[encode_key("k")].run
+    run_json = snapshot.slices["k"].run
     assert run_json is not None and "answer_me" in run_json
     engine = AgentEngineFactory(_upgrade_agent(with_answer=False), config)(_context())
     restored = FakeSubtask(engine, snapshot)

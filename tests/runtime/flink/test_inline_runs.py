@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from tests.runtime.flink.fake_flink import FakeKeyState, FakeSubtask, FakeTimers
+from tests.runtime.flink.fake_flink import FakeSubtask
 from tests.runtime.flink.stand_in_engine import StandInEngine
 
 
@@ -81,10 +81,7 @@ def test_inline_runs_interleave_with_waiting_ones(engine: ThreadRecordingEngine)
             sub.input(f"fast{k}", {"v": k})
         # Fast keys were not held up by the slow key's model call.
         assert sorted(sub.emitted) == sorted(f"fast{k}:0:{k}" for k in range(20))
-        b = sub.backend
-        sub.emitted += sub.runs.on_end_of_input(
-            "slow", FakeKeyState(b, "slow"), FakeTimers(b, "slow")
-        )
+        sub.end_of_input_for("slow")
     finally:
         sub.close()
     assert "slow:0:1" in sub.emitted and len(sub.emitted) == 21

@@ -307,7 +307,7 @@ def test_an_input_state_cannot_keep_is_refused_at_the_door() -> None:
             "k:0:fine",  # the refused input took no sequence number
         ]
         assert skipping.backend.slices["k"].inputs == {}
-        with pytest.raises(TypeError, match="key k: input is a value of type dict"):
+        with pytest.raises(TypeError, match='key "k": input is a value of type dict'):
             failing.input("k", {"v": {1, 2}})
     finally:
         skipping.close()

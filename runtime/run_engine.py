@@ -1,9 +1,10 @@
-"""The seam between the keyed operator and the run engine.
+"""The seam between the scheduler and what runs agents.
 
-The operator needs a few things from an engine: start a run for an input, advance it one
-step at a time on an asyncio loop, and turn runs, per-key state and inputs into JSON and
-back (keyed state holds JSON, never pickles). `RunEngine` names exactly those; the agent
-runner is adapted to it in `agent_engine`, and tests use small stand-ins.
+The `RunScheduler` (both runners) needs a few things from an engine: start a run for an
+input, advance it one step at a time on an asyncio loop, and turn runs, per-key state and
+inputs into JSON and back (keyed state holds JSON, never pickles). `RunEngine` names
+exactly those; `AgentRunner` implements it (through `AgentRunnerEngine` for now), and
+tests use small stand-ins.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ __all__ = ["RunEngine"]
 
 @runtime_checkable
 class RunEngine(Protocol):
-    """What the keyed operator drives. Run and key-state objects are opaque to it."""
+    """What the scheduler drives. Run and key-state objects are opaque to it."""
 
     def new_key_state(self) -> Any:
         """Per-key state for a key never seen before."""
@@ -37,8 +38,9 @@ class RunEngine(Protocol):
         """The input record `encode_input` wrote."""
         ...
 
-    def start_run(self, key: str, value: Any, key_state: Any) -> Any:
-        """A new run for `value`; advances the key's input sequence in `key_state`."""
+    def start_run(self, key: Any, value: Any, key_state: Any) -> Any:
+        """A new run for `value` of the agent key `key` (the key itself, not its text);
+        advances the key's input sequence in `key_state`."""
         ...
 
     async def step(self, run: Any, key_state: Any) -> None:
@@ -77,10 +79,19 @@ class RunEngine(Protocol):
         bounded time, start no new ones; returns how many are still in flight."""
         ...
 
-    def refuse_input(self, key: str, value: Any, error: BaseException) -> Any:
+    def refuse_input(self, key: Any, value: Any, error: BaseException) -> Any:
         """The failure output of an input `encode_input` refused (no run was started)."""
         ...
 
     def abandon_run(self, run: Any, key_state: Any, error: BaseException, attempts: int) -> Any:
         """Give `run` up; the key state as before it; returns its failure output."""
+        ...
+
+    def run_acknowledged(self, key: str, seq: int) -> None:
+        """The caller emitted run `seq` of the key with text `key` and keeps nothing of it
+        (Flink: in keyed state); durable execution may prune its records later."""
+        ...
+
+    def close(self) -> None:
+        """Release what the engine holds (threads, logs, stores)."""
         ...

@@ -1,0 +1,499 @@
+"""One scheduler for both runners: per-key order, bounded runs in flight, snapshots.
+
+The local runner and the keyed Flink operator hand every accepted input to a
+`RunScheduler`. Per key, inputs run strictly in the order they were accepted, one run at a
+time (a `KeyQueue`); runs of different keys overlap, at most `max_in_flight` at once, the
+rest waiting for a slot in the order they asked. A failed run is tried again or abandoned
+under `input-failure.policy: skip` (the engine's `failure_retries`), or fails the scheduler.
+
+The scheduler never touches Flink or the caller's output: as runs go on it publishes, per
+key, JSON snapshots (`RunEngine.dump_run`, `dump_key_state`) and the outputs runs sent;
+the caller `take`s them (`KeyProgress`) and emits, writes keyed state or yields. Both
+runners so go through the same JSON at the same points: a value that cannot be kept
+fails a local run as it fails a Flink job.
+
+Threads: runs go on on one asyncio loop. The local runner calls in from that loop; the
+Flink operator calls in from its own thread while a `flink.loop_thread.LoopThread` runs
+the loop, and passes that thread's `launch` so new runs start on the loop. Everything a
+caller reads is published under the scheduler's lock; `KeyQueue.run` and `key_state` are
+live objects only code on the loop touches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from flink_agents.runtime.run_engine import RunEngine
+
+__all__ = ["KeyProgress", "KeyQueue", "Launch", "RunScheduler", "RunSchedulerStats", "admit"]
+
+Launch = Callable[[Callable[[], None]], None]
+"""Runs a callback on the scheduler's loop (with that loop set as the running one)."""
+
+_WAITED_S = 0.001
+"""A run that took at least this long waited for something (runs that need no waiting
+take microseconds)."""
+
+
+def admit(engine: RunEngine, value: Any) -> tuple[str, Any]:
+    """An input's JSON (what keyed state keeps) and the value runs see: decoded from that
+    JSON, so a run restored from state sees the same input. `TypeError`: refused at the
+    door (a value agent state cannot keep)."""
+    encoded = engine.encode_input(value)
+    return encoded, engine.decode_input(encoded)
+
+
+@dataclass(slots=True)
+class KeyProgress:
+    """What a caller takes from a key's queue: new outputs and the latest snapshots."""
+
+    finished: list[list[Any]]
+    """Per run finished since the last take, in input order: its outputs not taken yet."""
+    sent: list[Any]
+    """Outputs the run in progress sent since the last take."""
+    run_json: str | None
+    """Snapshot of the run in progress (None: no run in progress or none published)."""
+    key_state_json: str | None
+    """Key state consistent with `finished` and `run_json` (None: never changed)."""
+    snapshot_changed: bool
+    """Whether `run_json` or `key_state_json` changed since the last take."""
+    taken: int
+    """Outputs of the run in progress taken so far, these included."""
+    idle: bool
+    """Nothing queued or running (as of this take)."""
+
+
+@dataclass
+class RunSchedulerStats:
+    """Counters kept on the loop; callers copy them to metrics."""
+
+    runs_started: int = 0
+    runs_resumed: int = 0
+    runs_finished: int = 0
+    steps: int = 0
+
+
+@dataclass(eq=False)
+class KeyQueue:
+    """One key's runs: the inputs waiting, the run in progress, what was published."""
+
+    key: str
+    """The key's text (`flink_agents.runtime.keys.encode_key`)."""
+    agent_key: Any
+    """The key itself, as runs see it."""
+    key_state: Any
+    waiting: deque[Any] = field(default_factory=deque)
+    """Accepted inputs whose run has not started."""
+    run: Any | None = None
+    run_json: str | None = None
+    run_outputs: list[Any] = field(default_factory=list)
+    """Outputs of the run in progress as of `run_json` (replaced, never changed in place)."""
+    key_state_json: str | None = None
+    version: int = 0
+    taken_version: int = 0
+    finished: list[list[Any]] = field(default_factory=list)
+    taken: int = 0
+    """Outputs of the oldest run not taken in full that were taken already."""
+    busy: bool = False
+    """Inputs waiting or a run in progress (a task drives them)."""
+
+
+class RunScheduler:
+    """Schedules agent runs per key on an asyncio loop (see the module doc).
+
+    Args:
+        engine: what starts and steps runs.
+        max_in_flight: runs in progress at once (across keys).
+        max_buffered: accepted inputs not yet finished before `wait_for_capacity` blocks.
+        snapshot_after_s: seconds a run must have been going before its intermediate
+            states are published (fast runs only publish their end; outputs a run sends
+            are published at once).
+        launch: how a new key's task is started on the loop from another thread
+            (`LoopThread.launch`); None: callers are on the loop.
+        on_progress: called on the loop after a key published something to take.
+    """
+
+    def __init__(
+        self,
+        engine: RunEngine,
+        *,
+        max_in_flight: int = 1000,
+        max_buffered: int = 10000,
+        snapshot_after_s: float = 0.005,
+        launch: Launch | None = None,
+        on_progress: Callable[[KeyQueue], None] | None = None,
+    ) -> None:
+        if max_in_flight < 1 or max_buffered < 1:
+            raise ValueError("max_in_flight and max_buffered must be at least 1")
+        self._engine = engine
+        self._max_in_flight = max_in_flight
+        self._max_buffered = max_buffered
+        self._snapshot_after_s = snapshot_after_s
+        self._launch = launch
+        self._on_progress = on_progress
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._queues: dict[str, KeyQueue] = {}
+        self._buffered = 0
+        self._running = 0
+        self._failure: BaseException | None = None
+        self._closed = False
+        self._slot_waiters: deque[asyncio.Future[None]] = deque()
+        self._blocked_threads = 0
+        """Threads blocked in `wait_for_capacity` or `wait_idle` (notified only then)."""
+        self._tasks: set[asyncio.Task[None]] = set()
+        """The task driving each busy key's runs."""
+        self.stats = RunSchedulerStats()
+        self.typical_wait_s = 0.0
+        """A low estimate of how long runs that wait (for a model, a tool) take, from the
+        recent ones (0: no such run yet). It follows shorter runs quickly and longer ones
+        slowly, so it stays near the short end of a mix."""
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def failure(self) -> BaseException | None:
+        """The first exception a run raised under `input-failure.policy: fail`, if any."""
+        return self._failure
+
+    @property
+    def buffered(self) -> int:
+        """Accepted inputs whose run has not finished."""
+        return self._buffered
+
+    @property
+    def running(self) -> int:
+        """Runs in progress."""
+        return self._running
+
+    @property
+    def queues(self) -> dict[str, KeyQueue]:
+        """The keys held in memory, by key text (do not change)."""
+        return self._queues
+
+    def get(self, key: str) -> KeyQueue | None:
+        """The queue of `key`, if it is in memory."""
+        return self._queues.get(key)
+
+    # ------------------------------------------------------------------ callers
+
+    def create(
+        self,
+        key: str,
+        agent_key: Any,
+        *,
+        key_state_json: str | None = None,
+        run_json: str | None = None,
+        inputs: Iterable[Any] = (),
+        taken: int = 0,
+    ) -> KeyQueue:
+        """Hold `key` in memory from what state holds.
+
+        `inputs` are the decoded inputs waiting in state, in order, including the one
+        `run_json` is a run of (the first): a stored run is resumed, the rest wait behind
+        it; `taken` of its outputs were taken before.
+        """
+        engine = self._engine
+        key_state = (
+            engine.load_key_state(key_state_json)
+            if key_state_json is not None
+            else engine.new_key_state()
+        )
+        queue = KeyQueue(
+            key=key, agent_key=agent_key, key_state=key_state, key_state_json=key_state_json
+        )
+        waiting = deque(inputs)
+        if run_json is not None:
+            if not waiting:
+                raise ValueError(f"key {key}: a stored run without its input")
+            waiting.popleft()
+            queue.run = engine.load_run(run_json)
+            queue.run_json = run_json
+            queue.run_outputs = list(engine.outputs(queue.run))
+            queue.taken = taken
+        queue.waiting = waiting
+        count = len(waiting) + (1 if queue.run is not None else 0)
+        with self._lock:
+            if key in self._queues:
+                raise ValueError(f"key {key} is already held")
+            self._queues[key] = queue
+            if count:
+                self._buffered += count
+                queue.busy = True
+        if count:
+            self._start(queue)
+        return queue
+
+    def submit(self, queue: KeyQueue, value: Any) -> None:
+        """Queue an input (as `admit` decoded it) behind the key's earlier inputs. A run
+        that needs no waiting may finish before this returns."""
+        with self._lock:
+            if self._queues.get(queue.key) is not queue:
+                raise ValueError(f"key {queue.key}: its queue is no longer held")
+            queue.waiting.append(value)
+            self._buffered += 1
+            start = not queue.busy
+            queue.busy = True
+        if start:
+            self._start(queue)
+
+    def take(self, queue: KeyQueue) -> KeyProgress:
+        """Take the outputs published since the last take and the latest snapshots."""
+        with self._lock:
+            finished = queue.finished
+            taken = queue.taken
+            if finished:
+                queue.finished = []
+                if taken:
+                    finished[0] = finished[0][taken:]
+                    taken = 0
+            sent: list[Any] = []
+            run_outputs = queue.run_outputs
+            if queue.run_json is not None and len(run_outputs) > taken:
+                sent = run_outputs[taken:]
+                taken = len(run_outputs)
+            queue.taken = taken
+            changed = queue.version != queue.taken_version
+            queue.taken_version = queue.version
+            return KeyProgress(
+                finished=finished,
+                sent=sent,
+                run_json=queue.run_json,
+                key_state_json=queue.key_state_json,
+                snapshot_changed=changed,
+                taken=taken,
+                idle=not queue.busy,
+            )
+
+    def has_news(self, queue: KeyQueue) -> bool:
+        """Whether `take` would return outputs or changed snapshots (no lock: a hint)."""
+        return bool(queue.finished) or queue.version != queue.taken_version
+
+    def is_idle(self, queue: KeyQueue) -> bool:
+        """Nothing waiting or running for the key (outputs may wait for `take`)."""
+        return not queue.busy
+
+    def settled(self, queue: KeyQueue) -> bool:
+        """Idle, and every finished run taken."""
+        with self._lock:
+            return not queue.busy and not queue.finished
+
+    def release(self, queue: KeyQueue) -> bool:
+        """Forget an idle key; False (and kept) while busy or with outputs not taken."""
+        with self._lock:
+            if queue.busy or queue.finished:
+                return False
+            if self._queues.get(queue.key) is queue:
+                del self._queues[queue.key]
+            return True
+
+    def wait_idle(self, queue: KeyQueue, poll_s: float = 0.05) -> None:
+        """Block (a thread other than the loop's) until the key has nothing waiting or
+        running, a run failed or the scheduler was closed."""
+        with self._changed:
+            self._blocked_threads += 1
+            try:
+                while queue.busy and self._failure is None and not self._closed:
+                    self._changed.wait(poll_s)
+            finally:
+                self._blocked_threads -= 1
+
+    def wait_for_capacity(self, poll_s: float = 0.1) -> bool:
+        """Block (a thread other than the loop's) while `max_buffered` inputs are waiting
+        or running (backpressure); True when it waited."""
+        if self._buffered < self._max_buffered:  # no lock: the common case
+            return False
+        waited = False
+        with self._changed:
+            self._blocked_threads += 1
+            try:
+                while (
+                    self._buffered >= self._max_buffered
+                    and self._failure is None
+                    and not self._closed
+                ):
+                    waited = True
+                    self._changed.wait(poll_s)
+            finally:
+                self._blocked_threads -= 1
+        return waited
+
+    def has_capacity(self) -> bool:
+        """Fewer than `max_buffered` inputs are waiting or running."""
+        return self._buffered < self._max_buffered
+
+    def cancel(self) -> None:
+        """On the loop: cancel every run; blocked threads return."""
+        for task in list(self._tasks):
+            task.cancel()
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+
+    # ------------------------------------------------------------------ the loop
+
+    def _start(self, queue: KeyQueue) -> None:
+        launch = self._launch
+        if launch is None:
+            self._start_task(queue)
+        else:
+            launch(lambda: self._start_task(queue))
+
+    def _start_task(self, queue: KeyQueue) -> None:
+        task = asyncio.get_running_loop().create_task(self._drive(queue))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _notify(self, queue: KeyQueue) -> None:
+        """After publishing (under no lock): wake blocked threads and the caller."""
+        if self._blocked_threads:
+            with self._changed:
+                self._changed.notify_all()
+        on_progress = self._on_progress
+        if on_progress is not None:
+            on_progress(queue)
+
+    def _fail(self, queue: KeyQueue, exc: BaseException) -> None:
+        with self._lock:
+            if self._failure is None:
+                self._failure = exc
+        self._notify(queue)
+
+    def _publish(self, queue: KeyQueue, run: Any, outputs: list[Any]) -> None:
+        """Publish a snapshot of the run in progress with the outputs it sent so far."""
+        engine = self._engine
+        run_json = engine.dump_run(run)
+        key_state_json = engine.dump_key_state(queue.key_state)
+        with self._lock:
+            queue.run_json = run_json
+            queue.run_outputs = outputs
+            queue.key_state_json = key_state_json
+            queue.version += 1
+        self._notify(queue)
+
+    async def _take_slot(self) -> None:
+        """One of the `max_in_flight` run slots; waits in order when all are taken."""
+        if self._running < self._max_in_flight and not self._slot_waiters:
+            self._running += 1
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._slot_waiters.append(waiter)
+        try:
+            await waiter  # the releasing run hands its slot over (`_running` unchanged)
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self._give_slot()  # handed over just before the cancel: pass it on
+            raise
+
+    def _give_slot(self) -> None:
+        waiters = self._slot_waiters
+        while waiters:
+            waiter = waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self._running -= 1
+
+    async def _drive(self, queue: KeyQueue) -> None:
+        """Run the key's inputs one after the other until none waits."""
+        lock = self._lock
+        try:
+            while True:
+                with lock:
+                    if queue.run is None and not queue.waiting:
+                        queue.busy = False
+                        break
+                    resumed = queue.run is not None
+                    value = None if resumed else queue.waiting.popleft()
+                await self._take_slot()
+                try:
+                    await self._execute(queue, value, resumed)
+                finally:
+                    self._give_slot()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            self._fail(queue, exc)
+            return
+        self._notify(queue)
+
+    def _observe_wait(self, seconds: float) -> None:
+        typical = self.typical_wait_s
+        if typical == 0.0:
+            typical = seconds
+        elif seconds < typical:
+            typical += 0.3 * (seconds - typical)
+        else:
+            typical += 0.05 * (seconds - typical)
+        self.typical_wait_s = typical
+
+    async def _execute(self, queue: KeyQueue, value: Any, resumed: bool) -> None:
+        """One input's run to its end: tried again or abandoned under the skip policy."""
+        engine = self._engine
+        stats = self.stats
+        key_state = queue.key_state
+        if resumed:
+            run = queue.run
+            stats.runs_resumed += 1
+        else:
+            run = queue.run = engine.start_run(queue.agent_key, value, key_state)
+            stats.runs_started += 1
+        started = time.monotonic()
+        attempts = 1
+        while True:
+            try:
+                await self._steps(queue, run, started)
+                outputs = list(engine.outputs(run))
+                break
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                retries = engine.failure_retries
+                if retries is None:  # input-failure.policy: fail
+                    raise
+                if attempts <= retries:
+                    attempts += 1
+                    run = queue.run = engine.retry_run(run, key_state)
+                    continue
+                # Abandoned: what it published before (maybe taken already), its failure.
+                failure = engine.abandon_run(run, key_state, exc, attempts)
+                outputs = [*queue.run_outputs, failure]
+                break
+        took = time.monotonic() - started
+        if took >= _WAITED_S:
+            self._observe_wait(took)
+        key_state_json = engine.dump_key_state(key_state)
+        with self._lock:
+            queue.run = None
+            queue.run_json = None
+            queue.run_outputs = []
+            queue.key_state_json = key_state_json
+            queue.finished.append(outputs)
+            queue.version += 1
+            self._buffered -= 1
+            stats.runs_finished += 1
+        self._notify(queue)
+
+    async def _steps(self, queue: KeyQueue, run: Any, started: float) -> None:
+        """Step `run` to its end, publishing snapshots on the way."""
+        engine = self._engine
+        stats = self.stats
+        key_state = queue.key_state
+        is_done, step, run_outputs = engine.is_done, engine.step, engine.outputs
+        publish_from = started + self._snapshot_after_s
+        published = len(run_outputs(run))  # a resumed run's earlier outputs were published
+        while not is_done(run):
+            await step(run, key_state)
+            stats.steps += 1
+            if is_done(run):
+                break
+            outputs = run_outputs(run)
+            if len(outputs) > published or time.monotonic() >= publish_from:
+                self._publish(queue, run, list(outputs))
+                published = len(outputs)
