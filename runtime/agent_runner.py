@@ -26,12 +26,12 @@ from flink_agents.api.core_options import (
 )
 from flink_agents.api.events.event import Event, InputEvent, OutputEvent
 from flink_agents.api.metric_group import Counter, Histogram, MetricGroup
-from flink_agents.api.redaction import redact
 from flink_agents.api.resource import Resource, ResourceDescriptor, ResourceType
 from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.plan.agent_plan import AgentPlan, ResourceSpec
 from flink_agents.runtime.action_context import ActionContext, event_id_for
 from flink_agents.runtime.builtin_actions import builtin_action_specs
+from flink_agents.runtime.errors import ActionExecutionError, UnhandledEventError
 from flink_agents.runtime.event_log import EventLog
 from flink_agents.runtime.input_failure import FailedInput, failure_record, log_failure
 from flink_agents.runtime.metrics import InMemoryMetricGroup
@@ -41,46 +41,11 @@ from flink_agents.runtime.tool_threads import ToolThreadPool
 if TYPE_CHECKING:
     from flink_agents.runtime.durable.call_log import SupportsDurableExecute
 
-__all__ = ["ActionExecutionError", "AgentRunner", "UnhandledEventError"]
+__all__ = ["AgentRunner"]
 
 _LOG = logging.getLogger(__name__)
 
 _OUTPUT_TYPE = OutputEvent.EVENT_TYPE
-
-
-class ActionExecutionError(RuntimeError):
-    """An action raised; the run cannot go on. The cause is the action's exception, whose
-    type and message end this error's message."""
-
-    def __init__(
-        self, action: str, event_type: str, key: Any, seq: int, cause: BaseException | None = None
-    ) -> None:
-        detail = "" if cause is None else redact(f": {type(cause).__name__}: {cause}")
-        super().__init__(
-            f"action {action!r} failed on a {event_type} event (key {key!r}, seq {seq}){detail}"
-        )
-        self.action = action
-        self.event_type = event_type
-        self.key = key
-        self.seq = seq
-
-
-class UnhandledEventError(RuntimeError):
-    """A run restored from a snapshot holds an event that no action of the agent now
-    running handles (an action was removed or renamed across the restore)."""
-
-    action = None
-
-    def __init__(self, event_type: str, key: Any, seq: int) -> None:
-        super().__init__(
-            f"the run of key {key!r}, seq {seq} was restored with a pending {event_type!r} "
-            "event that no action of this agent handles (was an action removed or renamed?); "
-            "restore with an agent that handles it, or under input-failure.policy skip the "
-            "input goes to the error stream"
-        )
-        self.event_type = event_type
-        self.key = key
-        self.seq = seq
 
 
 class AgentRunner:

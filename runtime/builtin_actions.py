@@ -45,6 +45,7 @@ from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.api.tools.tool import BaseTool, ToolMetadata
 from flink_agents.plan.agent_plan import ActionSpec
 from flink_agents.runtime.action_context import ActionContext
+from flink_agents.runtime.errors import StructuredOutputError, ToolCallTimeoutError
 from flink_agents.runtime.metrics import (
     record_chat_call,
     record_chat_error,
@@ -53,7 +54,7 @@ from flink_agents.runtime.metrics import (
 )
 from flink_agents.runtime.model_request import model_request_fingerprint
 from flink_agents.runtime.run_state import trusted_model
-from flink_agents.runtime.tool_threads import ToolCallTimeoutError, ToolThreadPool
+from flink_agents.runtime.tool_threads import ToolThreadPool
 
 __all__ = [
     "CHAT_ACTION",
@@ -61,7 +62,6 @@ __all__ = [
     "TOOL_ACTION",
     "ChatLoopState",
     "ModelCallOutcome",
-    "StructuredOutputError",
     "builtin_action_specs",
     "chat_model_action",
     "parse_structured_output",
@@ -110,10 +110,6 @@ class ModelCallOutcome(BaseModel):
     """Seconds the provider asked to wait, when it said."""
     latency_s: float | None = None
     """How long the call took."""
-
-
-class StructuredOutputError(ValueError):
-    """The final text did not parse into the request's output schema."""
 
 
 def builtin_action_specs() -> list[ActionSpec]:

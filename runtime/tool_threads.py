@@ -30,21 +30,11 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
-__all__ = ["ToolCallTimeoutError", "ToolThreadPool"]
+from flink_agents.runtime.errors import ToolCallTimeoutError
+
+__all__ = ["ToolThreadPool"]
 
 logger = logging.getLogger(__name__)
-
-
-class ToolCallTimeoutError(TimeoutError):
-    """A call on a `ToolThreadPool` did not finish within its timeout."""
-
-    def __init__(self, timeout: float, *, started: bool = True) -> None:
-        where = "" if started else " waiting for a free tool thread"
-        super().__init__(f"timed out after {timeout} s{where}")
-        self.timeout = timeout
-        """The timeout, in seconds."""
-        self.started = started
-        """Whether the call had started running (False: no thread became free in time)."""
 
 
 class _State(Enum):

@@ -1,4 +1,15 @@
-"""Errors shared by the message model, the provider adapters and the runtime."""
+"""Errors of the API layer, shared by the message model, the options, the provider adapters
+and the runtime. Catch at the level you care about:
+
+    ValueError
+    ├── UnknownOptionError              an option nothing reads (a typo); names the closest ones
+    └── UnsupportedContentBlockError    a provider cannot take a content block (nothing is sent)
+    Exception
+    └── ChatModelError                  a chat model call failed; ``retryable`` says whether
+                                        trying again can help
+
+The errors the runtime raises itself are in `flink_agents.runtime.errors`.
+"""
 
 from __future__ import annotations
 

@@ -7,17 +7,17 @@ The run engine calls :meth:`DurableCallLog.execute` (or ``execute_sync``) with a
 
 from flink_agents.runtime.durable.call_log import DurableCallLog, SupportsDurableExecute
 from flink_agents.runtime.durable.digest import call_digest, function_identity
-from flink_agents.runtime.durable.errors import (
-    DurableCallFailedError,
-    DurableError,
-    DurableReplayError,
-    DurableStoreError,
-)
 from flink_agents.runtime.durable.postgres_store import PostgresActionStateStore
 from flink_agents.runtime.durable.records import CallOutcome, CallRecord, DurableCallKey
 from flink_agents.runtime.durable.sqlite_store import SqliteActionStateStore
 from flink_agents.runtime.durable.store import ActionStateStore
 from flink_agents.runtime.durable.store_url import open_action_state_store
+from flink_agents.runtime.errors import (
+    DurableCallFailedError,
+    DurableError,
+    DurableReplayError,
+    DurableStoreError,
+)
 
 __all__ = [
     "ActionStateStore",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-from flink_agents.runtime.durable.errors import DurableStoreError
 from flink_agents.runtime.durable.records import CallOutcome, CallRecord, DurableCallKey
+from flink_agents.runtime.errors import DurableStoreError
 
 __all__ = [
     "COLUMNS",

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from flink_agents.api.core_options import AgentConfigOptions, AgentConfiguration
-from flink_agents.runtime.durable.errors import DurableStoreError
+from flink_agents.runtime.errors import DurableStoreError
 
 __all__ = [
     "DEFAULT_PIPELINE",

@@ -23,7 +23,6 @@ from flink_agents.runtime.durable._rows import (
     outcome_to_columns,
     record_from_row,
 )
-from flink_agents.runtime.durable.errors import DurableStoreError
 from flink_agents.runtime.durable.pipeline import (
     DEFAULT_PIPELINE,
     check_pipeline_id,
@@ -32,6 +31,7 @@ from flink_agents.runtime.durable.pipeline import (
 )
 from flink_agents.runtime.durable.records import CallOutcome, CallRecord, DurableCallKey
 from flink_agents.runtime.durable.store import ActionStateStore
+from flink_agents.runtime.errors import DurableStoreError
 
 if TYPE_CHECKING:
     import psycopg  # pyright: ignore[reportMissingImports]

@@ -14,7 +14,7 @@ class ActionStateStore(ABC):
     """Records of durable calls, keyed by :class:`DurableCallKey`.
 
     Implementations are safe to use from several threads at once, make every write durable
-    before returning, and raise :class:`~flink_agents.runtime.durable.errors.DurableStoreError`
+    before returning, and raise :class:`~flink_agents.runtime.errors.DurableStoreError`
     (never a driver exception) when the store cannot be reached. They open their connection
     lazily and pickle without it, so a configured store can be shipped to Flink workers.
 

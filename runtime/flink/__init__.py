@@ -5,25 +5,32 @@ Importing this package does not start PyFlink; `create_stream_execution_environm
 workers.
 """
 
+from flink_agents.runtime.errors import (
+    FlinkSetupError,
+    JavaNotFoundError,
+    ProcessModeCheckpointingError,
+    SessionClusterSetupError,
+    ThreadModeUnavailableError,
+)
 from flink_agents.runtime.flink.environment import (
     AgentStream,
     FlinkAgentsExecutionEnvironment,
-    ProcessModeCheckpointingError,
-    ThreadModeUnavailableError,
     create_stream_execution_environment,
     prepare_flink_environment,
 )
-from flink_agents.runtime.flink.java import JavaNotFoundError, JavaRuntime, ensure_java, find_java
+from flink_agents.runtime.flink.java import JavaRuntime, ensure_java, find_java
 from flink_agents.runtime.flink.operator import AgentOperatorOptions, KeyedAgentOperator
 
 __all__ = [
     "AgentOperatorOptions",
     "AgentStream",
     "FlinkAgentsExecutionEnvironment",
+    "FlinkSetupError",
     "JavaNotFoundError",
     "JavaRuntime",
     "KeyedAgentOperator",
     "ProcessModeCheckpointingError",
+    "SessionClusterSetupError",
     "ThreadModeUnavailableError",
     "create_stream_execution_environment",
     "ensure_java",

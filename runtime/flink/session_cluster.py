@@ -22,8 +22,9 @@ import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 
+from flink_agents.runtime.errors import SessionClusterSetupError
+
 __all__ = [
-    "SessionClusterSetupError",
     "check_session_cluster",
     "cluster_has_flink_python",
     "flink_python_on_jvm_classpath",
@@ -84,11 +85,6 @@ def warn_if_pemja_per_job() -> bool:
 
 SESSION_TARGETS = frozenset({"remote", "kubernetes-session", "yarn-session"})
 """`execution.target`s that submit to a cluster that may already run other jobs."""
-
-
-class SessionClusterSetupError(RuntimeError):
-    """A thread-mode agent job submitted to a session cluster whose TaskManagers would load
-    pemja per job (only one thread-mode job could ever start there)."""
 
 
 SESSION_CLUSTER_REFUSED = (

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from flink_agents.api import Agent, Event, InputEvent, OutputEvent, RunnerContext
-from flink_agents.runtime.agent_runner import ActionExecutionError, AgentRunner
+from flink_agents.runtime.agent_runner import AgentRunner
 from flink_agents.runtime.durable import DurableCallLog, SqliteActionStateStore
+from flink_agents.runtime.errors import ActionExecutionError
 from flink_agents.runtime.run_state import KeyState
 
 SENT: list[str] = []

@@ -31,8 +31,9 @@ from flink_agents.api import (
     ToolResponseEvent,
 )
 from flink_agents.plan import AgentPlan
-from flink_agents.runtime.agent_runner import ActionExecutionError, AgentRunner, UnhandledEventError
+from flink_agents.runtime.agent_runner import AgentRunner
 from flink_agents.runtime.builtin_actions import CHAT_ACTION, CHAT_LOOPS_KEY, TOOL_ACTION
+from flink_agents.runtime.errors import ActionExecutionError, UnhandledEventError
 from flink_agents.runtime.run_state import KeyState, RunState
 from tests.runtime.chat_agents import chat_agent
 

@@ -32,9 +32,9 @@ from flink_agents.api import (
     Usage,
 )
 from flink_agents.runtime import builtin_actions
-from flink_agents.runtime.agent_runner import ActionExecutionError
 from flink_agents.runtime.builtin_actions import parse_structured_output, retry_delay
 from flink_agents.runtime.durable import DurableCallLog, SqliteActionStateStore
+from flink_agents.runtime.errors import ActionExecutionError, StructuredOutputError
 from flink_agents.runtime.local_runner import AgentOutput, LocalRunner
 from flink_agents.runtime.metrics import InMemoryMetricGroup
 from tests.runtime.chat_agents import chat_agent, only_response, run_local
@@ -273,7 +273,7 @@ def test_unparsable_structured_output_is_an_error_or_fails_the_run() -> None:
             [{"key": "k", "value": "x"}],
             {"error-handling-strategy": "fail"},
         )
-    assert isinstance(raised.value.__cause__, builtin_actions.StructuredOutputError)
+    assert isinstance(raised.value.__cause__, StructuredOutputError)
 
 
 def test_parse_structured_output_candidates() -> None:
@@ -282,7 +282,7 @@ def test_parse_structured_output_candidates() -> None:
     )
     parsed = parse_structured_output('Sure! {"label": "a", "priority": 3} Bye.', Triage)
     assert parsed == Triage(label="a", priority=3)
-    with pytest.raises(builtin_actions.StructuredOutputError):
+    with pytest.raises(StructuredOutputError):
         parse_structured_output("", Triage)
 
 

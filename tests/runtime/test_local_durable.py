@@ -8,7 +8,7 @@ import pytest
 
 from flink_agents.api import AgentsExecutionEnvironment, ChatMessage, FunctionChatModelConnection
 from flink_agents.api.errors import ChatModelError
-from flink_agents.runtime.agent_runner import ActionExecutionError
+from flink_agents.runtime.errors import ActionExecutionError
 from tests.runtime.chat_agents import chat_agent
 
 

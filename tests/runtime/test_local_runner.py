@@ -21,7 +21,7 @@ from flink_agents.api import (
     ResourceType,
     RunnerContext,
 )
-from flink_agents.runtime.agent_runner import ActionExecutionError
+from flink_agents.runtime.errors import ActionExecutionError
 from flink_agents.runtime.local_runner import AgentOutput, LocalExecutionEnvironment, LocalRunner
 
 

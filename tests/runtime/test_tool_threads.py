@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from flink_agents.runtime.tool_threads import ToolCallTimeoutError, ToolThreadPool
+from flink_agents.runtime.errors import ToolCallTimeoutError
+from flink_agents.runtime.tool_threads import ToolThreadPool
 
 BOUND = 5.0
 """Seconds any test waits at most (a safety net, never the expected time)."""

@@ -9,12 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from flink_agents.runtime.flink.java import (
-    JavaNotFoundError,
-    ensure_java,
-    find_java,
-    java_major_version,
-)
+from flink_agents.runtime.errors import JavaNotFoundError
+from flink_agents.runtime.flink.java import ensure_java, find_java, java_major_version
 
 
 def _java_home(root: Path, version: str = "17.0.15") -> Path:

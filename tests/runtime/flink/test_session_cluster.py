@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from flink_agents.runtime.errors import SessionClusterSetupError
 from flink_agents.runtime.flink.session_cluster import (
-    SessionClusterSetupError,
     check_session_cluster,
     flink_python_on_jvm_classpath,
 )

