@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from tests.runtime.flink.fake_flink import FakeSubtask
-from tests.runtime.flink.stand_in_engine import StandInEngine
+from tests.runtime.stand_in_engine import StandInEngine
 
 
 class ThreadRecordingEngine(StandInEngine):

@@ -12,7 +12,7 @@ import pytest
 
 from flink_agents.runtime.flink.keyed_runs import PollPolicy
 from tests.runtime.flink.fake_flink import FakeKeyState, FakeSubtask
-from tests.runtime.flink.stand_in_engine import StandInEngine
+from tests.runtime.stand_in_engine import StandInEngine
 
 
 def _by_key(outputs: list[str]) -> dict[str, list[tuple[int, str]]]:

@@ -1,4 +1,4 @@
-"""A tiny `RunEngine` for operator tests: runs of a few timed steps, JSON state."""
+"""A tiny `RunEngine` for scheduler and operator tests: runs of a few steps, JSON state."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ class StandInEngine:
     """Each input is ``{"v": value, "steps": n, "delay": seconds, "fail": bool, "each": bool}``
     (or a plain value: one step, no delay). A run emits ``"<key>:<seq>:<v>"`` after its last
     step, and with ``each`` also ``"<key>:<seq>:<v>:<step>"`` after every earlier step.
-    ``delay`` may be a list: one per step."""
+    ``delay`` may be a list: one per step. With ``"gate": name`` each step first waits
+    for `gate(name)` to be set (tests on one loop control when runs go on); a list of
+    names: one per step."""
 
     def __init__(self, failure_retries: int | None = None) -> None:
         self.failure_retries = failure_retries
@@ -24,6 +26,16 @@ class StandInEngine:
         self.max_concurrent = 0
         self.steps_run: list[tuple[str, int, int]] = []
         self.loaded_runs: list[dict[str, Any]] = []
+        self.gates: dict[str, asyncio.Event] = {}
+        self.acknowledged: list[tuple[str, int]] = []
+        self.closed = False
+
+    def gate(self, name: str) -> asyncio.Event:
+        """The event runs with ``"gate": name`` wait for before each step."""
+        event = self.gates.get(name)
+        if event is None:
+            event = self.gates[name] = asyncio.Event()
+        return event
 
     def new_key_state(self) -> dict[str, Any]:
         return {"next_seq": 0, "seen": []}
@@ -57,6 +69,7 @@ class StandInEngine:
             "fail_times": int(spec.get("fail_times", 0)),
             "input": value,
             "each": bool(spec.get("each", False)),
+            "gate": spec.get("gate"),
             "done_steps": 0,
             "outputs": [],
             "done": False,
@@ -67,6 +80,11 @@ class StandInEngine:
             self.concurrent += 1
             self.max_concurrent = max(self.max_concurrent, self.concurrent)
         try:
+            gate = run.get("gate")
+            if isinstance(gate, list):
+                gate = gate[run["done_steps"]]
+            if gate is not None:
+                await self.gate(gate).wait()
             delay = run["delay"]
             if isinstance(delay, list):
                 delay = delay[run["done_steps"]]
@@ -106,6 +124,12 @@ class StandInEngine:
 
     def finish_calls(self) -> int:
         return 0
+
+    def run_acknowledged(self, key: str, seq: int) -> None:
+        self.acknowledged.append((key, seq))
+
+    def close(self) -> None:
+        self.closed = True
 
     def refuse_input(self, key: str, value: Any, error: BaseException) -> dict[str, Any]:
         return {"refused": key, "error": str(error)}
