@@ -170,8 +170,8 @@ def main() -> None:
     config.set("durable-execution.store", args.store)
     if args.table:
         config.set("durable-execution.store.table", args.table)
-    config.set("durable-execution.prune.interval", "0.5")
-    config.set("durable-execution.prune.clock-skew", "0.5")
+    config.set("durable-execution.prune.interval-s", "0.5")
+    config.set("durable-execution.prune.clock-skew-s", "0.5")
 
     run_keyed_file_job(
         env, agents_env, Agent_(args.base_url), args, agent_name="durable-agent", to_line=to_line_

@@ -1,8 +1,10 @@
 """Options that tune how agents run, and the configuration that holds them.
 
 Option keys follow the upstream project where it has the option (``max-retries``,
-``error-handling-strategy``, ``event-log.level``, ``baseLogDir``...). Values may
-be given typed or as strings (as they come from a Flink ``config.yaml``).
+``error-handling-strategy``, ``event-log.level``, ``baseLogDir``, ``retry-wait-interval``
+in seconds...). The project's own options that hold a duration name its unit at the end
+of the key: ``-s`` for seconds (``tool-call.timeout-s``, ``durable-execution.stop-grace-s``).
+Values may be given typed or as strings (as they come from a Flink ``config.yaml``).
 """
 
 from __future__ import annotations
@@ -137,7 +139,7 @@ class AgentExecutionOptions:
         "Base backoff in seconds; attempt n waits about base * 2**n, with jitter.",
     )
     MAX_RETRY_WAIT: ConfigOption[float] = ConfigOption(
-        "max-retry-wait-interval",
+        "max-retry-wait-interval-s",
         float,
         60.0,
         "Upper bound of one retry wait in seconds; a server's longer retry-after is "
@@ -153,7 +155,7 @@ class AgentExecutionOptions:
         "tool-call.parallel", bool, True, "Run the tool calls of one model turn concurrently."
     )
     TOOL_CALL_TIMEOUT: ConfigOption[float] = ConfigOption(
-        "tool-call.timeout",
+        "tool-call.timeout-s",
         float,
         300.0,
         "Seconds one tool call may run (a sync tool: from when it starts on a tool thread); "
@@ -243,7 +245,7 @@ class AgentConfigOptions:
         "default: rest.address and rest.port of the TaskManager's Flink configuration.",
     )
     DURABLE_EXECUTION_PRUNE_INTERVAL: ConfigOption[float] = ConfigOption(
-        "durable-execution.prune.interval",
+        "durable-execution.prune.interval-s",
         float,
         5.0,
         "Seconds between two looks at the latest completed checkpoint (and prunes).",
@@ -264,7 +266,7 @@ class AgentConfigOptions:
         "them instead of calling again; no new call starts meanwhile.",
     )
     DURABLE_EXECUTION_PRUNE_CLOCK_SKEW: ConfigOption[float] = ConfigOption(
-        "durable-execution.prune.clock-skew",
+        "durable-execution.prune.clock-skew-s",
         float,
         2.0,
         "Seconds a run must have finished before a checkpoint's trigger time to be pruned "

@@ -15,8 +15,8 @@ and its outputs are downstream of the barrier; Flink restores from the latest co
 checkpoint, so the run is never replayed. The keyed operator reports each acknowledged run
 (`run_acknowledged(key, seq)`, stamped with the wall clock; `key` is the Flink key, i.e. the
 user key's typed text `encode_key(key)`, which is also the `agent_key` of the run's records);
-the pruner polls `/jobs/<id>/checkpoints` every `durable-execution.prune.interval` seconds and
-prunes, per key, every run acknowledged more than `durable-execution.prune.clock-skew` seconds
+the pruner polls `/jobs/<id>/checkpoints` every `durable-execution.prune.interval-s` seconds and
+prunes, per key, every run acknowledged more than `durable-execution.prune.clock-skew-s` seconds
 before the latest completed checkpoint's `trigger_timestamp`. Without a REST address or job id
 it does not prune (and says so in the log): keeping records is always safe.
 """

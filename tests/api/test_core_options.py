@@ -2,15 +2,31 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import pytest
 
 from flink_agents.api import (
     AgentConfigOptions,
     AgentConfiguration,
     AgentExecutionOptions,
+    ConfigOption,
     ErrorHandlingStrategy,
     EventLogLevel,
 )
+
+UPSTREAM_DURATION_KEYS = {"retry-wait-interval"}
+"""Duration options the upstream project has: they keep upstream's key."""
+
+
+def _options() -> list[ConfigOption[Any]]:
+    return [
+        option
+        for holder in (AgentExecutionOptions, AgentConfigOptions)
+        for option in vars(holder).values()
+        if isinstance(option, ConfigOption)
+    ]
 
 
 def test_defaults() -> None:
@@ -60,3 +76,15 @@ def test_set_is_chainable() -> None:
     config = AgentConfiguration().set(AgentExecutionOptions.MAX_RETRIES, 1).set("x", "y")
     assert config.get(AgentExecutionOptions.MAX_RETRIES) == 1
     assert config.get("x") == "y"
+
+
+def test_our_duration_keys_end_in_their_unit() -> None:
+    durations = [o for o in _options() if re.search(r"\bseconds\b", o.description, re.I)]
+    assert {o.key for o in durations} >= {
+        "tool-call.timeout-s",
+        "durable-execution.stop-grace-s",
+        "retry-wait-interval",
+    }
+    for option in durations:
+        assert option.config_type is float
+        assert option.key.endswith("-s") or option.key in UPSTREAM_DURATION_KEYS, option.key

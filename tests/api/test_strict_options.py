@@ -183,7 +183,7 @@ def test_the_error_survives_a_rebuild_from_its_message_and_pickling() -> None:
         ("max-retry", "max-retries"),
         ("agent.max-retires", "max-retries"),
         ("baselogdir", "baseLogDir"),
-        ("tool-call.timout", "tool-call.timeout"),
+        ("tool-call.timout", "tool-call.timeout-s"),
         ("event-logs.level", "event-log.level"),
         ("max-in-flight", "max-in-flight-runs"),
     ],
@@ -195,6 +195,25 @@ def test_a_near_miss_of_a_project_key_raises(key: str, closest: str) -> None:
         AgentConfiguration().set_str(key, "1")
     with pytest.raises(UnknownOptionError, match=rf"did you mean {closest!r}"):
         AgentConfiguration().set(key, "1")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("tool-call.timeout", "tool-call.timeout-s"),
+        ("max-retry-wait-interval", "max-retry-wait-interval-s"),
+        ("durable-execution.prune.interval", "durable-execution.prune.interval-s"),
+        ("durable-execution.prune.clock-skew", "durable-execution.prune.clock-skew-s"),
+        ("agent.tool-call.timeout", "tool-call.timeout-s"),
+    ],
+)
+def test_a_renamed_key_raises_naming_its_new_name_first(old: str, new: str) -> None:
+    with pytest.raises(UnknownOptionError) as raised:
+        AgentConfiguration({old: "1"})
+    assert raised.value.suggestions[0] == new
+    assert f"has no option {old.removeprefix('agent.')!r} (did you mean {new!r}" in str(
+        raised.value
+    )
 
 
 @pytest.mark.parametrize("key", ["chat.async", "tool-call.retries", "durable-execution.mode"])
@@ -219,7 +238,7 @@ def test_keys_of_your_own_are_kept(key: str) -> None:
 
 
 def test_project_keys_are_accepted_with_or_without_the_agent_prefix() -> None:
-    config = AgentConfiguration({"agent.tool-call.timeout": "2", "max-retries": 1})
+    config = AgentConfiguration({"agent.tool-call.timeout-s": "2", "max-retries": 1})
     assert config.get(AgentExecutionOptions.TOOL_CALL_TIMEOUT) == 2.0
     assert config.get(AgentExecutionOptions.MAX_RETRIES) == 1
 

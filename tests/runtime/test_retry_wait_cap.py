@@ -1,4 +1,4 @@
-"""`max-retry-wait-interval` caps every retry wait, a provider's retry-after included."""
+"""`max-retry-wait-interval-s` caps every retry wait, a provider's retry-after included."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_a_provider_retry_after_of_an_hour_waits_max_retry_wait_interval(
 ) -> None:
     model = ScriptedChatModelConnection(replies=[rate_limited(3600.0), "ok"])
     outputs, _ = run_local(
-        chat_agent(model), [{"key": "k", "value": "x"}], {"max-retry-wait-interval": 2}
+        chat_agent(model), [{"key": "k", "value": "x"}], {"max-retry-wait-interval-s": 2}
     )
     response = only_response(outputs)
     assert response.ok and response.response is not None and response.response.text == "ok"
@@ -82,7 +82,7 @@ def test_a_far_http_date_retry_after_is_capped_by_the_same_rule(sleeps: list[flo
 
     model = ScriptedChatModelConnection(replies=[error, "ok"])
     outputs, _ = run_local(
-        chat_agent(model), [{"key": "k", "value": "x"}], {"max-retry-wait-interval": 2}
+        chat_agent(model), [{"key": "k", "value": "x"}], {"max-retry-wait-interval-s": 2}
     )
     assert only_response(outputs).ok
     assert sleeps == [2.0]

@@ -1,4 +1,4 @@
-"""`tool-call.timeout` in the built-in tool action, and sync tools on threads of their own."""
+"""`tool-call.timeout-s` in the built-in tool action, and sync tools on threads of their own."""
 
 from __future__ import annotations
 
@@ -76,12 +76,12 @@ def run_bounded(
 
 def test_the_option_defaults_to_300_seconds_and_must_be_positive() -> None:
     assert AgentConfiguration().get(AgentExecutionOptions.TOOL_CALL_TIMEOUT) == 300.0
-    assert AgentConfiguration({"tool-call.timeout": "0.5"}).get(
+    assert AgentConfiguration({"tool-call.timeout-s": "0.5"}).get(
         AgentExecutionOptions.TOOL_CALL_TIMEOUT
     ) == pytest.approx(0.5)
     for bad in ("0", -1, "nan", "soon"):
         with pytest.raises(ValueError, match=r"tool-call\.timeout"):
-            AgentConfiguration({"tool-call.timeout": bad})
+            AgentConfiguration({"tool-call.timeout-s": bad})
 
 
 def test_a_slow_async_tool_gives_a_timeout_result_and_the_loop_goes_on() -> None:
@@ -115,7 +115,7 @@ def test_a_slow_async_tool_gives_a_timeout_result_and_the_loop_goes_on() -> None
     outputs, runner = run_bounded(
         chat_agent(model, tools={"stuck": stuck, "lookup": lookup}),
         [{"key": "k", "value": "go"}],
-        {"tool-call.timeout": 0.05},
+        {"tool-call.timeout-s": 0.05},
     )
     response = only_response(outputs)
     assert response.ok and response.response is not None
@@ -143,7 +143,7 @@ def test_a_hung_sync_tool_gives_a_timeout_result(release: threading.Event) -> No
     outputs, _ = run_bounded(
         chat_agent(model, tools={"blocking": blocking}),
         [{"key": "k", "value": "go"}],
-        {"tool-call.timeout": "1.5e-1"},
+        {"tool-call.timeout-s": "1.5e-1"},
         release,
     )
     assert only_response(outputs).ok
@@ -205,7 +205,7 @@ def test_hung_sync_tools_do_not_block_an_instant_sync_tool_of_another_key(
     outputs, _ = run_bounded(
         chat_agent(model, tools={"hang": hang, "instant": instant}),
         inputs,
-        {"tool-call.timeout": 0.1, "num-async-threads": 2},
+        {"tool-call.timeout-s": 0.1, "num-async-threads": 2},
         release,
     )
 

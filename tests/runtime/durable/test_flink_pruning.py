@@ -325,7 +325,7 @@ def test_rest_address_option_and_job_id_start_a_pruner(
         {
             "durable-execution.store": str(tmp_path / "d.db"),
             "durable-execution.prune.rest-address": "http://jm:1",
-            "durable-execution.prune.interval": "60",
+            "durable-execution.prune.interval-s": "60",
         }
     )
     subtask = open_subtask_durability(config, "agent", 0, RuntimeContext())
