@@ -37,6 +37,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from flink_agents.api.redaction import redact
+from flink_agents.runtime.errors import AgentRunFailedError
 from flink_agents.runtime.keys import decode_key
 from flink_agents.runtime.run_engine import RunEngine
 from flink_agents.runtime.scheduler import KeyProgress, KeyQueue, RunScheduler, admit
@@ -173,12 +174,12 @@ class KeyedRuns:
         failure = self._scheduler.failure
         if failure is None:
             return
-        message = redact(f"{type(failure).__name__}: {failure}")
+        error = AgentRunFailedError(failure)
         if not self._failure_logged:
             self._failure_logged = True
             trace = redact("".join(traceback.format_exception(failure)))
-            _LOG.error("an agent run failed: %s\n%s", message, trace)
-        raise RuntimeError(f"an agent run failed: {message}") from failure
+            _LOG.error("%s\n%s", error, trace)
+        raise error
 
     # ------------------------------------------------------------------ callbacks
 
