@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from enum import Enum
@@ -10,6 +9,7 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from flink_agents.api._class_path import import_class
 from flink_agents.api.errors import UnknownOptionError
 
 __all__ = ["Resource", "ResourceDescriptor", "ResourceType", "SerializableResource"]
@@ -113,14 +113,8 @@ class ResourceDescriptor:
         self.resolve_class().check_options(self.arguments)
 
     def resolve_class(self) -> type[Resource]:
-        """The resource class, importing it when given as a dotted path."""
-        if isinstance(self.clazz, str):
-            module_name, _, attr = self.clazz.rpartition(".")
-            if not module_name:
-                raise ValueError(f"resource class path {self.clazz!r} is not a dotted path")
-            cls = getattr(importlib.import_module(module_name), attr)
-        else:
-            cls = self.clazz
+        """The resource class, imported when given as a path (`import_class`)."""
+        cls = import_class(self.clazz) if isinstance(self.clazz, str) else self.clazz
         if not (isinstance(cls, type) and issubclass(cls, Resource)):
             raise TypeError(f"{self.clazz!r} is not a Resource class")
         return cls
