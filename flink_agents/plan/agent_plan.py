@@ -8,10 +8,10 @@ agent (``runtime_actions``); the plan itself knows nothing of them.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
+from flink_agents.api._callables import is_async_callable
 from flink_agents.api.agents.agent import ActionFunction, Agent
 from flink_agents.api.resource import Resource, ResourceDescriptor, ResourceType
 
@@ -35,12 +35,6 @@ class ActionSpec(NamedTuple):
     is_async: bool
     """True for an ``async def`` (awaited on the loop), False for a sync function
     (run in a worker thread)."""
-
-
-def _is_async(func: Callable[..., Any]) -> bool:
-    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
-        getattr(func, "__call__", None)  # noqa: B004
-    )
 
 
 def _check_descriptor(descriptor: ResourceDescriptor) -> None:
@@ -94,7 +88,7 @@ class AgentPlan:
                 event_types=tuple(declared.event_types),
                 func=declared.func,
                 config=dict(declared.config),
-                is_async=_is_async(declared.func),
+                is_async=is_async_callable(declared.func),
             )
         resources: dict[ResourceType, dict[str, ResourceSpec]] = {}
         for resource_type in ResourceType:

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, Protocol, TypeVar
 
+from flink_agents.api._callables import is_async_callable
 from flink_agents.runtime.durable.digest import call_digest, function_identity
 from flink_agents.runtime.durable.outcome import error_outcome, replay_outcome, value_outcome
 from flink_agents.runtime.durable.records import CallOutcome, DurableCallKey
@@ -64,13 +65,6 @@ class SupportsDurableExecute(Protocol):
     ) -> Any: ...
 
     async def forget(self, call_key: DurableCallKey) -> None: ...
-
-
-def _is_async_callable(fn: Callable[..., Any]) -> bool:
-    if inspect.iscoroutinefunction(fn):
-        return True
-    call = getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
-    return call is not None and inspect.iscoroutinefunction(call)
 
 
 class DurableCallLog:
@@ -197,7 +191,7 @@ class DurableCallLog:
     async def _call_async(
         fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]
     ) -> Any:
-        if _is_async_callable(fn):
+        if is_async_callable(fn):
             return await fn(*args, **kwargs)
         result = await asyncio.to_thread(fn, *args, **kwargs)
         if inspect.isawaitable(result):
@@ -271,7 +265,7 @@ class DurableCallLog:
         """:meth:`execute` for sync functions, in the calling thread."""
         function = function_identity(fn)
         for name, target in (("function", fn), ("reconciler", reconciler)):
-            if target is not None and _is_async_callable(target):
+            if target is not None and is_async_callable(target):
                 raise TypeError(
                     f"durable call to {function}: the {name} is async; use "
                     "durable_execute_async / DurableCallLog.execute"

@@ -17,6 +17,7 @@ from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model
 
+from flink_agents.api._callables import is_async_callable
 from flink_agents.api.tools.tool import BaseTool, ToolMetadata
 
 __all__ = ["FunctionTool", "parse_docstring"]
@@ -139,7 +140,7 @@ class FunctionTool(BaseTool):
     @property
     def is_async(self) -> bool:
         """Whether the function is ``async def`` (else it blocks a thread while it runs)."""
-        return _is_async(self.func)
+        return is_async_callable(self.func)
 
     def bind(self, **arguments: Any) -> functools.partial[Any]:
         """The function with the model's arguments, checked against its signature
@@ -174,12 +175,6 @@ class FunctionTool(BaseTool):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the function directly (outside the agent)."""
         return self.func(*args, **kwargs)
-
-
-def _is_async(func: Callable[..., Any]) -> bool:
-    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
-        getattr(func, "__call__", None)  # noqa: B004
-    )
 
 
 def _arguments_model(func: Callable[..., Any]) -> type[BaseModel]:

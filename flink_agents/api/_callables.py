@@ -1,0 +1,27 @@
+"""What kind of callable a function is: awaited on the loop, or run in a thread."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["is_async_callable"]
+
+
+def is_async_callable(func: Callable[..., Any]) -> bool:
+    """Whether calling ``func`` gives a coroutine to await: an ``async def`` function, a
+    bound ``async def`` method, an object whose ``__call__`` is ``async def``, or a
+    `functools.partial` of any of these."""
+    # The common case (a plain function) is answered without `inspect`.
+    if type(func) is types.FunctionType and func.__code__.co_flags & inspect.CO_COROUTINE:
+        return True
+    while isinstance(func, functools.partial):
+        func = func.func
+    # An object with an async `__call__` (looked up on its type: a class whose instances
+    # have one is called to build an instance, which is sync).
+    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
+        getattr(type(func), "__call__", None)  # noqa: B004
+    )

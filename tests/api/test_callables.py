@@ -1,0 +1,80 @@
+"""`is_async_callable`: what the runtime awaits and what it runs in a thread."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from flink_agents.api._callables import is_async_callable
+
+
+async def fetch(url: str, *, timeout: float = 1.0) -> str:
+    return url
+
+
+def read(path: str) -> str:
+    return path
+
+
+class Client:
+    async def get(self, url: str) -> str:
+        return url
+
+    def close(self) -> None:
+        return None
+
+    @staticmethod
+    async def ping() -> None:
+        return None
+
+    @classmethod
+    async def connect(cls) -> Client:
+        return cls()
+
+
+class AsyncTool:
+    async def __call__(self, query: str) -> str:
+        return query
+
+
+class SyncTool:
+    def __call__(self, query: str) -> str:
+        return query
+
+
+ASYNC: list[Callable[..., Any]] = [
+    fetch,
+    Client().get,
+    Client.ping,
+    Client.connect,
+    AsyncTool(),
+    functools.partial(fetch, "u"),
+    functools.partial(functools.partial(fetch, "u"), timeout=2.0),
+    functools.partial(Client().get, "u"),
+    functools.partial(AsyncTool(), "q"),
+]
+
+SYNC: list[Callable[..., Any]] = [
+    read,
+    lambda: None,
+    Client().close,
+    SyncTool(),
+    AsyncTool,  # calling the class builds an instance
+    functools.partial(read, "p"),
+    functools.partial(SyncTool(), "q"),
+    len,
+    [].append,
+]
+
+
+@pytest.mark.parametrize("func", ASYNC)
+def test_async_callables(func: Callable[..., Any]) -> None:
+    assert is_async_callable(func) is True
+
+
+@pytest.mark.parametrize("func", SYNC)
+def test_sync_callables(func: Callable[..., Any]) -> None:
+    assert is_async_callable(func) is False
