@@ -11,13 +11,13 @@ import asyncio
 import functools
 import hashlib
 import inspect
-import types
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
+from flink_agents.api._callables import is_async_callable
 from flink_agents.api._trusted import trusted_instance
+from flink_agents.api._values import check_state_value
 from flink_agents.api.core_options import AgentConfiguration
-from flink_agents.api.events._codec import check_state_value
 from flink_agents.api.events.event import Event
 from flink_agents.api.metric_group import MetricGroup
 from flink_agents.api.resource import Resource, ResourceType
@@ -67,15 +67,6 @@ def _sent_copy(event: Event, lineage: dict[str, Any]) -> Event:
         type(event),
         {**fields, "attributes": dict(fields["attributes"])},
         set(event.__pydantic_fields_set__),
-    )
-
-
-def _is_async(func: Callable[..., Any]) -> bool:
-    # The common case (a plain function) is checked without `inspect`.
-    if type(func) is types.FunctionType and func.__code__.co_flags & inspect.CO_COROUTINE:
-        return True
-    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
-        getattr(func, "__call__", None)  # noqa: B004
     )
 
 
@@ -246,7 +237,7 @@ class ActionContext(RunnerContext):
                 "durable_execute blocks the event loop; in an async action use "
                 "`await ctx.durable_execute_async(...)`"
             )
-        if _is_async(func):
+        if is_async_callable(func):
             raise TypeError("durable_execute takes a sync function; use durable_execute_async")
         index = self._take_call_index()
         log = self._runner.durable
@@ -264,7 +255,7 @@ class ActionContext(RunnerContext):
         # The index is taken now, not when awaited: calls started in a fixed order keep
         # their numbers however they interleave.
         index = self._take_call_index()
-        if self._runner.durable is None and _is_async(func):
+        if self._runner.durable is None and is_async_callable(func):
             return func(*args, **kwargs)  # nothing to record: the call itself
         return self._durable_async(index, func, args, kwargs, reconciler)
 
@@ -279,7 +270,7 @@ class ActionContext(RunnerContext):
         log = self._runner.durable
         if log is not None:
             return await log.execute(self._call_key(index), func, args, kwargs, reconciler)
-        if _is_async(func):
+        if is_async_callable(func):
             return await func(*args, **kwargs)
         loop = asyncio.get_running_loop()
         result = await loop.run_in_executor(

@@ -28,11 +28,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from flink_agents.api._values import ModelClassRef
 from flink_agents.api.chat_models.chat_model import BaseChatModelConnection, BaseChatModelSetup
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.core_options import AgentExecutionOptions, ErrorHandlingStrategy
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
-from flink_agents.api.events._codec import ModelClassRef
 from flink_agents.api.events.chat_event import ChatError, ChatRequestEvent, ChatResponseEvent
 from flink_agents.api.events.event import Event
 from flink_agents.api.events.tool_event import ToolRequestEvent, ToolResponseEvent

@@ -21,12 +21,11 @@ A failure record is a plain JSON-able dict:
 
 from __future__ import annotations
 
-import json
 import logging
 from datetime import datetime, timezone
 from typing import Any
 
-from flink_agents.api.events._codec import encode_value
+from flink_agents.api._values import encode_value
 from flink_agents.api.redaction import redact, redact_value
 
 __all__ = ["FailedInput", "failure_record", "log_failure", "original_error"]
@@ -62,11 +61,9 @@ def original_error(error: BaseException) -> BaseException:
 
 def _json_able(value: Any) -> Any:
     try:
-        encoded = encode_value(value)
-        json.dumps(encoded)
-    except (TypeError, ValueError):
+        return encode_value(value)
+    except TypeError:
         return repr(value)
-    return encoded
 
 
 def failure_record(key: Any, value: Any, error: BaseException, attempts: int) -> dict[str, Any]:

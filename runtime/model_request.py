@@ -25,39 +25,23 @@ the messages themselves: nothing of the request is written to the store or to lo
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from flink_agents.api._class_path import class_path
+from flink_agents.api._values import canonical_json
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.tools.tool import ToolMetadata
-from flink_agents.runtime.durable.digest import canonical_value
 
 __all__ = ["FINGERPRINT_SCHEME", "model_request_fingerprint"]
 
 FINGERPRINT_SCHEME = "flink-agents/model-request/v1"
 """Part of every fingerprint, so a future change of what it covers reads as a new request."""
 
-_MAX_DEPTH = 50
-
 
 def _type_marker(value: Any) -> dict[str, str]:
-    kind = type(value)
-    return {"$type": f"{kind.__module__}:{kind.__qualname__}"}
-
-
-def _param_json(value: Any, depth: int = 0) -> Any:
-    """Canonical JSON of a parameter; parts with no JSON form become their type's name."""
-    try:
-        return canonical_value(value)
-    except TypeError:
-        pass
-    if depth < _MAX_DEPTH:
-        if isinstance(value, Mapping) and all(isinstance(k, str) for k in value):
-            return {str(k): _param_json(v, depth + 1) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [_param_json(item, depth + 1) for item in value]
-    return _type_marker(value)
+    """What a parameter value with no JSON form counts as: its type's name."""
+    return {"$type": class_path(type(value))}
 
 
 def model_request_fingerprint(
@@ -75,7 +59,7 @@ def model_request_fingerprint(
         "connection": connection,
         "messages": [m.model_dump(mode="json", exclude={"metadata"}) for m in messages],
         "tools": [t.model_dump(mode="json") for t in tools],
-        "params": _param_json(dict(params)),
+        "params": dict(params),
     }
-    text = json.dumps(document, sort_keys=True, separators=(",", ":"))
+    text = canonical_json(document, unknown=_type_marker)
     return hashlib.sha256(text.encode("ascii")).hexdigest()

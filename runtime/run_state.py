@@ -17,7 +17,7 @@ from typing import Annotated, Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator
 
 from flink_agents.api._trusted import trusted_instance
-from flink_agents.api.events._codec import AnyValue
+from flink_agents.api._values import AnyValue
 from flink_agents.api.events.event import Event
 
 __all__ = ["KeyState", "RunStart", "RunState", "trusted_model"]

@@ -41,7 +41,8 @@ class CallOutcome(BaseModel):
     status: Literal["value", "error"]
     """``value`` when the call returned, ``error`` when it raised."""
     value_json: str | None = None
-    """The returned value, encoded by :func:`flink_agents.runtime.durable.outcome.encode_value`."""
+    """The returned value as the text of its tagged JSON (see
+    :func:`flink_agents.runtime.durable.outcome.value_outcome`)."""
     error_type: str | None = None
     """``module:qualname`` of the raised exception's class."""
     error_message: str | None = None

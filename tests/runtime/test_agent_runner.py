@@ -203,8 +203,8 @@ def test_run_state_json_holds_no_pickles() -> None:
     data = json.loads(text)
     # The chat loop's state is plain JSON: the history as ChatMessage JSON.
     (loop,) = data["sensory_memory"][CHAT_LOOPS_KEY].values()
-    assert loop["__pydantic__"] == "flink_agents.runtime.builtin_actions:ChatLoopState"
-    assert [ChatMessage.model_validate(m).role.value for m in loop["data"]["history"]] == [
+    assert loop["$model"] == "flink_agents.runtime.builtin_actions:ChatLoopState"
+    assert [ChatMessage.model_validate(m).role.value for m in loop["$data"]["history"]] == [
         "user",
         "assistant",
     ]

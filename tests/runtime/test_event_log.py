@@ -218,7 +218,7 @@ def test_payloads_inside_strings_are_redacted_at_every_level(
         "huge": f"<base64, {len(big)} chars redacted>",
         "nested": [
             {"blob": f"<base64, {len(PNG_B64)} chars redacted>"},
-            ["tuple", "key ***7Rw3"],
+            {"$tuple": ["tuple", "key ***7Rw3"]},  # attributes in their JSON form
         ],
         "password": "***",
     }

@@ -98,3 +98,9 @@ def test_params_without_a_json_form_count_by_their_type() -> None:
     assert fingerprint(params={**PARAMS, "t": math.nan}) == fingerprint(
         params={**PARAMS, "t": math.nan}
     )
+
+
+def test_the_fingerprint_does_not_change_between_versions() -> None:
+    """Records written by an earlier version must still match: a change here is a change of
+    `FINGERPRINT_SCHEME`."""
+    assert fingerprint() == "e8319f3b1bca2db1a1109f72393380e7b9ca4b16308c10f2e7a49948a0393101"

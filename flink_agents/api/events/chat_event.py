@@ -7,9 +7,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, field_validator
 
+from flink_agents.api._values import AnyValue, ModelClassRef
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.errors import ChatModelError
-from flink_agents.api.events._codec import AnyValue, ModelClassRef
 from flink_agents.api.events.event import Event
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.redaction import redact

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
 from flink_agents.api._trusted import fill_trusted
-from flink_agents.api.events._codec import AnyValue
+from flink_agents.api._values import AnyValue
 
 __all__ = ["Event", "InputEvent", "OutputEvent", "event_class_for"]
 
