@@ -267,9 +267,7 @@ def run_agent(
     agents_env = FlinkAgentsExecutionEnvironment(
         env,
         execution_mode=mode,
-        operator_options=AgentOperatorOptions(
-            max_in_flight=max_in_flight, inline_runs=inline_runs
-        ),
+        operator_options=AgentOperatorOptions(max_in_flight=max_in_flight, inline_runs=inline_runs),
     )
     agents_env.get_config().set(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS, max_in_flight)
     inputs = source(env, records, keys, rate)

@@ -195,9 +195,7 @@ def _snapshot_after_ask(config: dict[str, Any]) -> Any:
     sub = FakeSubtask(engine)
     try:
         sub.input("k", "q1")
-        sub.fire_polls_while(
-            lambda: "answer_me" not in (sub.backend.slices["k"].run or "")
-        )
+        sub.fire_polls_while(lambda: "answer_me" not in (sub.backend.slices["k"].run or ""))
         return sub.backend.checkpoint()
     finally:
         sub.close()
