@@ -71,7 +71,7 @@ def _sent_copy(event: Event, lineage: dict[str, Any]) -> Event:
 
 
 class Engine(Protocol):
-    """What a context needs from the runner (`AgentRunner`)."""
+    """What a context needs from the engine (`AgentEngine`)."""
 
     config: AgentConfiguration
     metrics: MetricGroup
@@ -89,10 +89,10 @@ class ActionContext(RunnerContext):
 
     __slots__ = (
         "_call_index",
+        "_engine",
         "_id_prefix",
         "_key_state",
         "_run",
-        "_runner",
         "event",
         "sent",
         "spec",
@@ -101,14 +101,14 @@ class ActionContext(RunnerContext):
 
     def __init__(
         self,
-        runner: Engine,
+        engine: Engine,
         run: RunState,
         key_state: KeyState,
         spec: ActionSpec,
         event: Event,
         step: int,
     ) -> None:
-        self._runner = runner
+        self._engine = engine
         self._run = run
         self._key_state = key_state
         self.spec = spec
@@ -160,7 +160,7 @@ class ActionContext(RunnerContext):
     # ------------------------------------------------------------------ resources, memory
 
     def get_resource(self, name: str, type: ResourceType) -> Resource:
-        return self._runner.get_resource(name, type)
+        return self._engine.get_resource(name, type)
 
     @property
     def action_config(self) -> dict[str, Any]:
@@ -179,15 +179,15 @@ class ActionContext(RunnerContext):
 
     @property
     def config(self) -> AgentConfiguration:
-        return self._runner.config
+        return self._engine.config
 
     @property
     def agent_metric_group(self) -> MetricGroup:
-        return self._runner.metrics
+        return self._engine.metrics
 
     @property
     def action_metric_group(self) -> MetricGroup:
-        return self._runner.metrics.get_sub_group("action").get_sub_group(self.spec.name)
+        return self._engine.metrics.get_sub_group("action").get_sub_group(self.spec.name)
 
     # ------------------------------------------------------------------ durable calls
 
@@ -212,7 +212,7 @@ class ActionContext(RunnerContext):
     async def forget_durable_calls(self, first_call_index: int) -> None:
         """Drop the records of this action's durable calls from ``first_call_index`` on (and
         every later record of the run): after a restart those calls are made again."""
-        log = self._runner.durable
+        log = self._engine.durable
         if log is not None:
             await log.forget(self._call_key(first_call_index))
 
@@ -240,7 +240,7 @@ class ActionContext(RunnerContext):
         if is_async_callable(func):
             raise TypeError("durable_execute takes a sync function; use durable_execute_async")
         index = self._take_call_index()
-        log = self._runner.durable
+        log = self._engine.durable
         if log is None:
             return func(*args, **kwargs)
         return log.execute_sync(self._call_key(index), func, args, kwargs, reconciler)
@@ -255,7 +255,7 @@ class ActionContext(RunnerContext):
         # The index is taken now, not when awaited: calls started in a fixed order keep
         # their numbers however they interleave.
         index = self._take_call_index()
-        if self._runner.durable is None and is_async_callable(func):
+        if self._engine.durable is None and is_async_callable(func):
             return func(*args, **kwargs)  # nothing to record: the call itself
         return self._durable_async(index, func, args, kwargs, reconciler)
 
@@ -267,14 +267,14 @@ class ActionContext(RunnerContext):
         kwargs: dict[str, Any],
         reconciler: Callable[..., Any] | None,
     ) -> Any:
-        log = self._runner.durable
+        log = self._engine.durable
         if log is not None:
             return await log.execute(self._call_key(index), func, args, kwargs, reconciler)
         if is_async_callable(func):
             return await func(*args, **kwargs)
         loop = asyncio.get_running_loop()
         result = await loop.run_in_executor(
-            self._runner.executor, functools.partial(func, *args, **kwargs)
+            self._engine.executor, functools.partial(func, *args, **kwargs)
         )
         if inspect.isawaitable(result):
             result = await result

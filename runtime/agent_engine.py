@@ -1,28 +1,61 @@
-"""The agent runner as the scheduler's `RunEngine` (both runners drive it).
+"""`AgentEngine`: runs an agent's runs step by step; the `RunEngine` the scheduler drives
+on both runners.
 
-Values and run state go through the same JSON on both runners: inputs as the value codec
-writes them, runs as `RunState` JSON, key state as `KeyState` JSON.
+One engine per process (or operator subtask) holds the plan, builds resources on first use
+and shares them across keys. A run advances one event per `step`; between steps its
+`RunState` is a consistent snapshot (see `flink_agents.runtime.run_state`). Inputs, runs
+and key state go to and from JSON here (the value codec, `RunState` and `KeyState` JSON),
+the same on both runners. The engine never decides ordering across inputs: the scheduler
+runs one run per key at a time, in input order.
 """
 
 from __future__ import annotations
 
-from types import CoroutineType
-from typing import Any, Protocol
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pydantic_core import from_json, to_json
 
-from flink_agents.api.core_options import AgentConfigOptions, AgentExecutionOptions
-from flink_agents.api.events._codec import check_state_value, decode_value, encode_value
-from flink_agents.runtime.agent_runner import AgentRunner
+from flink_agents.api._values import check_state_value, decode_value, encode_value
+from flink_agents.api.agents.agent import Agent
+from flink_agents.api.core_options import (
+    AgentConfigOptions,
+    AgentConfiguration,
+    AgentExecutionOptions,
+    InputFailurePolicy,
+)
+from flink_agents.api.events.event import Event, InputEvent, OutputEvent
+from flink_agents.api.metric_group import Counter, Histogram, MetricGroup
+from flink_agents.api.resource import Resource, ResourceDescriptor, ResourceType
+from flink_agents.api.tools.function_tool import FunctionTool
+from flink_agents.plan.agent_plan import AgentPlan, ResourceSpec
+from flink_agents.runtime.action_context import ActionContext, event_id_for
+from flink_agents.runtime.builtin_actions import builtin_action_specs
 from flink_agents.runtime.durable import DurableCallLog
-from flink_agents.runtime.input_failure import FailedInput
-from flink_agents.runtime.run_state import KeyState, RunState
+from flink_agents.runtime.errors import ActionExecutionError, UnhandledEventError
+from flink_agents.runtime.event_log import EventLog
+from flink_agents.runtime.input_failure import FailedInput, failure_record, log_failure
+from flink_agents.runtime.metrics import InMemoryMetricGroup
+from flink_agents.runtime.run_state import KeyState, RunStart, RunState, trusted_model
+from flink_agents.runtime.tool_threads import ToolThreadPool
 
-__all__ = ["AgentRunnerEngine", "Durability"]
+if TYPE_CHECKING:
+    from flink_agents.runtime.durable.call_log import SupportsDurableExecute
+
+__all__ = ["AgentEngine", "Durability"]
+
+_LOG = logging.getLogger(__name__)
+
+_OUTPUT_TYPE = OutputEvent.EVENT_TYPE
 
 
 class Durability(Protocol):
-    """What durable execution needs to hear from a runner beyond its call log (Flink:
+    """What durable execution hears from an engine beyond its call log (Flink:
     `flink.durability.SubtaskDurability`, which prunes acknowledged runs' records)."""
 
     def run_acknowledged(self, key: str, seq: int) -> None: ...
@@ -30,18 +63,202 @@ class Durability(Protocol):
     def close(self) -> None: ...
 
 
-class AgentRunnerEngine:
-    """`RunEngine` over an `AgentRunner` (its `RunState` / `KeyState` JSON)."""
+class AgentEngine:
+    """Runs agent runs step by step; see the module doc.
 
-    def __init__(self, runner: AgentRunner, durability: Durability | None = None) -> None:
-        self.runner = runner
+    An `Agent` is compiled into a plan with the built-in chat and tool actions
+    (`flink_agents.runtime.builtin_actions`); an `AgentPlan` runs as given.
+
+    Picklable (cloudpickle for agents defined in scripts) before and after use: built
+    resources, the thread pool and the event log are recreated where it is unpickled.
+    ``durable`` is a `DurableCallLog` (`flink_agents.runtime.durable`); ``metrics`` a
+    `MetricGroup` (in memory by default); ``event_log`` defaults to the one the options
+    ask for (``baseLogDir``, ``event-log.level``); ``durability`` hears of acknowledged
+    runs and closes with the engine.
+    """
+
+    def __init__(
+        self,
+        agent: Agent | AgentPlan,
+        config: AgentConfiguration | Mapping[str, Any] | None = None,
+        *,
+        durable: SupportsDurableExecute | None = None,
+        metrics: MetricGroup | None = None,
+        event_log: EventLog | None = None,
+        shared_resources: Mapping[ResourceType, Mapping[str, ResourceSpec]] | None = None,
+        durability: Durability | None = None,
+    ) -> None:
+        if isinstance(agent, AgentPlan):
+            self.plan = agent
+        else:
+            self.plan = AgentPlan.from_agent(
+                agent, shared_resources=shared_resources, runtime_actions=builtin_action_specs()
+            )
+        if isinstance(config, AgentConfiguration):
+            self.config = config
+        else:
+            self.config = AgentConfiguration(config)
+        self.durable = durable
         self.durability = durability
-        skip = runner.keeps_run_start
-        self._failure_retries = (
-            runner.config.get(AgentExecutionOptions.INPUT_FAILURE_RETRIES) if skip else None
+        self.keeps_run_start = (
+            self.config.get(AgentExecutionOptions.INPUT_FAILURE_POLICY) is InputFailurePolicy.SKIP
         )
+        """Runs keep their input and the key's memory at their start (to be tried again or
+        abandoned cleanly under `input-failure.policy: skip`)."""
+        self.failure_retries: int | None = (
+            self.config.get(AgentExecutionOptions.INPUT_FAILURE_RETRIES)
+            if self.keeps_run_start
+            else None
+        )
+        """None: a failed run fails the job (`input-failure.policy: fail`); else how often it
+        is tried again before it is abandoned."""
+        self.metrics: MetricGroup = metrics if metrics is not None else InMemoryMetricGroup()
+        self._event_log = event_log
+        self._event_log_ready = event_log is not None
+        self._init_runtime()
+
+    def _init_runtime(self) -> None:
+        self._resources: dict[tuple[ResourceType, str], Resource] = {}
+        self._lock = threading.RLock()
+        self._executor: ThreadPoolExecutor | None = None
+        self._tool_threads: ToolThreadPool | None = None
+        self._action_metrics: dict[str, tuple[Counter, Histogram, Counter]] = {}
+        self._no_output_counter: Counter | None = None
+        self._warned: set[tuple[str, str]] = set()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        for name in (
+            "_resources",
+            "_lock",
+            "_executor",
+            "_tool_threads",
+            "_action_metrics",
+            "_no_output_counter",
+            "_warned",
+        ):
+            state.pop(name, None)
+        if state.get("_event_log") is not None:
+            # An open stream does not travel: rebuild from the options where unpickled.
+            state["_event_log"] = None
+            state["_event_log_ready"] = False
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._init_runtime()
+
+    # ------------------------------------------------------------------ services
+
+    @property
+    def event_log(self) -> EventLog | None:
+        """The event log in use (opened from the options on first use), or None."""
+        if not self._event_log_ready:
+            with self._lock:
+                if not self._event_log_ready:
+                    self._event_log = EventLog.from_config(self.config)
+                    self._event_log_ready = True
+        return self._event_log
+
+    @event_log.setter
+    def event_log(self, value: EventLog | None) -> None:
+        self._event_log = value
+        self._event_log_ready = True
+
+    @property
+    def executor(self) -> ThreadPoolExecutor:
+        """The thread pool for sync actions and sync durable calls (not sync tools: they
+        have `tool_threads`)."""
+        if self._executor is None:
+            with self._lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(
+                        max_workers=self.config.get(AgentExecutionOptions.NUM_ASYNC_THREADS),
+                        thread_name_prefix="agent-action",
+                    )
+        return self._executor
+
+    @property
+    def tool_threads(self) -> ToolThreadPool:
+        """The threads sync tools run on: as many as ``num-async-threads``, apart from the
+        sync actions' `executor`, so hung tools cannot take the threads actions need; a
+        timed-out tool's thread is written off and replaced, up to 4 x that many at a time
+        (see `ToolThreadPool`)."""
+        if self._tool_threads is None:
+            with self._lock:
+                if self._tool_threads is None:
+                    self._tool_threads = ToolThreadPool(
+                        self.config.get(AgentExecutionOptions.NUM_ASYNC_THREADS),
+                        thread_name_prefix="agent-tool",
+                    )
+        return self._tool_threads
+
+    def get_resource(self, name: str, type: ResourceType) -> Resource:
+        """The named resource, built on first use and shared by all runs; `KeyError` when
+        the agent declares none of that name and type."""
+        cached = self._resources.get((type, name))
+        if cached is not None:
+            return cached
+        with self._lock:
+            cached = self._resources.get((type, name))
+            if cached is None:
+                cached = self._build_resource(self.plan.resource_spec(name, type), name, type)
+                self._resources[(type, name)] = cached
+        return cached
+
+    def _build_resource(self, spec: ResourceSpec, name: str, type: ResourceType) -> Resource:
+        if isinstance(spec, ResourceDescriptor):
+            resource = spec.build(self.get_resource)
+        elif isinstance(spec, Resource):
+            resource = spec
+            if resource.get_resource is None:
+                resource.get_resource = self.get_resource
+        elif callable(spec) and type is ResourceType.TOOL:
+            resource = FunctionTool.from_function(spec, name=name)
+            resource.get_resource = self.get_resource
+        else:
+            raise TypeError(f"{type.value} {name!r}: cannot build a resource from {spec!r}")
+        if resource.resource_type() is not type:
+            raise TypeError(
+                f"resource {name!r} is a {resource.resource_type().value}, not a {type.value}"
+            )
+        return resource
+
+    def close(self) -> None:
+        """Stop the thread pools, close the event log and the durability."""
+        with self._lock:
+            executor, self._executor = self._executor, None
+            tool_threads, self._tool_threads = self._tool_threads, None
+            log = self._event_log if self._event_log_ready else None
+            durability, self.durability = self.durability, None
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+        if tool_threads is not None:
+            tool_threads.close()
+        if log is not None:
+            log.close()
+        if durability is not None:
+            durability.close()
+
+    def finish_calls(self) -> int:
+        """Stopping: let in-flight model and tool calls finish and be recorded for
+        `durable-execution.stop-grace-s`, start no new ones; how many are still in flight."""
+        durable = self.durable
+        if not isinstance(durable, DurableCallLog):
+            return 0  # nothing records the calls: finishing them would not spare a repeat
+        grace = self.config.get(AgentConfigOptions.DURABLE_EXECUTION_STOP_GRACE)
+        return durable.finish_calls(grace)
+
+    def run_acknowledged(self, key: str, seq: int) -> None:
+        """Run `seq` of the key with text `key` was emitted and is no longer in state."""
+        durability = self.durability
+        if durability is not None:
+            durability.run_acknowledged(key, seq)
+
+    # ------------------------------------------------------------------ JSON
 
     def new_key_state(self) -> KeyState:
+        """The state of a key never seen before."""
         return KeyState()
 
     def load_key_state(self, data: str) -> KeyState:
@@ -51,18 +268,15 @@ class AgentRunnerEngine:
         return key_state.to_json()
 
     def encode_input(self, value: Any) -> str:
-        check_state_value(value, "input")  # refused at the door, as on the local runner
+        """An input as JSON; `TypeError` for a value agent state cannot keep."""
+        check_state_value(value, "input")
         return to_json(encode_value(value)).decode("utf-8")
 
     def decode_input(self, data: str) -> Any:
         return decode_value(from_json(data))
 
-    def start_run(self, key: Any, value: Any, key_state: KeyState) -> RunState:
-        return self.runner.start_run(key, value, key_state)
-
-    def step(self, run: RunState, key_state: KeyState) -> CoroutineType[Any, Any, None]:
-        # The runner's coroutine itself (no wrapping coroutine per step).
-        return self.runner.step(run, key_state)
+    def dump_run(self, run: RunState) -> str:
+        return run.to_json()
 
     def is_done(self, run: RunState) -> bool:
         return run.done
@@ -70,39 +284,198 @@ class AgentRunnerEngine:
     def outputs(self, run: RunState) -> list[Any]:
         return run.outputs
 
-    def dump_run(self, run: RunState) -> str:
-        return run.to_json()
+    # ------------------------------------------------------------------ runs
 
-    def load_run(self, data: str) -> RunState:
-        return self.runner.load_run(data)
+    def start_run(self, key: Any, value: Any, key_state: KeyState) -> RunState:
+        """A new run for ``value``: its `InputEvent` pending, its seq taken from (and
+        advanced in) ``key_state``."""
+        seq = key_state.next_seq
+        key_state.next_seq = seq + 1
+        event = InputEvent(input=value, id=event_id_for(key, seq, "input"))
+        start = None
+        if self.keeps_run_start:
+            memory = key_state.model_dump_json(include={"short_term_memory"})
+            start = trusted_model(RunStart, input=value, memory_json=memory)
+        run = trusted_model(
+            RunState,
+            key=key,
+            seq=seq,
+            pending_events=[event],
+            sensory_memory={},
+            outputs=[],
+            done=False,
+            action_steps=0,
+            start=start,
+            restored_events=0,
+            path=[],
+        )
+        log = self.event_log
+        if log is not None:
+            log.log_event(key, seq, event)
+        return run
 
-    @property
-    def failure_retries(self) -> int | None:
-        return self._failure_retries
+    def _rewind(self, run: RunState, key_state: KeyState) -> RunStart:
+        """Put the key's memory back as it was when `run` started."""
+        start = run.start
+        if start is None:
+            raise RuntimeError(
+                "this run kept no start (input-failure.policy is not skip): it cannot be "
+                "tried again or abandoned"
+            )
+        key_state.short_term_memory = KeyState.model_validate_json(
+            start.memory_json
+        ).short_term_memory
+        return start
 
     def retry_run(self, run: RunState, key_state: KeyState) -> RunState:
-        return self.runner.retry_run(run, key_state)
-
-    def finish_calls(self) -> int:
-        durable = self.runner.durable
-        if not isinstance(durable, DurableCallLog):
-            return 0  # nothing records the calls: finishing them would not spare a repeat
-        grace = self.runner.config.get(AgentConfigOptions.DURABLE_EXECUTION_STOP_GRACE)
-        return durable.finish_calls(grace)
+        """`run` again from its start: the same input and sequence number, the key's memory
+        as it was then (its durable calls replay from the store)."""
+        start = self._rewind(run, key_state)
+        key_state.next_seq = run.seq
+        return self.start_run(run.key, start.input, key_state)
 
     def refuse_input(self, key: Any, value: Any, error: BaseException) -> FailedInput:
-        return self.runner.refuse_input(key, value, error)
+        """The failure record of an input refused before any run started (attempts 0)."""
+        record = failure_record(key, value, error, 0)
+        log_failure(record)
+        return FailedInput(record)
 
     def abandon_run(
         self, run: RunState, key_state: KeyState, error: BaseException, attempts: int
     ) -> FailedInput:
-        return self.runner.abandon_run(run, key_state, error, attempts)
+        """Give `run` up: the key's memory as before it, its failure record as its output."""
+        start = self._rewind(run, key_state)
+        record = failure_record(run.key, start.input, error, attempts)
+        log_failure(record)
+        return FailedInput(record)
 
-    def run_acknowledged(self, key: str, seq: int) -> None:
-        if self.durability is not None:
-            self.durability.run_acknowledged(key, seq)
+    async def step(self, run: RunState, key_state: KeyState) -> None:
+        """Process the first pending event: run every action it triggers, then commit
+        what they sent (events to ``pending_events``, outputs to ``outputs``).
 
-    def close(self) -> None:
-        self.runner.close()
-        if self.durability is not None:
-            self.durability.close()
+        If an action raises, `ActionExecutionError` is raised and the run's events,
+        outputs and step count are left as they were before the step.
+        """
+        if not run.pending_events:
+            run.done = True
+            return
+        event = run.pending_events[0]
+        specs = self.plan.actions_for(event.type)
+        restored = run.restored_events
+        if restored:
+            run.restored_events = restored - 1
+            if not specs:
+                raise UnhandledEventError(event.type, run.key, run.seq)
+        elif not specs:
+            self._warn_once(
+                ("event", event.type),
+                "no action handles %r events: one was dropped (key %r, seq %d)",
+                event.type,
+                run.key,
+                run.seq,
+            )
+        sent: list[Event] = []
+        log = self._event_log if self._event_log_ready else self.event_log
+        for offset, spec in enumerate(specs):
+            ctx = ActionContext(self, run, key_state, spec, event, run.action_steps + offset)
+            started = time.perf_counter()
+            try:
+                if spec.is_async:
+                    await spec.func(event, ctx)  # type: ignore[misc]
+                else:
+                    loop = asyncio.get_running_loop()
+                    await loop.run_in_executor(self.executor, spec.func, event, ctx)
+            except Exception as exc:
+                self._action_finished(run, spec.name, event, started, ctx.sent, log, exc)
+                raise ActionExecutionError(spec.name, event.type, run.key, run.seq, exc) from exc
+            self._action_finished(run, spec.name, event, started, ctx.sent, log, None)
+            run.path.append(spec.name)
+            sent.extend(ctx.sent)
+        pending = run.pending_events
+        pending.pop(0)
+        for out in sent:
+            if out.type == _OUTPUT_TYPE:
+                run.outputs.append(out.attributes.get("output"))
+            else:
+                pending.append(out)
+            if log is not None:
+                log.log_event(run.key, run.seq, out)
+        # Plain fields of a model without assignment validation: set them directly.
+        fields = cast(dict[str, Any], run.__dict__)
+        fields["action_steps"] = run.action_steps + len(specs)
+        fields["done"] = done = not pending
+        if done and not run.outputs:
+            self._ended_without_output(run)
+
+    def _ended_without_output(self, run: RunState) -> None:
+        """Count it (metric `runsWithoutOutput`); warn once per action path."""
+        counter = self._no_output_counter
+        if counter is None:
+            counter = self._no_output_counter = self.metrics.get_counter("runsWithoutOutput")
+        counter.inc()
+        path = " -> ".join(run.path) or "(no action)"
+        self._warn_once(
+            ("path", path),
+            "a run ended without an OutputEvent (key %r, seq %d; actions: %s); "
+            "further runs along this path are only counted (runsWithoutOutput)",
+            run.key,
+            run.seq,
+            path,
+        )
+
+    def _warn_once(self, what: tuple[str, str], message: str, *args: Any) -> None:
+        if what not in self._warned:
+            self._warned.add(what)
+            _LOG.warning(message, *args)
+
+    def load_run(self, data: str | bytes) -> RunState:
+        """A run `RunState.to_json` wrote, to be stepped on by this agent: its pending events
+        are checked against this agent's actions as they come up (`UnhandledEventError`)."""
+        run = RunState.from_json(data)
+        run.restored_events = len(run.pending_events)
+        return run
+
+    def _action_finished(
+        self,
+        run: RunState,
+        action: str,
+        event: Event,
+        started: float,
+        sent: list[Event],
+        log: EventLog | None,
+        error: BaseException | None,
+    ) -> None:
+        elapsed = time.perf_counter() - started
+        metrics = self._action_metrics.get(action)
+        if metrics is None:
+            group = self.metrics.get_sub_group("action").get_sub_group(action)
+            metrics = (
+                group.get_counter("executions"),
+                group.get_histogram("durationMs"),
+                group.get_counter("failures"),
+            )
+            self._action_metrics[action] = metrics
+        executions, duration, failures = metrics
+        executions.inc()
+        duration.update(elapsed * 1000.0)
+        if error is not None:
+            failures.inc()
+        if log is not None:
+            log.log_action(
+                run.key,
+                run.seq,
+                action,
+                event.id,
+                elapsed,
+                [e.id for e in sent],
+                None if error is None else f"{type(error).__name__}: {error}",
+            )
+
+    async def run(self, run: RunState, key_state: KeyState) -> list[Any]:
+        """Step until the run is done; its outputs."""
+        while not run.done:
+            await self.step(run, key_state)
+        return run.outputs
+
+    def __repr__(self) -> str:
+        return f"AgentEngine({self.plan!r})"

@@ -501,8 +501,8 @@ def _tool_caller(
 
 
 def _tool_threads(ctx: RunnerContext) -> ToolThreadPool | None:
-    """The runner's threads for sync tools (None for a context no `AgentRunner` made)."""
-    engine = getattr(ctx, "_runner", None) if isinstance(ctx, ActionContext) else None
+    """The engine's threads for sync tools (None for a context no `AgentEngine` made)."""
+    engine = getattr(ctx, "_engine", None) if isinstance(ctx, ActionContext) else None
     threads = getattr(engine, "tool_threads", None)
     return threads if isinstance(threads, ToolThreadPool) else None
 
@@ -512,7 +512,7 @@ async def _run_tool(
 ) -> Any:
     """The tool's output; `ToolCallTimeoutError` when it takes longer than ``timeout``.
 
-    A sync function tool runs on the runner's tool threads (which write off a thread
+    A sync function tool runs on the engine's tool threads (which write off a thread
     whose call timed out); anything else is awaited and cancelled at the timeout.
     """
     if threads is not None and isinstance(tool, FunctionTool) and not tool.is_async:

@@ -28,8 +28,7 @@ from flink_agents.api.agents.agent import Agent
 from flink_agents.api.core_options import AgentConfiguration, AgentExecutionOptions
 from flink_agents.api.execution_environment import AgentBuilder, AgentsExecutionEnvironment
 from flink_agents.plan.agent_plan import ResourceSpec
-from flink_agents.runtime.agent_engine import AgentRunnerEngine
-from flink_agents.runtime.agent_runner import AgentRunner
+from flink_agents.runtime.agent_engine import AgentEngine
 from flink_agents.runtime.durable.store_url import open_durable_call_log
 from flink_agents.runtime.event_log import EventLog
 from flink_agents.runtime.input_failure import FailedInput
@@ -75,7 +74,7 @@ class LocalRunner:
 
     def __init__(
         self,
-        agent: Agent | AgentRunner,
+        agent: Agent | AgentEngine,
         config: AgentConfiguration | Mapping[str, Any] | None = None,
         *,
         durable: Any = None,
@@ -83,10 +82,10 @@ class LocalRunner:
         event_log: EventLog | None = None,
         shared_resources: Mapping[Any, Mapping[str, ResourceSpec]] | None = None,
     ) -> None:
-        if isinstance(agent, AgentRunner):
-            self.runner = agent
+        if isinstance(agent, AgentEngine):
+            self.engine = agent
         else:
-            self.runner = AgentRunner(
+            self.engine = AgentEngine(
                 agent,
                 config,
                 durable=durable,
@@ -94,7 +93,6 @@ class LocalRunner:
                 event_log=event_log,
                 shared_resources=shared_resources,
             )
-        self._engine = AgentRunnerEngine(self.runner)
         self._key_state_json: dict[str, str] = {}
         """Per key text, its state as of the end of the last `stream` (memory, next seq)."""
         self._queues: dict[str, KeyQueue] = {}
@@ -104,7 +102,7 @@ class LocalRunner:
     @property
     def metrics(self) -> MetricGroup:
         """The runner's metrics."""
-        return self.runner.metrics
+        return self.engine.metrics
 
     @property
     def key_states(self) -> dict[str, KeyState]:
@@ -122,8 +120,8 @@ class LocalRunner:
         and unfinished. If a run fails, the other runs are cancelled and the error
         (an `ActionExecutionError`) is raised here.
         """
-        engine = self._engine
-        max_in_flight = max(1, self.runner.config.get(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS))
+        engine = self.engine
+        max_in_flight = max(1, engine.config.get(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS))
         woken = asyncio.Event()
         progressed: dict[str, KeyQueue] = {}
         seqs: dict[str, int] = {}
@@ -217,8 +215,8 @@ class LocalRunner:
         return [output async for output in self.stream(inputs)]
 
     def close(self) -> None:
-        """Release the runner's thread pool and event log."""
-        self.runner.close()
+        """Release the engine's threads and event log."""
+        self.engine.close()
 
 
 class LocalAgentBuilder(AgentBuilder):

@@ -3,8 +3,8 @@
 The `RunScheduler` (both runners) needs a few things from an engine: start a run for an
 input, advance it one step at a time on an asyncio loop, and turn runs, per-key state and
 inputs into JSON and back (keyed state holds JSON, never pickles). `RunEngine` names
-exactly those; `AgentRunner` implements it (through `AgentRunnerEngine` for now), and
-tests use small stand-ins.
+exactly those; `flink_agents.runtime.agent_engine.AgentEngine` implements it, and tests
+use small stand-ins.
 """
 
 from __future__ import annotations

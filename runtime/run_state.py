@@ -1,7 +1,7 @@
 """The state of agent runs, as JSON: what a checkpoint holds and a restore resumes.
 
 `KeyState` is kept per key across runs; `RunState` is one run (one input). Between
-two `AgentRunner.step` calls a `RunState` is a consistent snapshot: serialize it
+two `AgentEngine.step` calls a `RunState` is a consistent snapshot: serialize it
 with `to_json`, restore it with `from_json` (in another process, after a failure)
 and keep stepping.
 

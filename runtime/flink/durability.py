@@ -3,7 +3,7 @@
 `open_subtask_durability(config, context)` opens the store the agent option
 `durable-execution.store` names (checked at once: an unreachable store fails the task with
 `DurableStoreError`, so the job restarts instead of running calls unrecorded), wraps it in
-a `DurableCallLog` for the subtask's `AgentRunner`, and starts a `CheckpointPruner` when it
+a `DurableCallLog` for the subtask's `AgentEngine`, and starts a `CheckpointPruner` when it
 can learn about completed checkpoints.
 
 Pruning. PyFlink 2.3 has no checkpoint-complete hook, so the pruner watches the JobManager's

@@ -396,7 +396,7 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
 
     def engine_factory_for(self, agent: Any, *, name: str | None = None) -> EngineFactory:
         """What builds the run engine for `agent` in each subtask (`name`: the operator's)."""
-        from flink_agents.runtime.flink.agent_engine import AgentEngineFactory
+        from flink_agents.runtime.flink.engine_factory import AgentEngineFactory
 
         if isinstance(agent, Agent):
             return AgentEngineFactory(

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from flink_agents.api import Agent, Event, InputEvent, OutputEvent, RunnerContext
-from flink_agents.runtime.agent_runner import AgentRunner
+from flink_agents.runtime.agent_engine import AgentEngine
 from flink_agents.runtime.durable import DurableCallLog, SqliteActionStateStore
 from flink_agents.runtime.errors import ActionExecutionError
 from flink_agents.runtime.run_state import KeyState
@@ -28,9 +28,9 @@ async def mail_action(event: Event, ctx: RunnerContext) -> None:
     ctx.send_event(OutputEvent(output=result))
 
 
-def _run(runner: AgentRunner, key: Any, value: Any) -> list[Any]:
+def _run(engine: AgentEngine, key: Any, value: Any) -> list[Any]:
     key_state = KeyState()  # a fresh key: its first input is seq 0
-    return asyncio.run(runner.run(runner.start_run(key, value, key_state), key_state))
+    return asyncio.run(engine.run(engine.start_run(key, value, key_state), key_state))
 
 
 @pytest.fixture(autouse=True)
@@ -42,28 +42,28 @@ def test_keys_of_different_types_keep_separate_records(tmp_path: Path) -> None:
     store = SqliteActionStateStore(tmp_path / "calls.db")
     log = DurableCallLog(store)
     agent = Agent().add_action("mail", InputEvent, mail_action)
-    runner = AgentRunner(agent, durable=log)
+    engine = AgentEngine(agent, durable=log)
     # The same call (same function, same argument) at the same seq, step and action.
-    assert _run(runner, 1, "a@example.com") == ["sent to a@example.com"]
-    assert _run(runner, "1", "a@example.com") == ["sent to a@example.com"]
+    assert _run(engine, 1, "a@example.com") == ["sent to a@example.com"]
+    assert _run(engine, "1", "a@example.com") == ["sent to a@example.com"]
     assert SENT == ["a@example.com", "a@example.com"]  # the second key's side effect ran
     assert [r.key.agent_key for r in store.load_run("1", 0)] == ["1"]
     assert [r.key.agent_key for r in store.load_run('"1"', 0)] == ['"1"']
     # Each key replays its own record.
-    _run(runner, 1, "a@example.com")
-    _run(runner, "1", "a@example.com")
+    _run(engine, 1, "a@example.com")
+    _run(engine, "1", "a@example.com")
     assert len(SENT) == 2
-    runner.close()
+    engine.close()
     log.close()
 
 
 def test_a_key_with_no_text_is_refused_before_the_call(tmp_path: Path) -> None:
     log = DurableCallLog(SqliteActionStateStore(tmp_path / "calls.db"))
-    runner = AgentRunner(Agent().add_action("mail", InputEvent, mail_action), durable=log)
+    engine = AgentEngine(Agent().add_action("mail", InputEvent, mail_action), durable=log)
     with pytest.raises(ActionExecutionError) as raised:
-        _run(runner, None, "a@example.com")
+        _run(engine, None, "a@example.com")
     assert isinstance(raised.value.__cause__, TypeError)
     assert "None" in str(raised.value.__cause__)
     assert SENT == []
-    runner.close()
+    engine.close()
     log.close()

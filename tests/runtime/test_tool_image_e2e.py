@@ -145,7 +145,7 @@ def test_image_returned_by_a_tool_reaches_the_model(
     env.execute()
 
     assert output == [{"dash-1": "The chart is solid red."}]
-    connection = builder.runner.runner.get_resource(
+    connection = builder.runner.engine.get_resource(
         "local_vision", ResourceType.CHAT_MODEL_CONNECTION
     )
     assert isinstance(connection, FunctionChatModelConnection)

@@ -352,15 +352,15 @@ def test_unreachable_store_fails_at_open() -> None:
 
 def test_engine_factory_gives_the_runner_the_configured_log(tmp_path: Path) -> None:
     from flink_agents.api.agents.agent import Agent
-    from flink_agents.runtime.flink.agent_engine import AgentEngineFactory
+    from flink_agents.runtime.flink.engine_factory import AgentEngineFactory
 
     config = {"durable-execution.store": f"sqlite:///{tmp_path}/d.db"}
     engine = AgentEngineFactory(Agent(), config)(_context())
     try:
-        assert isinstance(engine.runner.durable, DurableCallLog)
+        assert isinstance(engine.durable, DurableCallLog)
         assert engine.durability is not None and engine.durability.pruner is None  # no REST
     finally:
         engine.close()
     engine = AgentEngineFactory(Agent())(_context())
-    assert engine.runner.durable is None
+    assert engine.durable is None
     engine.close()

@@ -1,7 +1,7 @@
 """The keyed operator's `RunEngine`, built per subtask in the worker.
 
 `AgentEngineFactory` travels with the job (cloudpickle): the agent, its options and an
-optional durable-call-log factory. In the worker it builds one `AgentRunner` per subtask
+optional durable-call-log factory. In the worker it builds one `AgentEngine` per subtask
 with that subtask's metrics and, when `baseLogDir` is set, an event log file of its own
 (`events-<subtask>.jsonl`).
 """
@@ -15,8 +15,7 @@ from flink_agents.api.agents.agent import Agent
 from flink_agents.api.core_options import AgentConfiguration
 from flink_agents.api.resource import ResourceType
 from flink_agents.plan.agent_plan import ResourceSpec
-from flink_agents.runtime.agent_engine import AgentRunnerEngine
-from flink_agents.runtime.agent_runner import AgentRunner
+from flink_agents.runtime.agent_engine import AgentEngine
 from flink_agents.runtime.event_log import EventLog
 from flink_agents.runtime.flink.durability import open_subtask_durability
 from flink_agents.runtime.flink.operator import SubtaskContext
@@ -25,7 +24,7 @@ __all__ = ["AgentEngineFactory"]
 
 
 class AgentEngineFactory:
-    """Builds an `AgentRunnerEngine` for each subtask (picklable with the agent).
+    """Builds an `AgentEngine` for each subtask (picklable with the agent).
 
     Args:
         agent: the agent to run.
@@ -52,7 +51,7 @@ class AgentEngineFactory:
         self.durable = durable
         self.shared_resources = {t: dict(v) for t, v in (shared_resources or {}).items()}
 
-    def __call__(self, context: SubtaskContext) -> AgentRunnerEngine:
+    def __call__(self, context: SubtaskContext) -> AgentEngine:
         event_log = EventLog.from_config(
             self.config, file_name=f"events-{context.subtask_index}.jsonl"
         )
@@ -68,12 +67,12 @@ class AgentEngineFactory:
                 operator_name=self.operator_name,
             )
             durable = durability.call_log if durability is not None else None
-        runner = AgentRunner(
+        return AgentEngine(
             self.agent,
             self.config,
             durable=durable,
             metrics=context.metrics,
             event_log=event_log,
             shared_resources=self.shared_resources,
+            durability=durability,
         )
-        return AgentRunnerEngine(runner, durability)

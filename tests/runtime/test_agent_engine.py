@@ -31,7 +31,7 @@ from flink_agents.api import (
     ToolResponseEvent,
 )
 from flink_agents.plan import AgentPlan
-from flink_agents.runtime.agent_runner import AgentRunner
+from flink_agents.runtime.agent_engine import AgentEngine
 from flink_agents.runtime.builtin_actions import CHAT_ACTION, CHAT_LOOPS_KEY, TOOL_ACTION
 from flink_agents.runtime.errors import ActionExecutionError, UnhandledEventError
 from flink_agents.runtime.run_state import KeyState, RunState
@@ -59,30 +59,30 @@ def two_turn_model(messages: list[ChatMessage], tools: list[ToolMetadata]) -> Ch
     return " / ".join(m.tool_result_block.text for m in messages if m.tool_result_block)
 
 
-def run_to_end(runner: AgentRunner, run: RunState, key_state: KeyState) -> list[Any]:
-    return asyncio.run(runner.run(run, key_state))
+def run_to_end(engine: AgentEngine, run: RunState, key_state: KeyState) -> list[Any]:
+    return asyncio.run(engine.run(run, key_state))
 
 
 def test_an_agent_runs_with_the_builtin_chat_and_tool_actions() -> None:
     async def finish(event: Event, ctx: RunnerContext) -> None: ...
 
     agent = Agent().add_action("finish", ChatResponseEvent, finish)
-    plan = AgentRunner(agent).plan
+    plan = AgentEngine(agent).plan
     assert list(plan.actions) == [CHAT_ACTION, TOOL_ACTION, "finish"]
     assert [s.name for s in plan.actions_for(ChatRequestEvent.EVENT_TYPE)] == [CHAT_ACTION]
     assert [s.name for s in plan.actions_for(ToolResponseEvent.EVENT_TYPE)] == [CHAT_ACTION]
     assert [s.name for s in plan.actions_for(ToolRequestEvent.EVENT_TYPE)] == [TOOL_ACTION]
     assert [s.name for s in plan.actions_for(ChatResponseEvent.EVENT_TYPE)] == ["finish"]
-    # A plan given to the runner runs as it is.
+    # A plan given to the engine runs as it is.
     bare = AgentPlan.from_agent(agent)
-    assert AgentRunner(bare).plan is bare
+    assert AgentEngine(bare).plan is bare
 
 
 def test_the_builtin_action_names_are_reserved() -> None:
     async def mine(event: Event, ctx: RunnerContext) -> None: ...
 
     with pytest.raises(ValueError, match=f"{CHAT_ACTION!r} is reserved"):
-        AgentRunner(Agent().add_action(CHAT_ACTION, InputEvent, mine))
+        AgentEngine(Agent().add_action(CHAT_ACTION, InputEvent, mine))
 
 
 def test_a_step_processes_one_event() -> None:
@@ -102,23 +102,23 @@ def test_a_step_processes_one_event() -> None:
         .add_action("middle", "middle", middle)
         .add_action("also_middle", "middle", also_middle)
     )
-    runner = AgentRunner(agent)
+    engine = AgentEngine(agent)
     key_state = KeyState()
-    run = runner.start_run("k", "hello", key_state)
+    run = engine.start_run("k", "hello", key_state)
     assert (run.seq, key_state.next_seq) == (0, 1)
     assert [e.type for e in run.pending_events] == ["_input_event"]
 
-    asyncio.run(runner.step(run, key_state))
+    asyncio.run(engine.step(run, key_state))
     assert [e.type for e in run.pending_events] == ["middle"]
     assert run.outputs == ["early"]
     assert run.action_steps == 1 and not run.done
 
-    asyncio.run(runner.step(run, key_state))
+    asyncio.run(engine.step(run, key_state))
     assert run.pending_events == []
     assert run.outputs == ["early", 2, "second action"]  # both actions ran, in order
     assert run.action_steps == 3 and run.done
 
-    second = runner.start_run("k", "again", key_state)
+    second = engine.start_run("k", "again", key_state)
     assert second.seq == 1 and key_state.next_seq == 2
 
 
@@ -137,11 +137,11 @@ def test_lineage_and_deterministic_ids() -> None:
 
     def ids() -> list[tuple[str, str | None, str | None]]:
         seen.clear()
-        runner = AgentRunner(agent)
+        engine = AgentEngine(agent)
         key_state = KeyState()
-        run = runner.start_run("key-1", 0, key_state)
+        run = engine.start_run("key-1", 0, key_state)
         input_id = run.pending_events[0].id
-        run_to_end(runner, run, key_state)
+        run_to_end(engine, run, key_state)
         assert seen[0].upstream_event_id == input_id
         return [(e.id, e.upstream_event_id, e.upstream_action_name) for e in seen]
 
@@ -154,13 +154,13 @@ def test_lineage_and_deterministic_ids() -> None:
 def test_run_state_snapshot_resumes_in_another_runner() -> None:
     model = FunctionChatModelConnection(function=two_turn_model)
     agent = chat_agent(model, tools={"lookup": lookup})
-    shipped = cloudpickle.dumps(AgentRunner(agent))  # as a Flink job ships it
+    shipped = cloudpickle.dumps(AgentEngine(agent))  # as a Flink job ships it
 
-    runner = cloudpickle.loads(shipped)
+    engine = cloudpickle.loads(shipped)
     key_state = KeyState()
-    run = runner.start_run("k", "check both", key_state)
+    run = engine.start_run("k", "check both", key_state)
     while not any(isinstance(e, ToolRequestEvent) for e in run.pending_events):
-        asyncio.run(runner.step(run, key_state))
+        asyncio.run(engine.step(run, key_state))
     assert CHAT_LOOPS_KEY in run.sensory_memory
 
     # Checkpoint here, restore in a "new process" and go on.
@@ -194,11 +194,11 @@ def test_run_state_json_holds_no_pickles() -> None:
     agent = chat_agent(
         FunctionChatModelConnection(function=two_turn_model), tools={"lookup": lookup}
     )
-    runner = AgentRunner(agent)
+    engine = AgentEngine(agent)
     key_state = KeyState(short_term_memory={"seen": 3})
-    run = runner.start_run("k", {"q": "x"}, key_state)
-    asyncio.run(runner.step(run, key_state))
-    asyncio.run(runner.step(run, key_state))
+    run = engine.start_run("k", {"q": "x"}, key_state)
+    asyncio.run(engine.step(run, key_state))
+    asyncio.run(engine.step(run, key_state))
     text = run.to_json()
     data = json.loads(text)
     # The chat loop's state is plain JSON: the history as ChatMessage JSON.
@@ -224,16 +224,16 @@ def test_failed_action_leaves_the_run_as_it_was() -> None:
         if attempts["n"] == 1:
             raise ValueError("first attempt fails")
 
-    runner = AgentRunner(Agent().add_action("flaky", InputEvent, flaky))
+    engine = AgentEngine(Agent().add_action("flaky", InputEvent, flaky))
     key_state = KeyState()
-    run = runner.start_run("k", 1, key_state)
+    run = engine.start_run("k", 1, key_state)
     before = run.to_json()
     with pytest.raises(ActionExecutionError) as raised:
-        asyncio.run(runner.step(run, key_state))
+        asyncio.run(engine.step(run, key_state))
     assert raised.value.action == "flaky" and raised.value.key == "k" and raised.value.seq == 0
     assert isinstance(raised.value.__cause__, ValueError)
     assert run.to_json() == before  # nothing committed
-    assert run_to_end(runner, run, key_state) == ["partial"]
+    assert run_to_end(engine, run, key_state) == ["partial"]
 
 
 def test_sync_actions_run_in_worker_threads() -> None:
@@ -249,12 +249,12 @@ def test_sync_actions_run_in_worker_threads() -> None:
     agent = (
         Agent().add_action("s", InputEvent, sync_action).add_action("a", InputEvent, async_action)
     )
-    runner = AgentRunner(agent)
+    engine = AgentEngine(agent)
     key_state = KeyState()
-    assert run_to_end(runner, runner.start_run("k", 1, key_state), key_state) == ["sync"]
+    assert run_to_end(engine, engine.start_run("k", 1, key_state), key_state) == ["sync"]
     assert threads["sync"].startswith("agent-action")
     assert threads["async"] == threading.current_thread().name
-    runner.close()
+    engine.close()
 
 
 def test_memory_sensory_per_run_short_term_per_key() -> None:
@@ -264,11 +264,11 @@ def test_memory_sensory_per_run_short_term_per_key() -> None:
         ctx.sensory_memory["mine"] = True
         ctx.send_event(OutputEvent(output=(ctx.key, ctx.short_term_memory["runs"])))
 
-    runner = AgentRunner(Agent().add_action("count", InputEvent, count))
+    engine = AgentEngine(Agent().add_action("count", InputEvent, count))
     states = {"a": KeyState(), "b": KeyState()}
     outputs = []
     for key in ["a", "a", "b", "a"]:
-        outputs += run_to_end(runner, runner.start_run(key, None, states[key]), states[key])
+        outputs += run_to_end(engine, engine.start_run(key, None, states[key]), states[key])
     assert outputs == [("a", 1), ("a", 2), ("b", 1), ("a", 3)]
 
 
@@ -284,17 +284,17 @@ def test_resources_are_built_once_and_checked() -> None:
         .add_resource("wrong", ResourceType.TOOL, ResourceDescriptor(clazz=Prompt, template="x"))
         .add_resource("lookup", ResourceType.TOOL, lookup)
     )
-    runner = AgentRunner(agent)
-    conn = runner.get_resource("conn", ResourceType.CHAT_MODEL_CONNECTION)
-    assert runner.get_resource("conn", ResourceType.CHAT_MODEL_CONNECTION) is conn
+    engine = AgentEngine(agent)
+    conn = engine.get_resource("conn", ResourceType.CHAT_MODEL_CONNECTION)
+    assert engine.get_resource("conn", ResourceType.CHAT_MODEL_CONNECTION) is conn
     assert conn.get_resource is not None  # can look up other resources
-    assert runner.get_resource("lookup", ResourceType.TOOL).metadata.name == "lookup"  # type: ignore[attr-defined]
+    assert engine.get_resource("lookup", ResourceType.TOOL).metadata.name == "lookup"  # type: ignore[attr-defined]
     with pytest.raises(KeyError, match="no prompt resource named 'nope'"):
-        runner.get_resource("nope", ResourceType.PROMPT)
+        engine.get_resource("nope", ResourceType.PROMPT)
     with pytest.raises(TypeError, match="is a prompt, not a tool"):
-        runner.get_resource("wrong", ResourceType.TOOL)
+        engine.get_resource("wrong", ResourceType.TOOL)
     # Picklable after use too: built resources are rebuilt where it lands.
-    copy = cloudpickle.loads(cloudpickle.dumps(runner))
+    copy = cloudpickle.loads(cloudpickle.dumps(engine))
     assert copy.get_resource("conn", ResourceType.CHAT_MODEL_CONNECTION) is not conn
 
 
@@ -347,9 +347,9 @@ def test_model_and_tool_calls_go_through_the_durable_log() -> None:
     agent = chat_agent(
         FunctionChatModelConnection(function=two_turn_model), tools={"lookup": lookup}
     )
-    runner = AgentRunner(agent, durable=log)  # type: ignore[arg-type]
+    engine = AgentEngine(agent, durable=log)  # type: ignore[arg-type]
     key_state = KeyState(next_seq=4)
-    outputs = run_to_end(runner, runner.start_run(7, "go", key_state), key_state)
+    outputs = run_to_end(engine, engine.start_run(7, "go", key_state), key_state)
     assert outputs[0].ok
     # step 0: start; step 1: chat action (model call 0); step 2: tool action (two tool
     # calls, numbered in call order); step 3: chat action (model call 0 of that step).
@@ -382,13 +382,13 @@ def test_durable_execute_from_actions() -> None:
         .add_action("async_action", InputEvent, async_action)
     )
     for durable in (None, log):
-        runner = AgentRunner(agent, durable=durable)  # type: ignore[arg-type]
+        engine = AgentEngine(agent, durable=durable)  # type: ignore[arg-type]
         key_state = KeyState()
-        assert run_to_end(runner, runner.start_run("k", 0, key_state), key_state) == [
+        assert run_to_end(engine, engine.start_run("k", 0, key_state), key_state) == [
             42,
             ["b", "a"],
         ]
-        runner.close()
+        engine.close()
     assert log.keys[0] == ('"k"', 0, 0, "sync_action", 0)  # the key's typed text
     # Numbered when durable_execute_async is called, not when awaited: the sleep call
     # (made first) is 0 although gather starts the other one first.
@@ -396,10 +396,10 @@ def test_durable_execute_from_actions() -> None:
     assert log.functions[1:] == ["<lambda>", "sleep"]
     assert log.sync_calls[0].startswith("agent-action")
 
-    runner = AgentRunner(Agent().add_action("bad", InputEvent, blocking_in_async))
+    engine = AgentEngine(Agent().add_action("bad", InputEvent, blocking_in_async))
     key_state = KeyState()
     with pytest.raises(ActionExecutionError) as raised:
-        run_to_end(runner, runner.start_run("k", 0, key_state), key_state)
+        run_to_end(engine, engine.start_run("k", 0, key_state), key_state)
     assert "durable_execute_async" in str(raised.value.__cause__)
 
 
@@ -427,14 +427,14 @@ def test_replay_with_the_sqlite_durable_log_skips_recorded_calls(tmp_path: Any) 
         return "open"
 
     agent = chat_agent(model, tools={"lookup": counted})
-    first = AgentRunner(agent, durable=log)
+    first = AgentEngine(agent, durable=log)
     key_state = KeyState()
     snapshot = key_state.to_json()
     out1 = run_to_end(first, first.start_run("k", "go", key_state), key_state)
 
     # A restart from before the run: the same run replays from the record.
     restored = KeyState.from_json(snapshot)
-    second = AgentRunner(agent, durable=log)
+    second = AgentEngine(agent, durable=log)
     out2 = run_to_end(second, second.start_run("k", "go", restored), restored)
     assert out1[0].response.text == out2[0].response.text == "done"
     assert len(model.calls) == 2  # not called again
@@ -456,10 +456,10 @@ def _flaky_agent(fail_times: list[int]) -> Agent:
 
 
 def test_an_action_error_names_the_original_exception() -> None:
-    runner = AgentRunner(_flaky_agent([1]))
+    engine = AgentEngine(_flaky_agent([1]))
     key_state = KeyState()
     with pytest.raises(ActionExecutionError) as failed:
-        run_to_end(runner, runner.start_run("k", "a", key_state), key_state)
+        run_to_end(engine, engine.start_run("k", "a", key_state), key_state)
     assert str(failed.value) == (
         "action 'work' failed on a _input_event event (key 'k', seq 0): ValueError: cannot handle a"
     )
@@ -467,24 +467,24 @@ def test_an_action_error_names_the_original_exception() -> None:
 
 
 def test_a_retried_run_starts_again_with_the_memory_of_its_start() -> None:
-    runner = AgentRunner(_flaky_agent([1]), {"input-failure.policy": "skip"})
+    engine = AgentEngine(_flaky_agent([1]), {"input-failure.policy": "skip"})
     key_state = KeyState(short_term_memory={"seen": ["before"]}, next_seq=3)
-    run = runner.start_run("k", "a", key_state)
+    run = engine.start_run("k", "a", key_state)
     with pytest.raises(ActionExecutionError):
-        run_to_end(runner, run, key_state)
+        run_to_end(engine, run, key_state)
     assert key_state.short_term_memory["seen"] == ["before", "a"]  # the failed attempt's
-    again = runner.retry_run(run, key_state)
+    again = engine.retry_run(run, key_state)
     assert (again.seq, key_state.next_seq) == (3, 4)
-    assert run_to_end(runner, again, key_state) == [["before", "a"]]
+    assert run_to_end(engine, again, key_state) == [["before", "a"]]
 
 
 def test_an_abandoned_run_leaves_memory_as_before_and_gives_its_failure_record() -> None:
-    runner = AgentRunner(_flaky_agent([5]), {"input-failure.policy": "skip"})
+    engine = AgentEngine(_flaky_agent([5]), {"input-failure.policy": "skip"})
     key_state = KeyState(short_term_memory={"seen": ["before"]})
-    run = runner.start_run(7, {"text": "a"}, key_state)
+    run = engine.start_run(7, {"text": "a"}, key_state)
     with pytest.raises(ActionExecutionError) as failed:
-        run_to_end(runner, run, key_state)
-    failure = runner.abandon_run(run, key_state, failed.value, attempts=2)
+        run_to_end(engine, run, key_state)
+    failure = engine.abandon_run(run, key_state, failed.value, attempts=2)
     assert key_state.short_term_memory == {"seen": ["before"]}
     assert key_state.next_seq == 1  # the input keeps its sequence number
     record = dict(failure.record)
@@ -501,12 +501,12 @@ def test_an_abandoned_run_leaves_memory_as_before_and_gives_its_failure_record()
 
 
 def test_without_policy_skip_runs_keep_no_start() -> None:
-    runner = AgentRunner(_flaky_agent([0]))
+    engine = AgentEngine(_flaky_agent([0]))
     key_state = KeyState()
-    run = runner.start_run("k", "a", key_state)
+    run = engine.start_run("k", "a", key_state)
     assert run.start is None
     with pytest.raises(RuntimeError, match="kept no start"):
-        runner.retry_run(run, key_state)
+        engine.retry_run(run, key_state)
 
 
 def _two_step_agent(with_second: bool = True) -> Agent:
@@ -523,34 +523,34 @@ def _two_step_agent(with_second: bool = True) -> Agent:
 
 
 def test_a_restored_run_with_an_event_no_action_handles_fails_naming_it() -> None:
-    old = AgentRunner(_two_step_agent())
+    old = AgentEngine(_two_step_agent())
     key_state = KeyState()
     run = old.start_run("k", 1, key_state)
     asyncio.run(old.step(run, key_state))  # the "second" event is pending
-    new = AgentRunner(_two_step_agent(with_second=False))  # that action was removed
+    new = AgentEngine(_two_step_agent(with_second=False))  # that action was removed
     restored = new.load_run(run.to_json())
     with pytest.raises(UnhandledEventError, match="pending 'second' event that no action"):
         asyncio.run(new.step(restored, key_state))
 
 
 def test_a_restored_run_goes_on_when_its_events_are_handled() -> None:
-    runner = AgentRunner(_two_step_agent())
+    engine = AgentEngine(_two_step_agent())
     key_state = KeyState()
-    run = runner.start_run("k", 1, key_state)
-    asyncio.run(runner.step(run, key_state))
-    restored = runner.load_run(run.to_json())
-    assert run_to_end(runner, restored, key_state) == [1]
+    run = engine.start_run("k", 1, key_state)
+    asyncio.run(engine.step(run, key_state))
+    restored = engine.load_run(run.to_json())
+    assert run_to_end(engine, restored, key_state) == [1]
 
 
 def test_runs_without_output_are_counted_and_warned_once_per_path(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    runner = AgentRunner(_two_step_agent(with_second=False))
+    engine = AgentEngine(_two_step_agent(with_second=False))
     with caplog.at_level("WARNING", logger="flink_agents.runtime.agent_runner"):
         for seq in range(3):
             key_state = KeyState(next_seq=seq)
-            assert run_to_end(runner, runner.start_run("k", seq, key_state), key_state) == []
-    assert runner.metrics.get_counter("runsWithoutOutput").get_count() == 3
+            assert run_to_end(engine, engine.start_run("k", seq, key_state), key_state) == []
+    assert engine.metrics.get_counter("runsWithoutOutput").get_count() == 3
     dropped = [r for r in caplog.records if "no action handles 'second'" in r.getMessage()]
     ended = [r for r in caplog.records if "ended without an OutputEvent" in r.getMessage()]
     assert len(dropped) == 1 and len(ended) == 1

@@ -19,8 +19,8 @@ from flink_agents.api.events.event import Event, InputEvent, OutputEvent
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.resource import ResourceDescriptor, ResourceType
 from flink_agents.api.runner_context import RunnerContext
-from flink_agents.runtime.agent_engine import AgentRunnerEngine
-from flink_agents.runtime.flink.agent_engine import AgentEngineFactory
+from flink_agents.runtime.agent_engine import AgentEngine
+from flink_agents.runtime.flink.engine_factory import AgentEngineFactory
 from flink_agents.runtime.flink.operator import SubtaskContext
 from flink_agents.runtime.metrics import InMemoryMetricGroup
 from tests.runtime.flink.fake_flink import FakeSubtask
@@ -123,7 +123,7 @@ def test_runs_see_the_typed_key_behind_the_flink_key() -> None:
 
 def test_run_state_round_trips_between_steps() -> None:
     engine = AgentEngineFactory(chart_agent())(_context())
-    assert isinstance(engine, AgentRunnerEngine)
+    assert isinstance(engine, AgentEngine)
     key_state = engine.new_key_state()
     run = engine.start_run("k", engine.decode_input(engine.encode_input("chart")), key_state)
     import asyncio
@@ -146,7 +146,7 @@ def test_run_state_round_trips_between_steps() -> None:
         {"key": "k", "text": f"saw 1 image/png image(s), {len(PNG)} b64"}
     ]
     assert restored_key_state.next_seq == 1
-    engine.runner.close()
+    engine.close()
 
 
 def test_inputs_keep_pydantic_types_through_state() -> None:
@@ -156,7 +156,7 @@ def test_inputs_keep_pydantic_types_through_state() -> None:
     assert engine.decode_input(engine.encode_input({"a": [1, 2]})) == {"a": [1, 2]}
     with pytest.raises(TypeError):
         engine.encode_input(object())
-    engine.runner.close()
+    engine.close()
 
 
 def test_the_default_pipeline_id_names_the_agent_and_its_operator(tmp_path: Path) -> None:
