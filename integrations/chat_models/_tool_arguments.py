@@ -1,6 +1,7 @@
-"""Tool-call arguments from a response, the same way in every adapter.
+"""Tool calls from a response, the same way in every adapter: their id and arguments.
 
-Arguments are a JSON object. Anything else (invalid JSON, an array, a number) keeps
+A call without an id (some compatible servers) gets a generated one. Arguments are a
+JSON object. Anything else (invalid JSON, an array, a number) keeps
 the call: its input is ``{RAW_ARGUMENTS_KEY: <the arguments as sent>}``, which the
 built-in tool action answers with an ``is_error`` result, and which goes back to the
 provider verbatim on later turns.
@@ -9,12 +10,20 @@ provider verbatim on later turns.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from flink_agents.api.tool_response import RAW_ARGUMENTS_KEY, raw_arguments
 
-__all__ = ["arguments_json", "parse_tool_arguments"]
+__all__ = ["arguments_json", "parse_tool_arguments", "tool_call_id"]
+
+
+def tool_call_id(value: object) -> str:
+    """The provider's call id, or ``call_`` + a uuid hex when it is absent or empty."""
+    if isinstance(value, str) and value:
+        return value
+    return "call_" + uuid.uuid4().hex
 
 
 def parse_tool_arguments(arguments: Any) -> dict[str, Any]:

@@ -1,10 +1,10 @@
 """Pure conversions for the Anthropic Messages API.
 
-`build_messages_request` turns typed messages, tools and options into exactly the
-JSON body of ``POST /v1/messages``; `parse_messages_response` turns the response
-JSON into a `ChatResult`. Nothing here does I/O, so both are tested on exact JSON.
+`build_request` turns typed messages, tools and options into exactly the JSON body
+of ``POST /v1/messages``; `parse_response` turns the SDK's `anthropic.types.Message`
+into a `ChatResult`. Nothing here does I/O, so both are tested on exact JSON.
 
-Wire decisions (documented in ``docs/providers/anthropic.md``):
+Wire decisions (documented in ``docs/providers.md``):
 
 - System messages, wherever they appear, go to the top-level ``system``: a string
   when there is one non-empty text, else a list of ``text`` blocks in order.
@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from anthropic.types import Message
+
 from flink_agents.api.chat_models.chat_model import ToolSpec
-from flink_agents.api.chat_result import ChatResult, Usage
+from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.content_blocks import (
     AudioBlock,
     ContentBlock,
@@ -48,11 +49,26 @@ from flink_agents.api.content_blocks import (
 )
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
-from flink_agents.api.redaction import redact
-from flink_agents.api.tool_output import parse_data_uri
 from flink_agents.api.tools.tool import as_tool_metadata
-from flink_agents.integrations.chat_models._tool_arguments import parse_tool_arguments
+from flink_agents.integrations.chat_models._media import (
+    ASSISTANT_MEDIA_REASON,
+    REDACTED_MEDIA_REASON,
+    bare_mime,
+    inline_base64,
+)
+from flink_agents.integrations.chat_models._sdk_errors import malformed_response
+from flink_agents.integrations.chat_models._sdk_objects import (
+    as_json,
+    field,
+    is_object,
+    str_field,
+)
+from flink_agents.integrations.chat_models._tool_arguments import (
+    parse_tool_arguments,
+    tool_call_id,
+)
 from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
+from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response
 
 __all__ = [
     "ASSISTANT_MEDIA_REASON",
@@ -62,13 +78,13 @@ __all__ = [
     "REDACTED_MEDIA_REASON",
     "SUPPORTED_IMAGE_TYPES",
     "TEXT_DOCUMENT_URL_REASON",
+    "USAGE_FIELDS",
     "VIDEO_REASON",
-    "build_messages_request",
+    "build_request",
     "document_type_reason",
     "finish_reason_from_stop_reason",
     "image_type_reason",
-    "parse_messages_response",
-    "usage_from_response",
+    "parse_response",
 ]
 
 PROVIDER = "anthropic"
@@ -83,13 +99,19 @@ SUPPORTED_IMAGE_TYPES: tuple[str, ...] = ("image/jpeg", "image/png", "image/gif"
 PDF_TYPE = "application/pdf"
 TEXT_TYPE = "text/plain"
 
-ASSISTANT_MEDIA_REASON = (
-    "only user messages and tool results can carry media, not assistant messages"
-)
 AUDIO_REASON = "the Anthropic Messages API does not accept audio"
 VIDEO_REASON = "the Anthropic Messages API does not accept video"
 TEXT_DOCUMENT_URL_REASON = "a text/plain document is accepted only as base64 data, not by URL"
-REDACTED_MEDIA_REASON = "the block was redacted for logging and has no data or URL to send"
+
+USAGE_FIELDS = UsageFields(
+    input_tokens="input_tokens",
+    output_tokens="output_tokens",
+    cache_read_tokens="cache_read_input_tokens",
+    cache_write_tokens="cache_creation_input_tokens",
+    reasoning_tokens="output_tokens_details.thinking_tokens",
+    cache_in_input=False,  # no total reported: input + output + cache read + cache write
+)
+"""Where a message's ``usage`` holds each count (the shared policy of `_usage`)."""
 
 _STOP_REASONS: dict[str, str] = {
     "end_turn": "stop",
@@ -121,7 +143,7 @@ def document_type_reason(mime_type: str) -> str:
 # ------------------------------------------------------------------------- request
 
 
-def build_messages_request(
+def build_request(
     messages: Sequence[ChatMessage],
     tools: Sequence[ToolSpec] | None = None,
     **params: Any,
@@ -294,7 +316,7 @@ def _media_block(block: MediaBlock) -> dict[str, Any]:
         raise UnsupportedContentBlockError(block.type, AUDIO_REASON, provider=PROVIDER)
     if isinstance(block, VideoBlock):
         raise UnsupportedContentBlockError(block.type, VIDEO_REASON, provider=PROVIDER)
-    mime = _bare_mime(block.mime_type)
+    mime = bare_mime(block.mime_type)
     if isinstance(block, ImageBlock):
         if mime not in SUPPORTED_IMAGE_TYPES:
             raise UnsupportedContentBlockError(
@@ -319,21 +341,10 @@ def _media_block(block: MediaBlock) -> dict[str, Any]:
     )
 
 
-def _inline_data(block: ImageBlock | DocumentBlock) -> str | None:
-    """The base64 payload of a block given as data or as a ``data:`` URI, else None."""
-    if block.data is not None:
-        return block.data
-    if block.url is not None:
-        parsed = parse_data_uri(block.url)
-        if parsed is not None:
-            return parsed[1]
-    return None
-
-
 def _binary_source(block: ImageBlock | DocumentBlock, mime: str) -> dict[str, Any]:
     if block.redacted:
         raise UnsupportedContentBlockError(block.type, REDACTED_MEDIA_REASON, provider=PROVIDER)
-    data = _inline_data(block)
+    data = inline_base64(block)
     if data is not None:
         return {"type": "base64", "media_type": mime, "data": data}
     return {"type": "url", "url": block.url}
@@ -342,7 +353,7 @@ def _binary_source(block: ImageBlock | DocumentBlock, mime: str) -> dict[str, An
 def _text_source(block: DocumentBlock) -> dict[str, Any]:
     if block.redacted:
         raise UnsupportedContentBlockError(block.type, REDACTED_MEDIA_REASON, provider=PROVIDER)
-    data = _inline_data(block)
+    data = inline_base64(block)
     if data is None:
         raise UnsupportedContentBlockError(block.type, TEXT_DOCUMENT_URL_REASON, provider=PROVIDER)
     try:
@@ -377,62 +388,58 @@ def _tool_choice(choice: Any) -> dict[str, Any]:
     )
 
 
-def _bare_mime(mime_type: str) -> str:
-    """``image/PNG; charset=x`` -> ``image/png``."""
-    return mime_type.split(";", 1)[0].strip().lower()
-
-
 def _show_mime(mime_type: str) -> str:
     """The media type for an error message: bare, and short."""
-    return repr(_bare_mime(mime_type)[:80])
+    return repr(bare_mime(mime_type)[:80])
 
 
 # ------------------------------------------------------------------------ response
 
 
-def parse_messages_response(body: Any) -> ChatResult:
-    """The `ChatResult` of a Messages API response body (parsed JSON).
+def parse_response(response: Message) -> ChatResult:
+    """The `ChatResult` of the SDK's `Message` (built from the response, unvalidated).
 
-    Raises `ChatModelError` with ``kind="malformed_response"`` when the body does not
-    have the shape of a message.
+    Raises `ChatModelError` with ``kind="malformed_response"`` when it does not have
+    the shape of a message (the SDK hands a body that is not a JSON object over as it is).
     """
-    if not isinstance(body, Mapping):
-        raise _malformed(f"expected a JSON object, got {type(body).__name__}")
-    content = body.get("content")
+    if not isinstance(response, Message):
+        raise _malformed(f"expected a JSON object, got {type(response).__name__}")
+    content = field(response, "content")
     if not isinstance(content, list):
         raise _malformed("the response has no 'content' list")
 
     blocks: list[ContentBlock] = []
     unknown: list[Mapping[str, Any]] = []
     for item in content:
-        if not isinstance(item, Mapping):
+        if not is_object(item):
             raise _malformed("a content entry is not an object")
         block = _response_block(item)
         if block is None:
-            unknown.append(item)
+            unknown.append(as_json(item))
         else:
             blocks.append(block)
 
-    stop_reason = body.get("stop_reason")
+    stop_reason = field(response, "stop_reason")
     if stop_reason is not None and not isinstance(stop_reason, str):
         raise _malformed("'stop_reason' is not a string")
     metadata: dict[str, Any] = {"raw_finish_reason": stop_reason}
-    if body.get("stop_sequence") is not None:
-        metadata["stop_sequence"] = body["stop_sequence"]
-    if body.get("stop_details") is not None:
-        metadata["stop_details"] = body["stop_details"]
-    usage_body = body.get("usage")
-    if isinstance(usage_body, Mapping) and usage_body.get("service_tier") is not None:
-        metadata["service_tier"] = usage_body["service_tier"]
+    for key in ("stop_sequence", "stop_details"):
+        value = field(response, key)
+        if value is not None:
+            metadata[key] = as_json(value)
+    usage = field(response, "usage")
+    if field(usage, "service_tier") is not None:
+        metadata["service_tier"] = field(usage, "service_tier")
+    request_id = getattr(response, "_request_id", None)  # the SDK's, from the header
+    if request_id:
+        metadata["request_id"] = request_id
 
-    model = body.get("model")
-    response_id = body.get("id")
     try:
         result = ChatResult(
             message=ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks),
-            model=model if isinstance(model, str) else None,
-            response_id=response_id if isinstance(response_id, str) else None,
-            usage=usage_from_response(usage_body),
+            model=str_field(response, "model"),
+            response_id=str_field(response, "id"),
+            usage=usage_from_response(usage, USAGE_FIELDS),
             finish_reason=finish_reason_from_stop_reason(stop_reason),
             metadata=metadata,
         )
@@ -448,71 +455,34 @@ def finish_reason_from_stop_reason(stop_reason: str | None) -> str | None:
     return _STOP_REASONS.get(stop_reason, stop_reason)
 
 
-def usage_from_response(usage: Any) -> Usage:
-    """`Usage` from the response's ``usage`` object; unknown counts stay None.
-
-    ``total_tokens`` is input + output + cache read + cache write, set only when
-    input and output are both known (a missing cache count adds nothing).
-    """
-    if not isinstance(usage, Mapping):
-        return Usage()
-    input_tokens = _count(usage.get("input_tokens"))
-    output_tokens = _count(usage.get("output_tokens"))
-    cache_read = _count(usage.get("cache_read_input_tokens"))
-    cache_write = _count(usage.get("cache_creation_input_tokens"))
-    details = usage.get("output_tokens_details")
-    reasoning = _count(details.get("thinking_tokens")) if isinstance(details, Mapping) else None
-    total = None
-    if input_tokens is not None and output_tokens is not None:
-        total = input_tokens + output_tokens + (cache_read or 0) + (cache_write or 0)
-    return Usage(
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        cache_read_tokens=cache_read,
-        cache_write_tokens=cache_write,
-        reasoning_tokens=reasoning,
-        total_tokens=total,
-    )
-
-
-def _count(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return None
-    return value
-
-
-def _response_block(item: Mapping[str, Any]) -> ContentBlock | None:
-    kind = item.get("type")
+def _response_block(item: object) -> ContentBlock | None:
+    kind = field(item, "type")
     if kind == "text":
-        text = item.get("text")
+        text = field(item, "text")
         if not isinstance(text, str):
             raise _malformed("a text block has no 'text' string")
         return TextBlock(text=text)
     if kind == "thinking":
-        thinking, signature = item.get("thinking"), item.get("signature")
+        thinking, signature = field(item, "thinking"), field(item, "signature")
         if not isinstance(thinking, str) or not isinstance(signature, str):
             raise _malformed("a thinking block needs 'thinking' and 'signature' strings")
         return ReasoningBlock(text=thinking, signature=signature, provider=PROVIDER)
     if kind == "redacted_thinking":
-        data = item.get("data")
+        data = field(item, "data")
         if not isinstance(data, str):
             raise _malformed("a redacted_thinking block has no 'data' string")
         return ReasoningBlock(redacted_data=data, provider=PROVIDER)
     if kind == "tool_use":
-        name = item.get("name")
+        name = field(item, "name")
         if not isinstance(name, str) or not name:
             raise _malformed("a tool_use block has no 'name'")
-        call_id = item.get("id")
-        if not isinstance(call_id, str) or not call_id:
-            call_id = "call_" + uuid.uuid4().hex
-        return ToolCallBlock(id=call_id, name=name, input=parse_tool_arguments(item.get("input")))
+        return ToolCallBlock(
+            id=tool_call_id(field(item, "id")),
+            name=name,
+            input=parse_tool_arguments(field(item, "input")),
+        )
     return None
 
 
 def _malformed(detail: str) -> ChatModelError:
-    return ChatModelError(
-        redact(f"{PROVIDER} sent a malformed response: {detail}"),
-        retryable=False,
-        provider=PROVIDER,
-        kind="malformed_response",
-    )
+    return malformed_response(PROVIDER, detail)

@@ -1,10 +1,10 @@
 """OpenAI Chat Completions on the wire: typed messages -> request JSON, response JSON -> result.
 
-Pure functions, no I/O. `build_chat_completions_request` gives exactly the JSON body
-to POST to ``/chat/completions``; `parse_chat_completion` turns the response body
-into a `ChatResult`. The same format is spoken by OpenAI-compatible servers (vLLM,
-Ollama, llama.cpp), so the parser also reads their ``reasoning_content`` /
-``reasoning`` fields.
+Pure functions, no I/O. `build_request` gives exactly the JSON body to POST to
+``/chat/completions``; `parse_response` turns the SDK's `ChatCompletion` into a
+`ChatResult`. The same format is spoken by OpenAI-compatible servers (vLLM, Ollama,
+llama.cpp), so the parser also reads their ``reasoning_content`` / ``reasoning``
+fields (extras the SDK keeps as attributes).
 
 Tool messages on this API carry text only. With ``tool_media="user_message"`` (the
 default) a tool result holding media becomes a tool message whose text lists the
@@ -20,16 +20,17 @@ redacted, in ``metadata["unknown_blocks"]`` and warned about once per type.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from flink_agents.api.chat_result import ChatResult, Usage
+from openai.types.chat import ChatCompletion
+
+from flink_agents.api.chat_models.chat_model import ToolSpec
+from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.content_blocks import (
     AudioBlock,
     DocumentBlock,
     ImageBlock,
-    MediaBlock,
     ReasoningBlock,
     TextBlock,
     ToolCallBlock,
@@ -38,15 +39,29 @@ from flink_agents.api.content_blocks import (
 )
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
-from flink_agents.api.redaction import redact
-from flink_agents.api.tool_output import parse_data_uri
 from flink_agents.api.tool_response import RAW_ARGUMENTS_KEY
-from flink_agents.api.tools.tool import ToolMetadata
+from flink_agents.api.tools.tool import ToolMetadata, as_tool_metadata
+from flink_agents.integrations.chat_models._media import (
+    ASSISTANT_MEDIA_REASON,
+    REDACTED_MEDIA_REASON,
+    bare_mime,
+    inline_base64,
+    url_or_data_uri,
+)
+from flink_agents.integrations.chat_models._sdk_errors import malformed_response
+from flink_agents.integrations.chat_models._sdk_objects import (
+    as_json,
+    field,
+    is_object,
+    str_field,
+)
 from flink_agents.integrations.chat_models._tool_arguments import (
     arguments_json,
     parse_tool_arguments,
+    tool_call_id,
 )
 from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
+from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response
 
 __all__ = [
     "ASSISTANT_MEDIA_REASON",
@@ -56,16 +71,17 @@ __all__ = [
     "DOCUMENT_URL_REASON",
     "PROVIDER",
     "RAW_ARGUMENTS_KEY",
-    "REDACTED_REASON",
+    "REDACTED_MEDIA_REASON",
     "TOOL_ERROR_PREFIX",
     "TOOL_MEDIA_ERROR_REASON",
+    "USAGE_FIELDS",
     "VIDEO_REASON",
     "MaxTokensParam",
     "ToolMedia",
-    "build_chat_completions_request",
+    "build_request",
     "message_to_wire",
     "messages_to_wire",
-    "parse_chat_completion",
+    "parse_response",
     "tool_to_wire",
 ]
 
@@ -81,15 +97,11 @@ MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
 TOOL_ERROR_PREFIX = "Error: "
 """Put before the text of a tool result with ``is_error=True`` (the API has no error field)."""
 
-ASSISTANT_MEDIA_REASON = (
-    "only user messages and tool results can carry media, not assistant messages"
-)
 VIDEO_REASON = "OpenAI Chat Completions does not accept video"
 AUDIO_URL_REASON = "audio is accepted only as base64 data (input_audio), not by URL"
 AUDIO_FORMAT_REASON = "audio must be audio/wav or audio/mpeg (mp3)"
 DOCUMENT_URL_REASON = "documents are accepted only as base64 data (file_data), not by URL"
 DOCUMENT_TYPE_REASON = "only application/pdf documents are accepted"
-REDACTED_REASON = "a redacted block (from sanitize()) has no data or URL to send"
 TOOL_MEDIA_ERROR_REASON = (
     "tool messages can only carry text (tool_media='error'; "
     "use tool_media='user_message' to send tool media in a user message)"
@@ -113,6 +125,15 @@ _CANONICAL_FINISH = {
     "content_filter": "content_filter",
     "function_call": "tool_calls",
 }
+USAGE_FIELDS = UsageFields(
+    input_tokens="prompt_tokens",  # cached tokens included
+    output_tokens="completion_tokens",
+    total_tokens="total_tokens",
+    cache_read_tokens="prompt_tokens_details.cached_tokens",
+    cache_write_tokens="prompt_tokens_details.cache_write_tokens",
+    reasoning_tokens="completion_tokens_details.reasoning_tokens",
+)
+"""Where a chat completion's ``usage`` holds each count (the shared policy of `_usage`)."""
 # Request options read here and never sent as such.
 _LOCAL_OPTIONS = ("tool_media", "max_tokens_param")
 
@@ -120,9 +141,9 @@ _LOCAL_OPTIONS = ("tool_media", "max_tokens_param")
 # ============================================================================ request
 
 
-def build_chat_completions_request(
+def build_request(
     messages: Sequence[ChatMessage],
-    tools: Sequence[ToolMetadata] | None = None,
+    tools: Sequence[ToolSpec] | None = None,
     **params: Any,
 ) -> dict[str, Any]:
     """The JSON body of a ``POST /chat/completions`` call.
@@ -159,7 +180,7 @@ def build_chat_completions_request(
         "messages": messages_to_wire(messages, tool_media=tool_media),
     }
     if tools:
-        request["tools"] = [tool_to_wire(tool) for tool in tools]
+        request["tools"] = [tool_to_wire(as_tool_metadata(tool)) for tool in tools]
     if "max_tokens" in options:
         request[max_tokens_param] = options.pop("max_tokens")
     if "tool_choice" in options:
@@ -239,14 +260,13 @@ def _user_content(message: ChatMessage) -> str | list[dict[str, Any]]:
 def _media_part(block: _Media) -> dict[str, Any]:
     """The user-message part for a media block, or the reason it cannot be sent."""
     if block.redacted:
-        raise UnsupportedContentBlockError(block.type, REDACTED_REASON, provider=PROVIDER)
-    mime = block.mime_type.split(";", 1)[0].strip().lower()
+        raise UnsupportedContentBlockError(block.type, REDACTED_MEDIA_REASON, provider=PROVIDER)
+    mime = bare_mime(block.mime_type)
     if isinstance(block, ImageBlock):
-        url = block.url if block.url is not None else f"data:{block.mime_type};base64,{block.data}"
-        return {"type": "image_url", "image_url": {"url": url}}
+        return {"type": "image_url", "image_url": {"url": url_or_data_uri(block)}}
     if isinstance(block, VideoBlock):
         raise UnsupportedContentBlockError(block.type, VIDEO_REASON, provider=PROVIDER)
-    data = _base64_data(block)
+    data = inline_base64(block)
     if isinstance(block, AudioBlock):
         if data is None:
             raise UnsupportedContentBlockError(block.type, AUDIO_URL_REASON, provider=PROVIDER)
@@ -266,17 +286,6 @@ def _media_part(block: _Media) -> dict[str, Any]:
             "filename": block.name or _DEFAULT_PDF_NAME,
         },
     }
-
-
-def _base64_data(block: MediaBlock) -> str | None:
-    """The block's base64 payload: its ``data``, or a ``data:`` URI given as its ``url``."""
-    if block.data is not None:
-        return block.data
-    if block.url is not None:
-        parsed = parse_data_uri(block.url)
-        if parsed is not None:
-            return parsed[1]
-    return None
 
 
 def _assistant_to_wire(message: ChatMessage) -> dict[str, Any]:
@@ -338,39 +347,42 @@ def _tool_result_to_wire(
 # =========================================================================== response
 
 
-def parse_chat_completion(body: Any) -> ChatResult:
-    """The `ChatResult` of a chat completion response body (its first choice).
+def parse_response(completion: ChatCompletion) -> ChatResult:
+    """The `ChatResult` of the SDK's `ChatCompletion` (its first choice).
 
-    Raises `ChatModelError` (``kind="malformed_response"``) when the body does not
-    have the shape of a chat completion.
+    Raises `ChatModelError` (``kind="malformed_response"``) when it does not have the
+    shape of a chat completion (the SDK hands a body that is not a JSON object over as
+    it is).
     """
-    if not isinstance(body, Mapping):
-        raise _malformed(f"the response body is a {type(body).__name__}, not an object")
-    choices = body.get("choices")
+    if not isinstance(completion, ChatCompletion):
+        raise _malformed(f"the response body is a {type(completion).__name__}, not an object")
+    choices = field(completion, "choices")
     if not isinstance(choices, list) or not choices:
-        error = body.get("error")
-        if isinstance(error, Mapping) and isinstance(error.get("message"), str):
-            raise _malformed(f"the response has no choices but an error: {error['message']}")
+        error_message = field(field(completion, "error"), "message")
+        if isinstance(error_message, str):
+            raise _malformed(f"the response has no choices but an error: {error_message}")
         raise _malformed("the response has no choices")
     choice = choices[0]
-    if not isinstance(choice, Mapping) or not isinstance(choice.get("message"), Mapping):
+    message = field(choice, "message")
+    if not is_object(message):
         raise _malformed("the first choice has no message")
-    message: Mapping[str, Any] = choice["message"]
 
     blocks: list[Any] = []
     unknown: list[Mapping[str, Any]] = []
     reasoning = _reasoning_text(message)
     if reasoning:
         blocks.append(ReasoningBlock(text=reasoning, provider=PROVIDER))
-    blocks.extend(TextBlock(text=text) for text in _content_texts(message.get("content"), unknown))
-    refusal = message.get("refusal")
+    blocks.extend(
+        TextBlock(text=text) for text in _content_texts(field(message, "content"), unknown)
+    )
+    refusal = field(message, "refusal")
     if refusal is not None and not isinstance(refusal, str):
         raise _malformed("message.refusal is not a string")
     if refusal:
         blocks.append(TextBlock(text=refusal))
     blocks.extend(_tool_calls(message, unknown))
 
-    raw_finish = choice.get("finish_reason")
+    raw_finish = field(choice, "finish_reason")
     if raw_finish is not None and not isinstance(raw_finish, str):
         raise _malformed("finish_reason is not a string")
     finish = "refusal" if refusal else _CANONICAL_FINISH.get(raw_finish or "", raw_finish)
@@ -379,19 +391,18 @@ def parse_chat_completion(body: Any) -> ChatResult:
     if refusal:
         metadata["refusal"] = refusal
     for key in ("system_fingerprint", "service_tier", "created"):
-        if body.get(key) is not None:
-            metadata[key] = body[key]
-    if message.get("annotations"):
-        metadata["annotations"] = message["annotations"]
+        if field(completion, key) is not None:
+            metadata[key] = field(completion, key)
+    annotations = field(message, "annotations")
+    if annotations:
+        metadata["annotations"] = as_json(annotations)
 
-    model = body.get("model")
-    response_id = body.get("id")
     try:
         result = ChatResult(
             message=ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks),
-            model=model if isinstance(model, str) else None,
-            response_id=response_id if isinstance(response_id, str) else None,
-            usage=_usage(body.get("usage")),
+            model=str_field(completion, "model"),
+            response_id=str_field(completion, "id"),
+            usage=usage_from_response(field(completion, "usage"), USAGE_FIELDS),
             finish_reason=finish,
             metadata=metadata,
         )
@@ -401,17 +412,12 @@ def parse_chat_completion(body: Any) -> ChatResult:
 
 
 def _malformed(detail: str) -> ChatModelError:
-    return ChatModelError(
-        redact(f"{PROVIDER} sent a malformed response: {detail}"),
-        retryable=False,
-        provider=PROVIDER,
-        kind="malformed_response",
-    )
+    return malformed_response(PROVIDER, detail)
 
 
-def _reasoning_text(message: Mapping[str, Any]) -> str | None:
+def _reasoning_text(message: object) -> str | None:
     for key in ("reasoning_content", "reasoning"):
-        value = message.get(key)
+        value = field(message, key)
         if isinstance(value, str) and value:
             return value
     return None
@@ -427,7 +433,7 @@ def _content_texts(content: Any, unknown: list[Mapping[str, Any]]) -> list[str]:
     if isinstance(content, list):
         texts: list[str] = []
         for part in content:
-            if not isinstance(part, Mapping):
+            if not isinstance(part, Mapping):  # parts are not typed: the SDK declares a string
                 raise _malformed("message.content holds a part that is not an object")
             text = part.get("text")
             if part.get("type", "text") != "text":
@@ -440,13 +446,11 @@ def _content_texts(content: Any, unknown: list[Mapping[str, Any]]) -> list[str]:
     raise _malformed("message.content is neither a string nor a list of text parts")
 
 
-def _tool_calls(
-    message: Mapping[str, Any], unknown: list[Mapping[str, Any]]
-) -> list[ToolCallBlock]:
+def _tool_calls(message: object, unknown: list[Mapping[str, Any]]) -> list[ToolCallBlock]:
     """Function tool calls; calls of another type (``custom``...) go to ``unknown``."""
-    raw_calls = message.get("tool_calls")
+    raw_calls = field(message, "tool_calls")
     if raw_calls is None:
-        legacy = message.get("function_call")
+        legacy = field(message, "function_call")
         if legacy is None:
             return []
         raw_calls = [{"type": "function", "function": legacy}]
@@ -454,59 +458,25 @@ def _tool_calls(
         raise _malformed("message.tool_calls is not a list")
     calls: list[ToolCallBlock] = []
     for raw in raw_calls:
-        if not isinstance(raw, Mapping):
+        if not is_object(raw):
             raise _malformed("a tool call is not an object")
-        kind = raw.get("type", "function")
-        function = raw.get("function")
+        kind = field(raw, "type")
+        if kind is None:
+            kind = "function"
+        function = field(raw, "function")
         if isinstance(kind, str) and kind != "function":
-            unknown.append(raw)
+            unknown.append(as_json(raw))
             continue
-        if kind != "function" or not isinstance(function, Mapping):
+        if kind != "function" or not is_object(function):
             raise _malformed(f"a tool call of type {kind!r} without a function")
-        name = function.get("name")
+        name = field(function, "name")
         if not isinstance(name, str) or not name:
             raise _malformed("a tool call has no function name")
-        call_id = raw.get("id")
-        if not isinstance(call_id, str) or not call_id:
-            call_id = f"call_{uuid.uuid4().hex}"
         calls.append(
             ToolCallBlock(
-                id=call_id, name=name, input=parse_tool_arguments(function.get("arguments"))
+                id=tool_call_id(field(raw, "id")),
+                name=name,
+                input=parse_tool_arguments(field(function, "arguments")),
             )
         )
     return calls
-
-
-def _usage(raw: Any) -> Usage:
-    if raw is None:
-        return Usage()
-    if not isinstance(raw, Mapping):
-        raise _malformed("usage is not an object")
-    prompt_details = _details(raw, "prompt_tokens_details")
-    completion_details = _details(raw, "completion_tokens_details")
-    return Usage(
-        input_tokens=_count(raw, "prompt_tokens"),
-        output_tokens=_count(raw, "completion_tokens"),
-        total_tokens=_count(raw, "total_tokens"),
-        cache_read_tokens=_count(prompt_details, "cached_tokens"),
-        cache_write_tokens=_count(prompt_details, "cache_write_tokens"),
-        reasoning_tokens=_count(completion_details, "reasoning_tokens"),
-    )
-
-
-def _details(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    details = raw.get(key)
-    if details is None:
-        return {}
-    if not isinstance(details, Mapping):
-        raise _malformed(f"usage.{key} is not an object")
-    return details
-
-
-def _count(raw: Mapping[str, Any], key: str) -> int | None:
-    value = raw.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _malformed(f"usage count {key} is not an integer")
-    return value

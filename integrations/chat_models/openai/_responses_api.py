@@ -1,7 +1,8 @@
 """OpenAI Responses API: typed messages to the request body, response body to `ChatResult`.
 
 Pure functions only; `OpenAIResponsesChatModelConnection` sends what
-`build_request` returns and parses the reply with `parse_response`.
+`build_request` returns and turns the SDK's `Response` into a `ChatResult` with
+`parse_response`.
 
 Requests
   * system message -> ``{"type": "message", "role": "system", "content": [input_text...]}``
@@ -28,18 +29,18 @@ Responses
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from openai.types.responses import Response
+
 from flink_agents.api.chat_models.chat_model import ToolSpec
-from flink_agents.api.chat_result import ChatResult, Usage
+from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.content_blocks import (
     AudioBlock,
     ContentBlock,
     DocumentBlock,
     ImageBlock,
-    MediaBlock,
     ReasoningBlock,
     TextBlock,
     ToolCallBlock,
@@ -51,11 +52,26 @@ from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.redaction import redact
 from flink_agents.api.tools.tool import ToolMetadata, as_tool_metadata
+from flink_agents.integrations.chat_models._media import (
+    ASSISTANT_MEDIA_REASON,
+    REDACTED_MEDIA_REASON,
+    is_data_uri,
+    url_or_data_uri,
+)
+from flink_agents.integrations.chat_models._sdk_errors import malformed_response
+from flink_agents.integrations.chat_models._sdk_objects import (
+    as_json,
+    field,
+    is_object,
+    str_field,
+)
 from flink_agents.integrations.chat_models._tool_arguments import (
     arguments_json,
     parse_tool_arguments,
+    tool_call_id,
 )
 from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
+from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response
 
 __all__ = [
     "ASSISTANT_MEDIA_REASON",
@@ -63,6 +79,7 @@ __all__ = [
     "PROVIDER",
     "REDACTED_MEDIA_REASON",
     "UNSUPPORTED_MEDIA_REASON",
+    "USAGE_FIELDS",
     "build_request",
     "input_items",
     "media_part",
@@ -78,16 +95,18 @@ UNSUPPORTED_MEDIA_REASON = (
 )
 """Reason for audio and video, the same in user messages and tool results."""
 
-ASSISTANT_MEDIA_REASON = (
-    "only user messages and tool results can carry media, not assistant messages"
-)
-"""Reason for any media block in an assistant message."""
-
-REDACTED_MEDIA_REASON = "the block was redacted for logging and carries no data or URL"
-"""Reason for a media block from `ChatMessage.sanitize` (nothing left to send)."""
-
 ENCRYPTED_REASONING_INCLUDE = "reasoning.encrypted_content"
 """The ``include`` value that makes reasoning items carry their encrypted content."""
+
+USAGE_FIELDS = UsageFields(
+    input_tokens="input_tokens",  # cached tokens included
+    output_tokens="output_tokens",
+    total_tokens="total_tokens",
+    cache_read_tokens="input_tokens_details.cached_tokens",
+    cache_write_tokens="input_tokens_details.cache_write_tokens",
+    reasoning_tokens="output_tokens_details.reasoning_tokens",
+)
+"""Where a response's ``usage`` holds each count (the shared policy of `_usage`)."""
 
 _MEDIA = (ImageBlock, AudioBlock, VideoBlock, DocumentBlock)
 _RESERVED_PARAMS = frozenset({"input", "tools", "stream"})
@@ -100,7 +119,7 @@ _TOOL_CHOICE_MODES = frozenset({"auto", "none", "required"})
 def build_request(
     messages: Sequence[ChatMessage],
     tools: Sequence[ToolSpec] | None = None,
-    params: Mapping[str, Any] | None = None,
+    **params: Any,
 ) -> dict[str, Any]:
     """The JSON body of ``POST /responses`` for this conversation.
 
@@ -112,7 +131,7 @@ def build_request(
     ``None`` values are left out. Raises `UnsupportedContentBlockError` for blocks the API
     cannot take, before anything is sent.
     """
-    options = {k: v for k, v in (params or {}).items() if v is not None}
+    options = {k: v for k, v in params.items() if v is not None}
     reserved = sorted(_RESERVED_PARAMS.intersection(options))
     if reserved:
         raise ValueError(f"parameters {reserved} are set by the adapter and cannot be passed")
@@ -193,13 +212,13 @@ def media_part(block: ToolResultContent) -> dict[str, Any]:
     if block.redacted:
         raise UnsupportedContentBlockError(block.type, REDACTED_MEDIA_REASON, provider=PROVIDER)
     if isinstance(block, ImageBlock):
-        return {"type": "input_image", "image_url": _url_or_data_uri(block), "detail": "auto"}
+        return {"type": "input_image", "image_url": url_or_data_uri(block), "detail": "auto"}
     if isinstance(block, DocumentBlock):
-        if block.data is not None or _is_data_uri(block.url):
+        if block.data is not None or is_data_uri(block.url):
             # Inline content (base64, or a data: URI given as the URL) travels as file_data.
             return {
                 "type": "input_file",
-                "file_data": _url_or_data_uri(block),
+                "file_data": url_or_data_uri(block),
                 "filename": block.name or "document",
             }
         part: dict[str, Any] = {"type": "input_file", "file_url": block.url}
@@ -209,17 +228,6 @@ def media_part(block: ToolResultContent) -> dict[str, Any]:
     raise UnsupportedContentBlockError(
         block.type, "this block type is not supported", provider=PROVIDER
     )
-
-
-def _url_or_data_uri(block: MediaBlock) -> str:
-    if block.data is not None:
-        return f"data:{block.mime_type};base64,{block.data}"
-    assert block.url is not None
-    return block.url
-
-
-def _is_data_uri(url: str | None) -> bool:
-    return url is not None and url[:5].lower() == "data:"
 
 
 def _input_message(role: str, blocks: Sequence[ContentBlock]) -> dict[str, Any]:
@@ -300,28 +308,29 @@ def _tool_choice(choice: Any) -> Any:
 # -------------------------------------------------------------------------- response
 
 
-def parse_response(body: Any) -> ChatResult:
-    """The `ChatResult` for a Responses API response body (parsed JSON).
+def parse_response(response: Response) -> ChatResult:
+    """The `ChatResult` of the SDK's `Response` (built from the response, unvalidated).
 
-    Raises `ChatModelError` with ``kind="malformed_response"`` when the body does not
-    have the response shape, and ``kind="response_failed"`` for ``status: failed``.
+    Raises `ChatModelError` with ``kind="malformed_response"`` when it does not have
+    the response shape (the SDK hands a body that is not a JSON object over as it is),
+    and ``kind="response_failed"`` for ``status: failed``.
     """
-    if not isinstance(body, Mapping):
-        raise _malformed(f"the body is a {type(body).__name__}, not an object")
-    output = body.get("output")
+    if not isinstance(response, Response):
+        raise _malformed(f"the body is a {type(response).__name__}, not an object")
+    output = field(response, "output")
     if not isinstance(output, list):
         raise _malformed("'output' is missing or not a list")
-    status = body.get("status")
+    status = field(response, "status")
     if status == "failed":
-        raise _failed(body.get("error"))
+        raise _failed(field(response, "error"))
 
     blocks: list[ContentBlock] = []
     refusals: list[str] = []
     unknown: list[Mapping[str, Any]] = []
     for item in output:
-        if not isinstance(item, Mapping):
+        if not is_object(item):
             raise _malformed("an output item is not an object")
-        kind = item.get("type")
+        kind = field(item, "type")
         if kind == "message":
             blocks.extend(_message_blocks(item, refusals, unknown))
         elif kind == "function_call":
@@ -329,22 +338,25 @@ def parse_response(body: Any) -> ChatResult:
         elif kind == "reasoning":
             blocks.append(_reasoning_block(item))
         else:
-            unknown.append(item)
+            unknown.append(as_json(item))
 
-    finish_reason, raw_reason = _finish_reason(body, blocks, refusals)
+    finish_reason, raw_reason = _finish_reason(response, blocks, refusals)
     metadata: dict[str, Any] = {"raw_finish_reason": raw_reason, "status": status}
     if refusals:
         metadata["refusal"] = "".join(refusals)
-    for key in ("service_tier", "created_at"):
-        if body.get(key) is not None:
-            metadata[key] = body[key]
+    service_tier = field(response, "service_tier")
+    if service_tier is not None:
+        metadata["service_tier"] = service_tier
+    created_at = field(response, "created_at")
+    if created_at is not None:
+        metadata["created_at"] = _as_sent(created_at)
 
     try:
         result = ChatResult(
             message=ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks),
-            model=_optional_str(body, "model"),
-            response_id=_optional_str(body, "id"),
-            usage=_usage(body.get("usage")),
+            model=str_field(response, "model"),
+            response_id=str_field(response, "id"),
+            usage=usage_from_response(field(response, "usage"), USAGE_FIELDS),
             finish_reason=finish_reason,
             metadata=metadata,
         )
@@ -354,63 +366,64 @@ def parse_response(body: Any) -> ChatResult:
 
 
 def _message_blocks(
-    item: Mapping[str, Any], refusals: list[str], unknown: list[Mapping[str, Any]]
+    item: object, refusals: list[str], unknown: list[Mapping[str, Any]]
 ) -> list[ContentBlock]:
-    content = item.get("content")
+    content = field(item, "content")
     if not isinstance(content, list):
         raise _malformed("a message item has no content list")
     blocks: list[ContentBlock] = []
     for part in content:
-        if not isinstance(part, Mapping):
+        if not is_object(part):
             raise _malformed("a message content part is not an object")
-        if part.get("type") == "output_text":
+        kind = field(part, "type")
+        if kind == "output_text":
             blocks.append(TextBlock(text=_required_str(part, "text")))
-        elif part.get("type") == "refusal":
+        elif kind == "refusal":
             text = _required_str(part, "refusal")
             refusals.append(text)
             blocks.append(TextBlock(text=text))
         else:
-            unknown.append(part)
+            unknown.append(as_json(part))
     return blocks
 
 
-def _tool_call_block(item: Mapping[str, Any]) -> ToolCallBlock:
+def _tool_call_block(item: object) -> ToolCallBlock:
     name = _required_str(item, "name")
-    call_id = item.get("call_id")
-    if not isinstance(call_id, str) or not call_id:
-        call_id = "call_" + uuid.uuid4().hex
-    return ToolCallBlock(id=call_id, name=name, input=parse_tool_arguments(item.get("arguments")))
+    return ToolCallBlock(
+        id=tool_call_id(field(item, "call_id")),
+        name=name,
+        input=parse_tool_arguments(field(item, "arguments")),
+    )
 
 
-def _reasoning_block(item: Mapping[str, Any]) -> ReasoningBlock:
-    summary = [
-        part["text"]
-        for part in item.get("summary") or []
-        if isinstance(part, Mapping) and isinstance(part.get("text"), str)
-    ]
-    content = [
-        part["text"]
-        for part in item.get("content") or []
-        if isinstance(part, Mapping) and isinstance(part.get("text"), str)
-    ]
-    encrypted = item.get("encrypted_content")
+def _reasoning_block(item: object) -> ReasoningBlock:
+    summary = _texts(field(item, "summary"))
+    content = _texts(field(item, "content"))
+    encrypted = field(item, "encrypted_content")
     return ReasoningBlock(
         text="\n\n".join(content or summary),
         provider=PROVIDER,
-        id=_optional_str(item, "id"),
+        id=str_field(item, "id"),
         summary=summary,
         encrypted_content=encrypted if isinstance(encrypted, str) else None,
     )
 
 
+def _texts(parts: object) -> list[str]:
+    """The ``text`` of each part that has one (reasoning summaries and content)."""
+    if not isinstance(parts, list):
+        return []
+    texts = (field(part, "text") for part in parts)
+    return [text for text in texts if isinstance(text, str)]
+
+
 def _finish_reason(
-    body: Mapping[str, Any], blocks: Sequence[ContentBlock], refusals: Sequence[str]
+    response: object, blocks: Sequence[ContentBlock], refusals: Sequence[str]
 ) -> tuple[str | None, str | None]:
-    status = body.get("status")
+    status = field(response, "status")
     raw: str | None = status if isinstance(status, str) else None
     if status == "incomplete":
-        details = body.get("incomplete_details")
-        reason = details.get("reason") if isinstance(details, Mapping) else None
+        reason = field(field(response, "incomplete_details"), "reason")
         raw = reason if isinstance(reason, str) else "incomplete"
         if refusals:
             return "refusal", raw
@@ -428,59 +441,31 @@ def _finish_reason(
     return raw, raw
 
 
-def _usage(raw: Any) -> Usage:
-    if not isinstance(raw, Mapping):
-        return Usage()
-    input_details = raw.get("input_tokens_details")
-    output_details = raw.get("output_tokens_details")
-    return Usage(
-        input_tokens=_optional_int(raw, "input_tokens"),
-        output_tokens=_optional_int(raw, "output_tokens"),
-        total_tokens=_optional_int(raw, "total_tokens"),
-        cache_read_tokens=_optional_int(input_details, "cached_tokens"),
-        cache_write_tokens=_optional_int(input_details, "cache_write_tokens"),
-        reasoning_tokens=_optional_int(output_details, "reasoning_tokens"),
-    )
-
-
-def _optional_int(raw: Any, key: str) -> int | None:
-    if not isinstance(raw, Mapping):
-        return None
-    value = raw.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _malformed(f"usage field {key!r} is not an integer")
+def _as_sent(value: object) -> object:
+    """A number as the server sent it: the SDK declares ``created_at`` a float, and
+    turns the integer the API sends into one."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
     return value
 
 
-def _optional_str(raw: Mapping[str, Any], key: str) -> str | None:
-    value = raw.get(key)
-    return value if isinstance(value, str) else None
-
-
-def _required_str(raw: Mapping[str, Any], key: str) -> str:
-    value = raw.get(key)
-    if not isinstance(value, str):
+def _required_str(value: object, key: str) -> str:
+    text = field(value, key)
+    if not isinstance(text, str):
         raise _malformed(f"field {key!r} is missing or not a string")
-    return value
+    return text
 
 
 def _malformed(detail: str) -> ChatModelError:
-    return ChatModelError(
-        redact(f"{PROVIDER} sent a malformed response: {detail}"),
-        retryable=False,
-        provider=PROVIDER,
-        kind="malformed_response",
-    )
+    return malformed_response(PROVIDER, detail)
 
 
 _RETRYABLE_FAILURE_CODES = frozenset({"server_error", "rate_limit_exceeded"})
 
 
-def _failed(error: Any) -> ChatModelError:
-    code = error.get("code") if isinstance(error, Mapping) else None
-    message = error.get("message") if isinstance(error, Mapping) else None
+def _failed(error: object) -> ChatModelError:
+    code = field(error, "code")
+    message = field(error, "message")
     text = f"{PROVIDER} response failed: {message or 'no error message'}"
     return ChatModelError(
         redact(text + (f" ({code})" if code else "")),

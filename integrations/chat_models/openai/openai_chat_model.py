@@ -2,47 +2,39 @@
 
 Also for OpenAI-compatible servers (vLLM, Ollama, llama.cpp...): point ``base_url``
 at the server. The wire mapping lives in `_chat_completions_api`; this module only
-sends the request through the official async SDK and parses the raw JSON answer.
+sends the request through the official async SDK and parses its typed answer.
 """
 
 from __future__ import annotations
 
-import inspect
-import json
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-import openai
 from openai.resources.chat.completions import AsyncCompletions
 
 from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.message import ChatMessage
-from flink_agents.api.tools.tool import as_tool_metadata
+from flink_agents.integrations.chat_models._sdk_arguments import sdk_arguments
 from flink_agents.integrations.chat_models.openai._chat_completions_api import (
     PROVIDER,
     MaxTokensParam,
     ToolMedia,
-    build_chat_completions_request,
-    parse_chat_completion,
+    build_request,
+    parse_response,
 )
-from flink_agents.integrations.chat_models.openai._client import _OpenAIConnectionBase
+from flink_agents.integrations.chat_models.openai._connection import OpenAIConnection
 
 __all__ = ["OpenAIChatModelConnection", "OpenAIChatModelSetup"]
 
-# Body fields the SDK's ``create`` takes as keyword arguments; any other field of the
-# request (server-specific options) is sent through ``extra_body``, unchanged.
-_SDK_BODY_FIELDS: frozenset[str] = frozenset(
-    inspect.signature(AsyncCompletions.create).parameters
-) - {"self", "extra_headers", "extra_query", "extra_body", "timeout"}
 
-
-class OpenAIChatModelConnection(_OpenAIConnectionBase):
+class OpenAIChatModelConnection(OpenAIConnection):
     """A connection to the Chat Completions API (``POST {base_url}/chat/completions``).
 
     Settings (``api_key``, ``base_url``, ``timeout``, ``max_retries`` = 0 by default,
-    ``default_headers``) come from the shared OpenAI base. For a compatible server
-    that needs no key, pass any non-empty ``api_key`` (the SDK requires one).
+    ``default_headers``, ``organization``, ``http_client``) come from the shared base.
+    For a compatible server that needs no key, pass any non-empty ``api_key`` (the SDK
+    requires one).
     """
 
     provider_name: ClassVar[str] = PROVIDER
@@ -60,19 +52,10 @@ class OpenAIChatModelConnection(_OpenAIConnectionBase):
         other request field. Unsupported blocks raise `UnsupportedContentBlockError`
         before anything is sent; provider failures raise `ChatModelError`.
         """
-        metadata = [as_tool_metadata(tool) for tool in tools or ()]
-        request = build_chat_completions_request(messages, metadata, **params)
-        kwargs: dict[str, Any] = {k: v for k, v in request.items() if k in _SDK_BODY_FIELDS}
-        extra = {k: v for k, v in request.items() if k not in _SDK_BODY_FIELDS}
-        if extra:
-            kwargs["extra_body"] = extra
-
-        async def send(client: openai.AsyncOpenAI) -> Any:
-            raw = await client.chat.completions.with_raw_response.create(**kwargs)
-            return json.loads(raw.text)
-
-        body = await self._call(send)
-        return parse_chat_completion(body)
+        request = build_request(messages, tools, **params)
+        arguments = sdk_arguments(request, AsyncCompletions.create)
+        completion = await self._send(lambda client: client.chat.completions.create(**arguments))
+        return parse_response(completion)
 
 
 class OpenAIChatModelSetup(BaseChatModelSetup):

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import inspect
-import json
 from collections.abc import Sequence
-from functools import cache
 from typing import Any, ClassVar, Literal
 
-import openai
 from openai.resources.responses import AsyncResponses
 from pydantic import Field
 
 from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.message import ChatMessage
-from flink_agents.integrations.chat_models.openai._client import _OpenAIConnectionBase
+from flink_agents.integrations.chat_models._sdk_arguments import sdk_arguments
+from flink_agents.integrations.chat_models.openai._connection import OpenAIConnection
 from flink_agents.integrations.chat_models.openai._responses_api import (
     PROVIDER,
     build_request,
@@ -29,16 +26,14 @@ DEFAULT_MODEL = "gpt-6-luna"
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 ReasoningSummary = Literal["auto", "concise", "detailed"]
 
-# Arguments of ``responses.create`` that are client options, not body fields.
-_CLIENT_OPTIONS = frozenset({"extra_headers", "extra_query", "extra_body", "timeout"})
 
-
-class OpenAIResponsesChatModelConnection(_OpenAIConnectionBase):
+class OpenAIResponsesChatModelConnection(OpenAIConnection):
     """A connection to the OpenAI Responses API through the official async SDK.
 
-    ``api_key`` defaults to ``OPENAI_API_KEY``; ``max_retries`` is 0 because the
-    built-in chat action retries (it reads `ChatModelError.retryable`). Unsupported
-    blocks raise `UnsupportedContentBlockError` before anything is sent.
+    Settings (``api_key``, else ``OPENAI_API_KEY``; ``base_url``; ``timeout``;
+    ``max_retries`` = 0; ``default_headers``; ``organization``; ``http_client``) come
+    from the shared base. Unsupported blocks raise `UnsupportedContentBlockError`
+    before anything is sent.
     """
 
     provider_name: ClassVar[str] = PROVIDER
@@ -50,17 +45,9 @@ class OpenAIResponsesChatModelConnection(_OpenAIConnectionBase):
         **params: Any,
     ) -> ChatResult:
         """Send the conversation to ``POST /responses`` and return the answer."""
-        request = build_request(messages, tools, params)
-        arguments, extra_body = _split_body(request)
-
-        async def send(client: openai.AsyncOpenAI) -> Any:
-            raw = await client.responses.with_raw_response.create(
-                **arguments, extra_body=extra_body or None
-            )
-            return json.loads(raw.text)
-
-        body = await self._call(send)
-        return parse_response(body)
+        arguments = sdk_arguments(build_request(messages, tools, **params), AsyncResponses.create)
+        response = await self._send(lambda client: client.responses.create(**arguments))
+        return parse_response(response)
 
 
 class OpenAIResponsesChatModelSetup(BaseChatModelSetup):
@@ -104,17 +91,3 @@ class OpenAIResponsesChatModelSetup(BaseChatModelSetup):
         if self.encrypted_reasoning:
             kwargs["encrypted_reasoning"] = True
         return kwargs
-
-
-@cache
-def _create_arguments() -> frozenset[str]:
-    signature = inspect.signature(AsyncResponses.create)
-    return frozenset(signature.parameters) - _CLIENT_OPTIONS - {"self"}
-
-
-def _split_body(request: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Body fields the SDK's ``create`` names as arguments, and the rest (sent as extra body)."""
-    known = _create_arguments()
-    arguments = {k: v for k, v in request.items() if k in known}
-    extra = {k: v for k, v in request.items() if k not in known}
-    return arguments, extra

@@ -424,9 +424,9 @@ async def test_client_is_created_once_and_reused(
 ) -> None:
     server.enqueue(_response(), _response())
     await connection.achat([ChatMessage.user("a")], model=MODEL)
-    client = connection._client
+    client = connection._sdk_client()
     await connection.achat([ChatMessage.user("b")], model=MODEL)
-    assert client is not None and connection._client is client
+    assert connection._sdk_client() is client
     assert client.max_retries == 0
 
 

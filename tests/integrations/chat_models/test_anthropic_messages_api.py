@@ -1,4 +1,6 @@
-"""Pure conversions of the Anthropic adapter: options, and recorded responses -> ChatResult."""
+"""Pure conversions of the Anthropic adapter: options, and recorded responses -> ChatResult.
+
+Responses are parsed as the SDK hands them over (`sdk_responses.anthropic_message`)."""
 
 from __future__ import annotations
 
@@ -16,12 +18,19 @@ from flink_agents.api import (
     ToolMetadata,
     Usage,
 )
+from flink_agents.api.chat_result import ChatResult
 from flink_agents.integrations.chat_models.anthropic._messages_api import (
-    build_messages_request,
-    parse_messages_response,
+    build_request,
+    parse_response,
 )
+from tests.integrations.chat_models.sdk_responses import anthropic_message
 
 HELLO = [ChatMessage.user("hello")]
+
+
+def parse(body: Any) -> ChatResult:
+    """`parse_response` of what the SDK makes of ``body``."""
+    return parse_response(anthropic_message(body))
 
 
 def _response(**overrides: Any) -> dict[str, Any]:
@@ -44,13 +53,13 @@ def _response(**overrides: Any) -> dict[str, Any]:
 
 def test_model_is_required() -> None:
     with pytest.raises(ValueError, match="needs a model name"):
-        build_messages_request(HELLO)
+        build_request(HELLO)
     with pytest.raises(ValueError, match="needs a model name"):
-        build_messages_request(HELLO, model="")
+        build_request(HELLO, model="")
 
 
 def test_minimal_request_defaults_max_tokens() -> None:
-    assert build_messages_request(HELLO, model="m") == {
+    assert build_request(HELLO, model="m") == {
         "model": "m",
         "max_tokens": 1024,
         "messages": [{"role": "user", "content": [{"type": "text", "text": "hello"}]}],
@@ -71,14 +80,14 @@ def test_minimal_request_defaults_max_tokens() -> None:
     ],
 )
 def test_tool_choice(choice: Any, wire: dict[str, Any]) -> None:
-    request = build_messages_request(HELLO, model="m", tool_choice=choice)
+    request = build_request(HELLO, model="m", tool_choice=choice)
     assert request["tool_choice"] == wire
 
 
 @pytest.mark.parametrize("bad", ["", 3, ["auto"]])
 def test_bad_tool_choice_raises(bad: Any) -> None:
     with pytest.raises(ValueError, match="tool_choice"):
-        build_messages_request(HELLO, model="m", tool_choice=bad)
+        build_request(HELLO, model="m", tool_choice=bad)
 
 
 @pytest.mark.parametrize(
@@ -93,19 +102,17 @@ def test_bad_tool_choice_raises(bad: Any) -> None:
 )
 def test_bad_options_raise(params: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        build_messages_request(HELLO, model="m", **params)
+        build_request(HELLO, model="m", **params)
 
 
 def test_a_passthrough_field_the_adapter_sets_raises() -> None:
     messages = [ChatMessage.system("be brief"), *HELLO]
     with pytest.raises(ValueError, match="'system' conflicts"):
-        build_messages_request(messages, model="m", system="be long")
+        build_request(messages, model="m", system="be long")
 
 
 def test_none_options_are_left_out_and_stop_sequence_string_becomes_a_list() -> None:
-    request = build_messages_request(
-        HELLO, model="m", temperature=None, top_k=None, stop_sequences="END"
-    )
+    request = build_request(HELLO, model="m", temperature=None, top_k=None, stop_sequences="END")
     assert request == {
         "model": "m",
         "max_tokens": 1024,
@@ -120,7 +127,7 @@ def test_tools_from_metadata() -> None:
         description="Weather for a city",
         args_schema={"type": "object", "properties": {"city": {"type": "string"}}},
     )
-    assert build_messages_request(HELLO, [tool], model="m")["tools"] == [
+    assert build_request(HELLO, [tool], model="m")["tools"] == [
         {
             "name": "get_weather",
             "description": "Weather for a city",
@@ -137,14 +144,14 @@ def test_empty_texts_are_not_sent() -> None:
             [TextBlock(text="")], tool_calls=[ToolCallBlock(id="t1", name="f", input={"a": 1})]
         ),
     ]
-    assert build_messages_request(messages, model="m")["messages"] == [
+    assert build_request(messages, model="m")["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "hi"}]},
         {
             "role": "assistant",
             "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {"a": 1}}],
         },
     ]
-    assert "system" not in build_messages_request(messages, model="m")
+    assert "system" not in build_request(messages, model="m")
 
 
 def test_anthropic_thinking_without_signature_is_not_replayed() -> None:
@@ -154,7 +161,7 @@ def test_anthropic_thinking_without_signature_is_not_replayed() -> None:
             [ReasoningBlock(text="unsigned", provider="anthropic"), TextBlock(text="a")]
         ),
     ]
-    assert build_messages_request(messages, model="m")["messages"][1] == {
+    assert build_request(messages, model="m")["messages"][1] == {
         "role": "assistant",
         "content": [{"type": "text", "text": "a"}],
     }
@@ -164,7 +171,7 @@ def test_anthropic_thinking_without_signature_is_not_replayed() -> None:
 
 
 def test_text_response() -> None:
-    result = parse_messages_response(_response())
+    result = parse(_response())
     assert result.message == ChatMessage.assistant("Hello!")
     assert result.model == "claude-sonnet-4-5-20250929"
     assert result.response_id == "msg_01ABC"
@@ -190,7 +197,7 @@ def test_tool_use_and_thinking_response() -> None:
         stop_reason="tool_use",
     )
 
-    result = parse_messages_response(body)
+    result = parse(body)
 
     assert result.message.blocks == [
         ReasoningBlock(text="I should check the weather.", signature="sig==", provider="anthropic"),
@@ -205,14 +212,14 @@ def test_tool_use_and_thinking_response() -> None:
 
 def test_tool_use_without_id_gets_a_generated_one() -> None:
     body = _response(content=[{"type": "tool_use", "name": "f", "input": {}}])
-    (call,) = parse_messages_response(body).message.tool_calls
+    (call,) = parse(body).message.tool_calls
     assert re.fullmatch(r"call_[0-9a-f]{32}", call.id)
 
 
 def test_unknown_content_blocks_are_kept_in_metadata() -> None:
     server_block = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search"}
     body = _response(content=[{"type": "text", "text": "x"}, server_block])
-    result = parse_messages_response(body)
+    result = parse(body)
     assert result.message.blocks == [TextBlock(text="x")]
     assert result.metadata["unknown_blocks"] == [server_block]
 
@@ -234,7 +241,7 @@ def test_tool_use_input_that_is_not_an_object_keeps_the_call(
     block: dict[str, Any] = {"type": "tool_use", "id": "t", "name": "f"}
     if call_input is not None:
         block["input"] = call_input
-    (call,) = parse_messages_response(_response(content=[block])).message.tool_calls
+    (call,) = parse(_response(content=[block])).message.tool_calls
     assert (call.id, call.name, call.input) == ("t", "f", expected)
 
 
@@ -252,13 +259,13 @@ def test_tool_use_input_that_is_not_an_object_keeps_the_call(
     ],
 )
 def test_finish_reasons(raw: str | None, canonical: str | None) -> None:
-    result = parse_messages_response(_response(stop_reason=raw))
+    result = parse(_response(stop_reason=raw))
     assert result.finish_reason == canonical
     assert result.metadata["raw_finish_reason"] == raw
 
 
 def test_stop_sequence_and_details_are_kept() -> None:
-    result = parse_messages_response(
+    result = parse(
         _response(
             stop_reason="stop_sequence",
             stop_sequence="END",
@@ -319,13 +326,13 @@ def test_stop_sequence_and_details_are_kept() -> None:
     ],
 )
 def test_usage(usage: Any, expected: Usage) -> None:
-    assert parse_messages_response(_response(usage=usage)).usage == expected
+    assert parse(_response(usage=usage)).usage == expected
 
 
 def test_usage_absent_is_unknown() -> None:
     body = _response()
     del body["usage"]
-    usage = parse_messages_response(body).usage
+    usage = parse(body).usage
     assert usage == Usage()
     assert usage.is_unknown
 
@@ -355,7 +362,7 @@ def test_usage_absent_is_unknown() -> None:
 )
 def test_malformed_responses(body: Any) -> None:
     with pytest.raises(ChatModelError) as caught:
-        parse_messages_response(body)
+        parse(body)
     assert caught.value.kind == "malformed_response"
     assert caught.value.retryable is False
     assert caught.value.provider == "anthropic"
@@ -363,6 +370,6 @@ def test_malformed_responses(body: Any) -> None:
 
 def test_service_tier_is_kept_in_metadata() -> None:
     usage = {"input_tokens": 1, "output_tokens": 1, "service_tier": "priority"}
-    result = parse_messages_response(_response(usage=usage))
+    result = parse(_response(usage=usage))
     assert result.metadata == {"raw_finish_reason": "end_turn", "service_tier": "priority"}
     assert result.usage.total_tokens == 2

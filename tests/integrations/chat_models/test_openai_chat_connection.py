@@ -82,8 +82,7 @@ async def connection(server: FakeProviderServer) -> AsyncIterator[OpenAIChatMode
 
 async def close_client(connection: OpenAIChatModelConnection) -> None:
     """Close the SDK client inside the test's loop (else its pool is closed after the loop)."""
-    if connection._sdk_client is not None:
-        await connection._sdk_client.close()
+    await connection._sdk_client().close()
 
 
 class WeatherTool(BaseTool):
@@ -390,9 +389,9 @@ async def test_client_is_created_once_per_loop(
 ) -> None:
     server.enqueue(TEXT_REPLY, TEXT_REPLY)
     await connection.achat([ChatMessage.user("a")], model="gpt-test")
-    client = connection._sdk_client
+    client = connection._sdk_client()
     await connection.achat([ChatMessage.user("b")], model="gpt-test")
-    assert client is not None and connection._sdk_client is client
+    assert connection._sdk_client() is client
 
 
 # ---------------------------------------------------------------------------- setup

@@ -25,10 +25,10 @@ from flink_agents.integrations.chat_models.openai._chat_completions_api import (
     AUDIO_URL_REASON,
     DOCUMENT_TYPE_REASON,
     DOCUMENT_URL_REASON,
-    REDACTED_REASON,
+    REDACTED_MEDIA_REASON,
     TOOL_MEDIA_ERROR_REASON,
     VIDEO_REASON,
-    build_chat_completions_request,
+    build_request,
 )
 
 PNG_B64 = "iVBORw0KGgo="
@@ -41,7 +41,7 @@ Media = ImageBlock | AudioBlock | VideoBlock | DocumentBlock
 
 def request(messages: list[ChatMessage], **params: Any) -> dict[str, Any]:
     params.setdefault("model", "gpt-test")
-    return build_chat_completions_request(messages, **params)
+    return build_request(messages, **params)
 
 
 def wire_messages(messages: list[ChatMessage], **params: Any) -> list[dict[str, Any]]:
@@ -79,7 +79,7 @@ UNSUPPORTED: list[tuple[str, Media, str]] = [
     ),
 ]
 UNSUPPORTED += [
-    (f"redacted_{block.type}", cast(Media, block.redact()), REDACTED_REASON)
+    (f"redacted_{block.type}", cast(Media, block.redact()), REDACTED_MEDIA_REASON)
     for block in (
         ImageBlock(mime_type="image/png", data=PNG_B64),
         AudioBlock(mime_type="audio/wav", data=WAV_B64),
@@ -472,7 +472,7 @@ def test_tools_and_options() -> None:
         ),
         ToolMetadata(name="now"),
     ]
-    body = build_chat_completions_request(
+    body = build_request(
         [ChatMessage.user("hi")],
         tools,
         model="gpt-test",

@@ -1,4 +1,6 @@
-"""Chat Completions response JSON -> `ChatResult` (pure function, recorded responses)."""
+"""Chat Completions response JSON -> `ChatResult` (pure function, recorded responses).
+
+Responses are parsed as the SDK hands them over (`sdk_responses.chat_completion`)."""
 
 from __future__ import annotations
 
@@ -7,12 +9,17 @@ from typing import Any
 
 import pytest
 
-from flink_agents.api.chat_result import Usage
+from flink_agents.api.chat_result import ChatResult, Usage
 from flink_agents.api.content_blocks import ReasoningBlock, TextBlock, ToolCallBlock
 from flink_agents.api.errors import ChatModelError
-from flink_agents.integrations.chat_models.openai._chat_completions_api import (
-    parse_chat_completion,
-)
+from flink_agents.integrations.chat_models.openai._chat_completions_api import parse_response
+from tests.integrations.chat_models.sdk_responses import chat_completion
+
+
+def parse_chat_completion(body: Any) -> ChatResult:
+    """`parse_response` of what the SDK makes of ``body``."""
+    return parse_response(chat_completion(body))
+
 
 # A response as OpenAI sends it (tool calls, usage with details).
 TOOL_CALL_RESPONSE: dict[str, Any] = {
@@ -280,6 +287,26 @@ def test_usage_details_null() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("usage", "expected"),
+    [
+        pytest.param(5, Usage(), id="not-an-object"),
+        pytest.param({"prompt_tokens": "5"}, Usage(), id="count-a-string"),
+        pytest.param(
+            {"prompt_tokens": 1, "completion_tokens": 2, "prompt_tokens_details": []},
+            Usage(input_tokens=1, output_tokens=2, total_tokens=3),
+            id="details-a-list-total-computed",
+        ),
+    ],
+)
+def test_usage_that_cannot_be_read_is_unknown_not_an_error(usage: Any, expected: Usage) -> None:
+    body = with_message(content="x")
+    body["usage"] = usage
+    result = parse_chat_completion(body)
+    assert result.message.text == "x"
+    assert result.usage == expected
+
+
 # ---------------------------------------------------------------------------- malformed
 
 
@@ -314,12 +341,6 @@ def test_usage_details_null() -> None:
             ]
         },
         {"choices": [{"message": {"content": "x"}, "finish_reason": 1}]},
-        {"choices": [{"message": {"content": "x"}}], "usage": 5},
-        {"choices": [{"message": {"content": "x"}}], "usage": {"prompt_tokens": "5"}},
-        {
-            "choices": [{"message": {"content": "x"}}],
-            "usage": {"prompt_tokens": 1, "prompt_tokens_details": []},
-        },
     ],
 )
 def test_malformed_bodies_raise_chat_model_error(body: Any) -> None:

@@ -616,9 +616,9 @@ def test_api_key_falls_back_to_the_environment(server, monkeypatch) -> None:
 def test_the_sdk_client_is_created_once_and_reused(connection, server) -> None:
     async def two_calls() -> None:
         await connection.achat([ChatMessage.user("a")], model="gpt-test")
-        first = connection._client()
+        first = connection._sdk_client()
         await connection.achat([ChatMessage.user("b")], model="gpt-test")
-        assert connection._client() is first
+        assert connection._sdk_client() is first
 
     asyncio.run(two_calls())
     assert [b["input"][0]["content"][0]["text"] for b in server.bodies] == ["a", "b"]

@@ -13,13 +13,26 @@ import pytest
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.content_blocks import TextBlock
 from flink_agents.integrations.chat_models import _unknown_content
-from flink_agents.integrations.chat_models.anthropic._messages_api import (
-    parse_messages_response,
+from flink_agents.integrations.chat_models.anthropic import _messages_api
+from flink_agents.integrations.chat_models.openai import _chat_completions_api, _responses_api
+from tests.integrations.chat_models.sdk_responses import (
+    anthropic_message,
+    chat_completion,
+    openai_response,
 )
-from flink_agents.integrations.chat_models.openai._chat_completions_api import (
-    parse_chat_completion,
-)
-from flink_agents.integrations.chat_models.openai._responses_api import parse_response
+
+
+def parse_messages_response(body: Any) -> ChatResult:
+    return _messages_api.parse_response(anthropic_message(body))
+
+
+def parse_response(body: Any) -> ChatResult:
+    return _responses_api.parse_response(openai_response(body))
+
+
+def parse_chat_completion(body: Any) -> ChatResult:
+    return _chat_completions_api.parse_response(chat_completion(body))
+
 
 PAYLOAD = base64.b64encode(bytes(range(256)) * 4).decode("ascii")  # 1,368 chars
 REDACTED = f"<base64, {len(PAYLOAD)} chars redacted>"

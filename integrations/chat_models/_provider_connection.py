@@ -1,0 +1,153 @@
+"""`ProviderConnection`: what every provider connection shares.
+
+A connection holds the settings of one provider API (key, base URL, timeout, SDK
+retries, headers, an optional HTTP client) and gets its async SDK client from the
+process's `sdk_clients` cache, keyed by those settings and the running event loop.
+It sends through `_send`, which turns every SDK failure into a `ChatModelError` the
+same way for every adapter (key masked). The adapters subclass it, name their SDK
+client class, and implement ``achat``: build the request (their wire module), send it,
+parse the SDK's typed response.
+
+Pickling: no client travels; a connection unpickled on a Flink worker makes its own
+client on first use. An ``http_client`` instance cannot be pickled (it holds open
+connections), so a connection that travels takes a function that makes one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import Field, field_validator
+
+from flink_agents.api.chat_models.chat_model import BaseChatModelConnection
+from flink_agents.integrations.chat_models._sdk_clients import freeze, sdk_clients
+from flink_agents.integrations.chat_models._sdk_errors import (
+    chat_model_error_from_sdk,
+    malformed_response,
+)
+from flink_agents.integrations.chat_models._secrets import (
+    register_client_secrets,
+    register_provider_secrets,
+)
+
+__all__ = ["HttpClient", "ProviderConnection"]
+
+ClientT = TypeVar("ClientT")
+_T = TypeVar("_T")
+
+HttpClient = Any
+"""An async HTTP client the SDK takes (``httpx2.AsyncClient`` for the ``anthropic`` and
+``openai`` SDKs of 2026; ``openai`` also takes an ``httpx.AsyncClient``)."""
+
+
+class ProviderConnection(BaseChatModelConnection, Generic[ClientT]):
+    """Settings, the shared async SDK client, and error mapping of a provider connection.
+
+    ``max_retries`` defaults to 0: the built-in chat action owns retries (it reads
+    `ChatModelError.retryable` and ``retry_after``), so the SDK does not retry too.
+    """
+
+    provider_name: ClassVar[str]
+    """Put in `ChatModelError.provider` and error messages."""
+    sdk_client_class: ClassVar[Callable[..., Any]]
+    """The SDK's async client class (connections of one class share clients)."""
+    sdk_error: ClassVar[type[Exception]]
+    """The base class of the SDK's exceptions."""
+    sdk_environment: ClassVar[tuple[str, ...]] = ()
+    """Environment variables the SDK client reads when it is made (part of the cache key)."""
+
+    api_key: str | None = Field(default=None, exclude=True, repr=False)
+    """The API key; when None the SDK reads its environment variable. Never dumped or shown."""
+    base_url: str | None = None
+    """The API's base URL; None for the SDK default (or its base URL variable)."""
+    timeout: float = 60.0
+    """Seconds before a request times out."""
+    max_retries: int = 0
+    """Retries inside the SDK (0: the chat action retries instead)."""
+    default_headers: dict[str, str] | None = None
+    """Extra HTTP headers sent with every request."""
+    http_client: HttpClient | Callable[[], HttpClient] | None = Field(
+        default=None, exclude=True, repr=False
+    )
+    """The HTTP client the SDK sends through (proxies, TLS, transports, tests), or a
+    function that makes one. An instance is used as it is, by every client this
+    connection gets, and is yours to close; it must be used on one event loop and does
+    not pickle. A function is called for each new SDK client (one per event loop), and
+    travels to Flink workers with the connection. None: the SDK makes its own."""
+
+    @field_validator("http_client")
+    @classmethod
+    def _check_http_client(cls, value: Any) -> Any:
+        if value is None or callable(value) or _is_http_client(value):
+            return value
+        raise ValueError(
+            "http_client must be an async HTTP client (httpx2.AsyncClient) or a function "
+            f"that returns one, not {type(value).__name__}"
+        )
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Registers the key (and the environment's) with the redactor."""
+        super().model_post_init(context)
+        register_provider_secrets(self.api_key)
+
+    def _client_options(self) -> dict[str, Any]:
+        """Keyword arguments of the SDK client (without ``http_client``)."""
+        return {
+            "api_key": self.api_key,
+            "base_url": self.base_url,
+            "timeout": self.timeout,
+            "max_retries": self.max_retries,
+            "default_headers": self.default_headers,
+        }
+
+    def _sdk_client(self) -> ClientT:
+        """The SDK client for these settings on the running event loop, shared and reused."""
+        options = self._client_options()
+        environment = tuple(os.environ.get(name) for name in self.sdk_environment)
+        key = (self.sdk_client_class, freeze(options), environment, freeze(self.http_client))
+        return sdk_clients.get(key, lambda: self._new_client(options))
+
+    def _new_client(self, options: dict[str, Any]) -> Any:
+        http_client = self.http_client
+        if http_client is not None and not _is_http_client(http_client):
+            http_client = http_client()  # a function that makes the HTTP client
+        client = self.sdk_client_class(**options, http_client=http_client)
+        register_client_secrets(client)  # the key it resolved, maybe from the environment
+        return client
+
+    async def _send(self, call: Callable[[ClientT], Awaitable[_T]]) -> _T:
+        """``await call(client)``, with every SDK failure raised as a `ChatModelError`.
+
+        A body that is not JSON is ``kind="malformed_response"``; every other SDK
+        exception (made while the client is made, too) goes through
+        `chat_model_error_from_sdk`.
+        """
+        client: Any = None
+        try:
+            client = self._sdk_client()
+            return await call(client)
+        except json.JSONDecodeError:
+            raise malformed_response(self.provider_name, "the body is not JSON") from None
+        except self.sdk_error as exc:
+            if client is not None:
+                register_client_secrets(client)  # again: the registry may have been cleared
+            raise chat_model_error_from_sdk(
+                exc, provider=self.provider_name, api_key=self.api_key
+            ) from None
+
+    def __getstate__(self) -> dict[Any, Any]:
+        if _is_http_client(self.http_client):
+            raise TypeError(
+                f"{type(self).__name__}: an http_client instance holds open connections and "
+                "cannot be pickled, so this connection cannot travel to Flink workers; pass "
+                "a function that makes the client instead (http_client=make_client)"
+            )
+        return super().__getstate__()
+
+
+def _is_http_client(value: object) -> bool:
+    """True for an HTTP client instance (it has ``aclose``), not for a function or a class."""
+    return not isinstance(value, type) and callable(getattr(value, "aclose", None))

@@ -1,0 +1,89 @@
+"""The process's SDK clients: one per client settings and event loop, shared.
+
+An async SDK client owns an HTTP connection pool, and a pool belongs to the event
+loop that opened its connections. So a client is cached per (settings, running
+loop): connections with the same settings share one client, and so its pool, on a
+loop; connections whose settings differ in anything (key, URL, timeout, headers, the
+injected HTTP client, the environment the SDK reads) never do. Nothing here travels
+with a pickled connection: a worker makes its own clients on first use. Clients of a
+loop that has closed are forgotten when the next client is made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any, TypeVar
+
+__all__ = ["SdkClientCache", "freeze", "sdk_clients"]
+
+_C = TypeVar("_C")
+
+
+class _Identity:
+    """A key part that compares by identity (an injected HTTP client, a factory)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value  # held, so its id is not reused while the key lives
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Identity) and other.value is self.value
+
+
+def freeze(value: object) -> Hashable:
+    """A hashable stand-in for a settings value: dicts by their sorted items, lists as
+    tuples, and anything else that is not plain data (a client, a function) by identity."""
+    if value is None or isinstance(value, (str, int, float, bool, bytes)):
+        return value
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(key), freeze(item)) for key, item in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(item) for item in value)
+    return _Identity(value)
+
+
+class SdkClientCache:
+    """SDK clients by (settings key, running event loop); thread-safe."""
+
+    def __init__(self) -> None:
+        self._clients: dict[tuple[asyncio.AbstractEventLoop, Hashable], Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, make: Callable[[], _C]) -> _C:
+        """The client for ``key`` on the running loop, made by ``make`` the first time.
+
+        Raises ``RuntimeError`` outside a running loop (the clients are async).
+        """
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            client = self._clients.get((loop, key))
+            if client is None:
+                self._forget_closed_loops()
+                client = make()
+                self._clients[(loop, key)] = client
+            return client
+
+    def forget(self, client: object) -> None:
+        """Drop ``client`` from the cache (after closing it, say)."""
+        with self._lock:
+            for entry, cached in list(self._clients.items()):
+                if cached is client:
+                    del self._clients[entry]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._clients)
+
+    def _forget_closed_loops(self) -> None:
+        for entry in [entry for entry in self._clients if entry[0].is_closed()]:
+            del self._clients[entry]
+
+
+sdk_clients = SdkClientCache()
+"""The cache every provider connection of the process uses."""
