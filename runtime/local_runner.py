@@ -3,8 +3,9 @@
 Inputs go through the same `RunScheduler` as on Flink (`flink_agents.runtime.scheduler`):
 per key strictly in input order, one run at a time; different keys concurrently, at most
 ``max-in-flight-runs`` runs at once. Inputs, runs and per-key state go through the same
-JSON as in Flink's keyed state, at the same points, so a value that would break a Flink
-job breaks a local run too. Sync actions and tools run on threads, so they never stall
+JSON as in Flink's keyed state (inputs when accepted, key state after every run, a run when
+it sends an output before its end), so a value that would break a Flink job breaks a local
+run too. Sync actions and tools run on threads, so they never stall
 other keys.
 
 >>> env = AgentsExecutionEnvironment.get_execution_environment()
@@ -135,6 +136,9 @@ class LocalRunner:
             engine,
             max_in_flight=max_in_flight,
             max_buffered=2 * max_in_flight,
+            # Snapshots of runs in progress are what a checkpoint takes; with no checkpoints
+            # here, a run is written out where Flink must: when it sends an output.
+            snapshot_after_s=float("inf"),
             launch=None,
             on_progress=on_progress,
         )

@@ -25,11 +25,12 @@ the messages themselves: nothing of the request is written to the store or to lo
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from flink_agents.api._class_path import class_path
-from flink_agents.api._values import canonical_json
+from flink_agents.api._values import canonical_value
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.tools.tool import ToolMetadata
 
@@ -57,9 +58,12 @@ def model_request_fingerprint(
         "scheme": FINGERPRINT_SCHEME,
         "model": model,
         "connection": connection,
+        # Already plain JSON (str keys, finite numbers): their canonical form is themselves,
+        # so only the parameters, which may hold anything, take the codec's walk.
         "messages": [m.model_dump(mode="json", exclude={"metadata"}) for m in messages],
         "tools": [t.model_dump(mode="json") for t in tools],
-        "params": dict(params),
+        "params": canonical_value(dict(params), unknown=_type_marker),
     }
-    text = canonical_json(document, unknown=_type_marker)
+    # `flink_agents.api._values.canonical_json`'s text form: sorted keys, compact, ASCII.
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
