@@ -193,7 +193,7 @@ class AgentExecutionOptions:
 
 
 class AgentConfigOptions:
-    """Job-level options: identity and the event log."""
+    """Job-level options: identity, the event log, durable execution and tracing."""
 
     JOB_IDENTIFIER: ConfigOption[str | None] = ConfigOption("job-identifier", str, None)
     BASE_LOG_DIR: ConfigOption[str | None] = ConfigOption(
@@ -271,6 +271,22 @@ class AgentConfigOptions:
         2.0,
         "Seconds a run must have finished before a checkpoint's trigger time to be pruned "
         "(covers clock differences between JobManager and TaskManager hosts).",
+    )
+    TRACING_ENABLED: ConfigOption[bool] = ConfigOption(
+        "tracing.enabled",
+        bool,
+        False,
+        "Emit OpenTelemetry spans (GenAI semantic conventions: invoke_agent per run, one span "
+        "per action, chat per model call, execute_tool per tool call) through the global "
+        "tracer provider; on Flink a worker with no provider sets one up from the OTEL_* "
+        "environment variables (needs the 'tracing' extra).",
+    )
+    TRACING_RECORD_CONTENT: ConfigOption[bool] = ConfigOption(
+        "tracing.record-content",
+        bool,
+        False,
+        "Also record messages and tool arguments and results on the spans (redacted: no "
+        "media data or URLs, base64 payloads or secrets).",
     )
 
 
