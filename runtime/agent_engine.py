@@ -46,6 +46,7 @@ from flink_agents.runtime.tool_threads import ToolThreadPool
 
 if TYPE_CHECKING:
     from flink_agents.runtime.durable.call_log import SupportsDurableExecute
+    from flink_agents.runtime.tracing import RunTracing
 
 __all__ = ["AgentEngine", "Durability"]
 
@@ -88,6 +89,8 @@ class AgentEngine:
         shared_resources: Mapping[ResourceType, Mapping[str, ResourceSpec]] | None = None,
         durability: Durability | None = None,
     ) -> None:
+        self.agent_name: str | None = None if isinstance(agent, AgentPlan) else type(agent).__name__
+        """The agent's class name (None for a plan): ``gen_ai.agent.name`` of its spans."""
         if isinstance(agent, AgentPlan):
             self.plan = agent
         else:
@@ -125,6 +128,19 @@ class AgentEngine:
         self._action_metrics: dict[str, tuple[Counter, Histogram, Counter]] = {}
         self._no_output_counter: Counter | None = None
         self._warned: set[tuple[str, str]] = set()
+        self.tracing: RunTracing | None = self._open_tracing()
+        """The runs' OpenTelemetry spans (`tracing.enabled`), or None (off: nothing of
+        OpenTelemetry is imported)."""
+
+    def _open_tracing(self) -> RunTracing | None:
+        if not self.config.get(AgentConfigOptions.TRACING_ENABLED):
+            return None
+        from flink_agents.runtime.tracing import RunTracing
+
+        return RunTracing(
+            self.agent_name,
+            record_content=self.config.get(AgentConfigOptions.TRACING_RECORD_CONTENT),
+        )
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -136,6 +152,7 @@ class AgentEngine:
             "_action_metrics",
             "_no_output_counter",
             "_warned",
+            "tracing",
         ):
             state.pop(name, None)
         if state.get("_event_log") is not None:
@@ -231,6 +248,7 @@ class AgentEngine:
             tool_threads, self._tool_threads = self._tool_threads, None
             log = self._event_log if self._event_log_ready else None
             durability, self.durability = self.durability, None
+            tracing = self.tracing
         if executor is not None:
             executor.shutdown(wait=False, cancel_futures=True)
         if tool_threads is not None:
@@ -239,6 +257,8 @@ class AgentEngine:
             log.close()
         if durability is not None:
             durability.close()
+        if tracing is not None:
+            tracing.close()
 
     def finish_calls(self) -> int:
         """Stopping: let in-flight model and tool calls finish and be recorded for
@@ -308,6 +328,8 @@ class AgentEngine:
             start=start,
             restored_events=0,
             path=[],
+            trace_parent=None,
+            trace_span=None,
         )
         log = self.event_log
         if log is not None:
@@ -332,7 +354,10 @@ class AgentEngine:
         as it was then (its durable calls replay from the store)."""
         start = self._rewind(run, key_state)
         key_state.next_seq = run.seq
-        return self.start_run(run.key, start.input, key_state)
+        retry = self.start_run(run.key, start.input, key_state)
+        if self.tracing is not None:
+            self.tracing.retried(retry, run)
+        return retry
 
     def refuse_input(self, key: Any, value: Any, error: BaseException) -> FailedInput:
         """The failure record of an input refused before any run started (attempts 0)."""
@@ -362,10 +387,14 @@ class AgentEngine:
         event = run.pending_events[0]
         specs = self.plan.actions_for(event.type)
         restored = run.restored_events
+        tracing = self.tracing
         if restored:
             run.restored_events = restored - 1
             if not specs:
-                raise UnhandledEventError(event.type, run.key, run.seq)
+                error = UnhandledEventError(event.type, run.key, run.seq)
+                if tracing is not None:
+                    tracing.end_run(run, error)
+                raise error
         elif not specs:
             self._warn_once(
                 ("event", event.type),
@@ -380,14 +409,19 @@ class AgentEngine:
             ctx = ActionContext(self, run, key_state, spec, event, run.action_steps + offset)
             started = time.perf_counter()
             try:
-                if spec.is_async:
+                if tracing is not None:  # the same, inside an action span
+                    await tracing.run_action(run, spec, event, ctx, self)
+                elif spec.is_async:
                     await spec.func(event, ctx)  # type: ignore[misc]
                 else:
                     loop = asyncio.get_running_loop()
                     await loop.run_in_executor(self.executor, spec.func, event, ctx)
             except Exception as exc:
                 self._action_finished(run, spec.name, event, started, ctx.sent, log, exc)
-                raise ActionExecutionError(spec.name, event.type, run.key, run.seq, exc) from exc
+                error = ActionExecutionError(spec.name, event.type, run.key, run.seq, exc)
+                if tracing is not None:
+                    tracing.end_run(run, error)
+                raise error from exc
             self._action_finished(run, spec.name, event, started, ctx.sent, log, None)
             run.path.append(spec.name)
             sent.extend(ctx.sent)
@@ -404,8 +438,11 @@ class AgentEngine:
         fields = cast(dict[str, Any], run.__dict__)
         fields["action_steps"] = run.action_steps + len(specs)
         fields["done"] = done = not pending
-        if done and not run.outputs:
-            self._ended_without_output(run)
+        if done:
+            if not run.outputs:
+                self._ended_without_output(run)
+            if tracing is not None:
+                tracing.end_run(run, None)
 
     def _ended_without_output(self, run: RunState) -> None:
         """Count it (metric `runsWithoutOutput`); warn once per action path."""

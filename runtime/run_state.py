@@ -108,6 +108,11 @@ class RunState(BaseModel):
     of the agent now running (set when a run is loaded; not written)."""
     path: list[str] = Field(default_factory=list, exclude=True)
     """The actions this run executed in this process, in order (not written)."""
+    trace_parent: str | None = None
+    """The W3C ``traceparent`` of the run's root span (``tracing.enabled``): a run resumed
+    from this snapshot, or tried again, continues that trace (`flink_agents.runtime.tracing`)."""
+    trace_span: Any = Field(default=None, exclude=True)
+    """The run's open ``invoke_agent`` span in this process, if any (not written)."""
 
     def to_json(self) -> str:
         """The run as JSON."""

@@ -1,0 +1,325 @@
+"""OpenTelemetry traces of agent runs (`flink_agents.runtime.tracing`): spans after the
+GenAI semantic conventions, one trace per input across steps, restores and retries,
+content only on request and sanitized, nothing of OpenTelemetry when tracing is off.
+
+Spans go to the SDK's in-memory exporter behind the global tracer provider (set once for
+this process); global set-ups (`install_sdk_from_env`, the import check) run in fresh
+interpreters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
+
+from flink_agents.api import (
+    Agent,
+    Event,
+    InputEvent,
+    OutputEvent,
+    RunnerContext,
+)
+from flink_agents.runtime.agent_engine import AgentEngine
+from flink_agents.runtime.run_state import RunState
+from flink_agents.runtime.tracing import RunTracing
+from tests.runtime.chat_agents import run_local
+
+ROOT = Path(__file__).resolve().parents[2]
+ON = {"tracing.enabled": True}
+PNG_B64 = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 2).decode()
+SECRET = "sk-test-0123456789abcdefghij"
+
+
+@pytest.fixture(scope="module")
+def _exporter() -> InMemorySpanExporter:
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):
+        provider = TracerProvider()
+        trace.set_tracer_provider(provider)
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return exporter
+
+
+@pytest.fixture
+def spans(_exporter: InMemorySpanExporter) -> Iterator[InMemorySpanExporter]:
+    _exporter.clear()
+    yield _exporter
+    _exporter.clear()
+
+
+def finished(exporter: InMemorySpanExporter) -> list[ReadableSpan]:
+    return list(exporter.get_finished_spans())
+
+
+def named(found: Sequence[ReadableSpan], prefix: str) -> list[ReadableSpan]:
+    return [s for s in found if s.name.startswith(prefix)]
+
+
+def attrs(span: ReadableSpan) -> dict[str, Any]:
+    return dict(span.attributes or {})
+
+
+def parent_id(span: ReadableSpan) -> int | None:
+    return span.parent.span_id if span.parent is not None else None
+
+
+def span_id(span: ReadableSpan) -> int:
+    assert span.context is not None
+    return span.context.span_id
+
+
+def trace_id(span: ReadableSpan) -> int:
+    assert span.context is not None
+    return span.context.trace_id
+
+
+# ---------------------------------------------------------------------------- agents
+
+
+class TwoStepAgent(Agent):
+    """`first` (async) sends an event `second` (sync) answers; `second` fails while the
+    input says so, and opens a span of its own (it must nest under its action span)."""
+
+    def __init__(self, failures: int = 0) -> None:
+        super().__init__()
+        self.failures_left = [failures]
+        self.add_action("first", [InputEvent], self._first)
+        self.add_action("second", ["t_second"], self._second)
+
+    @staticmethod
+    async def _first(event: Event, ctx: RunnerContext) -> None:
+        ctx.send_event(Event("t_second", {"value": event.attributes["input"]}))
+
+    def _second(self, event: Event, ctx: RunnerContext) -> None:
+        with trace.get_tracer("user").start_as_current_span("user work"):
+            pass
+        if self.failures_left[0] > 0:
+            self.failures_left[0] -= 1
+            raise RuntimeError(f"boom with api_key={SECRET}")
+        ctx.send_event(OutputEvent(output=f"done {event.attributes['value']}"))
+
+
+def run_engine(engine: AgentEngine, key: Any, value: Any) -> RunState:
+    key_state = engine.new_key_state()
+    run = engine.start_run(key, value, key_state)
+    asyncio.run(engine.run(run, key_state))
+    return run
+
+
+# ---------------------------------------------------------------------------- runs
+
+
+def test_each_input_is_one_trace_with_its_run_and_action_spans(
+    spans: InMemorySpanExporter,
+) -> None:
+    outputs, _ = run_local(TwoStepAgent(), [{"key": "a", "value": 1}, {"key": 7, "value": 2}], ON)
+    assert sorted(o.value for o in outputs) == ["done 1", "done 2"]
+
+    found = finished(spans)
+    roots = named(found, "invoke_agent")
+    assert len(roots) == 2
+    by_key = {attrs(r)["flink_agents.key"]: r for r in roots}
+    assert set(by_key) == {"a", "7"}  # a string key as it is, another as its JSON text
+    for key, root in by_key.items():
+        assert root.name == "invoke_agent TwoStepAgent"
+        assert root.kind is SpanKind.INTERNAL
+        assert root.parent is None
+        assert attrs(root) == {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": "TwoStepAgent",
+            "flink_agents.key": key,
+            "flink_agents.seq": 0,
+            "flink_agents.outputs": 1,
+        }
+        assert root.status.status_code is StatusCode.UNSET
+        in_trace = [s for s in found if trace_id(s) == trace_id(root)]
+        actions = named(in_trace, "action ")
+        assert [a.name for a in sorted(actions, key=lambda s: s.start_time or 0)] == [
+            "action first",
+            "action second",
+        ]
+        assert all(parent_id(a) == span_id(root) for a in actions)
+        second = named(actions, "action second")[0]
+        assert attrs(second)["flink_agents.event.type"] == "t_second"
+        assert attrs(second)["flink_agents.action.name"] == "second"
+        # A span the sync action opened on its thread nests under its action span.
+        (user,) = named(in_trace, "user work")
+        assert parent_id(user) == span_id(second)
+        assert len(in_trace) == 4
+    assert trace_id(roots[0]) != trace_id(roots[1])
+
+
+def test_a_failed_run_ends_its_spans_failed_with_the_error_redacted(
+    spans: InMemorySpanExporter,
+) -> None:
+    engine = AgentEngine(TwoStepAgent(failures=1), ON)
+    with pytest.raises(Exception, match="boom"):
+        run_engine(engine, "k", "x")
+    found = finished(spans)
+    (root,) = named(found, "invoke_agent")
+    (action,) = named(found, "action second")
+    for span in (root, action):
+        assert span.status.status_code is StatusCode.ERROR
+        assert SECRET not in (span.status.description or "")
+        assert "boom" in (span.status.description or "")
+    assert attrs(action)["error.type"] == "RuntimeError"
+    assert attrs(root)["error.type"] == "ActionExecutionError"
+    (event,) = [e for e in action.events if e.name == "exception"]
+    event_attrs = dict(event.attributes or {})
+    assert event_attrs["exception.type"] == "builtins.RuntimeError"
+    assert "boom" in str(event_attrs["exception.message"])
+    for value in event_attrs.values():
+        assert SECRET not in str(value)
+    engine.close()
+
+
+def test_a_resumed_run_continues_its_trace_under_the_saved_root(
+    spans: InMemorySpanExporter,
+) -> None:
+    # The first process: one step, then its snapshot (what a checkpoint keeps).
+    first = AgentEngine(TwoStepAgent(), ON)
+    key_state = first.new_key_state()
+    run = first.start_run("k", "x", key_state)
+    asyncio.run(first.step(run, key_state))
+    snapshot = first.dump_run(run)
+    saved = json.loads(snapshot)["trace_parent"]
+    assert isinstance(saved, str)
+    first.close()  # a stop with savepoint: the open root ends as suspended
+    (root,) = named(finished(spans), "invoke_agent")
+    assert attrs(root)["flink_agents.run.suspended"] is True
+    assert saved.startswith(f"00-{trace_id(root):032x}-{span_id(root):016x}-")
+
+    # Another process restores the snapshot and finishes the run.
+    second = AgentEngine(TwoStepAgent(), ON)
+    restored = second.load_run(snapshot)
+    assert asyncio.run(second.run(restored, second.load_key_state(key_state.to_json()))) == [
+        "done x"
+    ]
+    found = finished(spans)
+    assert {trace_id(s) for s in found} == {trace_id(root)}  # one trace
+    resumed = [s for s in named(found, "invoke_agent") if s is not root and s.name == root.name]
+    (resumed_root,) = [s for s in resumed if attrs(s).get("flink_agents.resumed")]
+    assert parent_id(resumed_root) == span_id(root)
+    assert attrs(resumed_root)["flink_agents.seq"] == 0
+    (second_action,) = named(found, "action second")
+    assert parent_id(second_action) == span_id(resumed_root)
+    # The resumed run keeps pointing at the first root (a later restore goes there too).
+    assert restored.trace_parent == saved
+    second.close()
+
+
+def test_a_run_tried_again_continues_the_trace_of_the_failed_attempt(
+    spans: InMemorySpanExporter,
+) -> None:
+    config = {**ON, "input-failure.policy": "skip", "input-failure.retries": 1}
+    outputs, _ = run_local(TwoStepAgent(failures=1), [{"key": "k", "value": "v"}], config)
+    assert [o.value for o in outputs] == ["done v"]
+    roots = sorted(named(finished(spans), "invoke_agent"), key=lambda s: s.start_time or 0)
+    assert len(roots) == 2
+    failed, retry = roots
+    assert failed.status.status_code is StatusCode.ERROR
+    assert attrs(retry)["flink_agents.retry"] is True
+    assert trace_id(retry) == trace_id(failed)
+    assert parent_id(retry) == span_id(failed)
+    assert retry.status.status_code is StatusCode.UNSET
+
+
+def test_a_snapshot_written_without_tracing_starts_a_trace_when_restored(
+    spans: InMemorySpanExporter,
+) -> None:
+    off = AgentEngine(TwoStepAgent())
+    assert off.tracing is None
+    key_state = off.new_key_state()
+    run = off.start_run("k", "x", key_state)
+    asyncio.run(off.step(run, key_state))
+    snapshot = off.dump_run(run)
+    assert json.loads(snapshot)["trace_parent"] is None
+    assert finished(spans) == []
+
+    on = AgentEngine(TwoStepAgent(), ON)
+    restored = on.load_run(snapshot)
+    asyncio.run(on.run(restored, key_state))
+    (root,) = named(finished(spans), "invoke_agent")
+    assert root.parent is None
+    assert "flink_agents.resumed" not in attrs(root)
+
+
+def test_a_garbled_saved_context_starts_a_new_trace(spans: InMemorySpanExporter) -> None:
+    engine = AgentEngine(TwoStepAgent(), ON)
+    key_state = engine.new_key_state()
+    run = engine.start_run("k", "x", key_state)
+    run.trace_parent = "00-not-a-trace-01"
+    asyncio.run(engine.run(run, key_state))
+    (root,) = named(finished(spans), "invoke_agent")
+    assert root.parent is None
+    assert run.trace_parent is not None
+    assert run.trace_parent.startswith(f"00-{trace_id(root):032x}-{span_id(root):016x}-")
+
+
+def test_the_engine_pickles_and_opens_its_tracing_where_unpickled(
+    spans: InMemorySpanExporter,
+) -> None:
+    import cloudpickle
+
+    engine = cloudpickle.loads(cloudpickle.dumps(AgentEngine(TwoStepAgent(), ON)))
+    assert isinstance(engine.tracing, RunTracing)
+    run_engine(engine, "k", "x")
+    assert len(named(finished(spans), "invoke_agent")) == 1
+
+
+# ---------------------------------------------------------------------------- off
+
+
+def _python(code: str, env: dict[str, str] | None = None) -> str:
+    import os
+
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_with_tracing_off_opentelemetry_is_not_even_imported() -> None:
+    out = _python(
+        """
+        import asyncio, sys
+        from flink_agents.api import Agent, InputEvent, OutputEvent
+        from flink_agents.runtime.local_runner import LocalRunner
+
+        def loaded():
+            return sorted(m for m in sys.modules if m.split(".")[0] == "opentelemetry")
+
+        async def answer(event, ctx):
+            ctx.send_event(OutputEvent(output=f"done {event.attributes['input']}"))
+
+        agent = Agent().add_action("answer", InputEvent, answer)
+        runner = LocalRunner(agent, {})
+        print(asyncio.run(runner.run([{"key": "k", "value": 1}]))[0].value, loaded())
+        runner.close()
+        runner = LocalRunner(agent, {"tracing.enabled": True})
+        asyncio.run(runner.run([{"key": "k", "value": 1}]))
+        print("on", "opentelemetry.trace" in loaded())
+        """
+    )
+    assert out.splitlines() == ["done 1 []", "on True"]
