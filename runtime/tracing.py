@@ -589,27 +589,29 @@ def install_sdk_from_env() -> bool:
     with _install_lock:
         if _installed:
             return False
-        _installed = True
         if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+            _installed = True
             return False
         if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+            _installed = True
             return False  # the application set its own
         try:
             from opentelemetry.sdk.resources import Resource
             from opentelemetry.sdk.trace import TracerProvider
             from opentelemetry.sdk.trace.export import BatchSpanProcessor
         except ImportError as exc:
-            _installed = False
             raise ImportError(
                 "tracing.enabled: the OpenTelemetry SDK is not installed in this Python "
                 "environment (pip install 'pyflink-agents[tracing]'), and no tracer "
                 "provider is set"
             ) from exc
+        # A mistake raises here, before anything is set: the next engine raises it again.
         exporters = [_exporter(name) for name in _exporter_names()]
         provider = TracerProvider(resource=Resource.create(_resource_attributes()))
         for exporter in exporters:
             provider.add_span_processor(BatchSpanProcessor(exporter))
         trace.set_tracer_provider(provider)
+        _installed = True
         return True
 
 

@@ -285,7 +285,9 @@ def test_the_engine_pickles_and_opens_its_tracing_where_unpickled(
 # ---------------------------------------------------------------------------- off
 
 
-def _python(code: str, env: dict[str, str] | None = None) -> str:
+def _python(code: str, env: dict[str, str] | None = None, *, replace_env: bool = False) -> str:
+    """What ``code`` prints, run in a fresh interpreter (``env`` added to this one's, or
+    instead of it)."""
     import os
 
     result = subprocess.run(
@@ -294,7 +296,7 @@ def _python(code: str, env: dict[str, str] | None = None) -> str:
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, **(env or {})},
+        env=dict(env or {}) if replace_env else {**os.environ, **(env or {})},
     )
     assert result.returncode == 0, result.stderr
     return result.stdout
@@ -323,3 +325,111 @@ def test_with_tracing_off_opentelemetry_is_not_even_imported() -> None:
         """
     )
     assert out.splitlines() == ["done 1 []", "on True"]
+
+
+# ---------------------------------------------------------------------------- the SDK
+
+
+def _clean_env(**values: str) -> dict[str, str]:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env.update(values)
+    return env
+
+
+def test_install_sdk_from_env_exports_over_otlp_http_to_the_configured_endpoint() -> None:
+    from e2e_tests.otlp_receiver import OtlpReceiver
+
+    with OtlpReceiver() as receiver:
+        out = _python(
+            """
+            import asyncio
+            from opentelemetry import trace
+            from flink_agents.api import Agent, InputEvent, OutputEvent
+            from flink_agents.runtime.local_runner import LocalRunner
+            from flink_agents.runtime.tracing import install_sdk_from_env
+
+            async def answer(event, ctx):
+                ctx.send_event(OutputEvent(output=event.attributes["input"]))
+
+            print(install_sdk_from_env(), install_sdk_from_env())
+            provider = trace.get_tracer_provider()
+            runner = LocalRunner(Agent().add_action("answer", InputEvent, answer),
+                                 {"tracing.enabled": True})
+            asyncio.run(runner.run([{"key": "k", "value": 1}]))
+            runner.close()  # flushes the provider
+            print(type(provider).__name__)
+            """,
+            env=_clean_env(OTEL_EXPORTER_OTLP_ENDPOINT=receiver.endpoint),
+            replace_env=True,
+        )
+        assert out.splitlines() == ["True False", "TracerProvider"]
+        found = receiver.wait_for(lambda spans: len(spans) >= 2, timeout_s=30)
+    assert sorted(s["name"] for s in found) == ["action answer", "invoke_agent Agent"]
+    root = next(s for s in found if s["name"] == "invoke_agent Agent")
+    action = next(s for s in found if s["name"] == "action answer")
+    assert action["parent_span_id"] == root["span_id"]
+    assert action["trace_id"] == root["trace_id"]
+    assert root["attributes"]["flink_agents.key"] == "k"
+    assert root["resource"]["service.name"] == "flink-agents"
+    assert root["scope"] == "flink_agents"
+
+
+def test_install_sdk_from_env_keeps_a_set_provider_and_refuses_unknown_exporters() -> None:
+    out = _python(
+        """
+        import os
+        from opentelemetry import trace
+        from flink_agents.runtime.tracing import install_sdk_from_env
+
+        def attempt():
+            try:
+                return install_sdk_from_env()
+            except (ImportError, ValueError) as exc:
+                return f"{type(exc).__name__}: {exc}"
+
+        os.environ["OTEL_TRACES_EXPORTER"] = "bogus"
+        print(attempt())
+        os.environ["OTEL_TRACES_EXPORTER"] = "otlp"
+        os.environ["OTEL_EXPORTER_OTLP_PROTOCOL"] = "http/json"
+        print(attempt())
+        os.environ["OTEL_EXPORTER_OTLP_PROTOCOL"] = "grpc"
+        print(attempt())
+        print(type(trace.get_tracer_provider()).__name__)  # nothing was set
+        os.environ["OTEL_TRACES_EXPORTER"] = "none"
+        os.environ["OTEL_SERVICE_NAME"] = "my-agents"
+        print(attempt(), attempt())
+        provider = trace.get_tracer_provider()
+        print(type(provider).__name__, provider.resource.attributes["service.name"])
+        """,
+        env=_clean_env(),
+        replace_env=True,
+    )
+    lines = out.splitlines()
+    assert lines[0].startswith("ValueError: OTEL_TRACES_EXPORTER names 'bogus'")
+    assert lines[1].startswith("ValueError: OTEL_EXPORTER_OTLP_PROTOCOL 'http/json'")
+    assert lines[2].startswith("ImportError: OTLP over gRPC needs")
+    assert lines[3:] == ["ProxyTracerProvider", "True False", "TracerProvider my-agents"]
+
+
+def test_install_sdk_from_env_leaves_an_application_provider_and_a_disabled_sdk() -> None:
+    out = _python(
+        """
+        import os
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from flink_agents.runtime import tracing
+
+        os.environ["OTEL_SDK_DISABLED"] = "true"
+        print(tracing.install_sdk_from_env(), type(trace.get_tracer_provider()).__name__)
+        tracing._installed = False
+        del os.environ["OTEL_SDK_DISABLED"]
+        mine = TracerProvider()
+        trace.set_tracer_provider(mine)
+        print(tracing.install_sdk_from_env(), trace.get_tracer_provider() is mine)
+        """,
+        env=_clean_env(),
+        replace_env=True,
+    )
+    assert out.splitlines() == ["False ProxyTracerProvider", "False True"]
