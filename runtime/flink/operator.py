@@ -31,6 +31,7 @@ from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor  #
 from flink_agents.runtime.flink.flink_metrics import FlinkMetricsBridge
 from flink_agents.runtime.flink.keyed_runs import END_OF_INPUT_TIMER, KeyedRuns, PollPolicy
 from flink_agents.runtime.flink.loop_thread import LoopThread
+from flink_agents.runtime.flink.pickled_outputs import by_value
 from flink_agents.runtime.flink.session_cluster import warn_if_pemja_per_job
 from flink_agents.runtime.input_failure import FailedInput
 from flink_agents.runtime.metrics import InMemoryMetricGroup
@@ -51,13 +52,14 @@ ERROR_OUTPUT = OutputTag("agent-errors", Types.PICKLED_BYTE_ARRAY())
 """The side output of failure records (`input-failure.policy: skip`)."""
 
 
-def _routed(outputs: list[Any]) -> Iterator[Any]:
-    """Outputs to the main output, failure records to `ERROR_OUTPUT`."""
+def _routed(outputs: list[Any], pickled: bool) -> Iterator[Any]:
+    """Outputs to the main output, failure records to `ERROR_OUTPUT`; values that leave
+    as pickled bytes carry the job script's classes by value (see `pickled_outputs`)."""
     for output in outputs:
         if type(output) is FailedInput:
-            yield ERROR_OUTPUT, output.record
+            yield ERROR_OUTPUT, by_value(output.record)
         else:
-            yield output
+            yield by_value(output) if pickled else output
 
 
 class AgentOperatorOptions(BaseModel):
@@ -209,13 +211,17 @@ _LIVE: dict[tuple[str, int], list[tuple[int, weakref.finalize]]] = {}
 
 
 class KeyedAgentOperator(KeyedProcessFunction):
-    """Runs an agent per key: one run at a time per key, many keys concurrently.
+    """Runs an agent per key: one run at a time per key, many keys concurrently. Its
+    stream is keyed by the agent key's text (`flink_agents.runtime.keys.encode_key`), as
+    `apply` keys it.
 
     After a failure PyFlink calls `close` on neither the failed nor the cancelled instances,
     while a new attempt of the task may open in the same interpreter (thread mode, or the
     local process mode). So an instance stops its runs when one of its callbacks fails or
     when it is garbage collected, and a new instance of the same operator and subtask stops
     whatever an older one left running.
+
+    `pickled_outputs`: the main output's type is `PICKLED_BYTE_ARRAY` (the default).
     """
 
     def __init__(
@@ -223,7 +229,10 @@ class KeyedAgentOperator(KeyedProcessFunction):
         engine_factory: EngineFactory,
         options: AgentOperatorOptions | None = None,
         state_prefix: str = "agent",
+        *,
+        pickled_outputs: bool = True,
     ) -> None:
+        self._pickled_outputs = pickled_outputs
         self._operator_id = uuid.uuid4().hex
         self._slot: tuple[str, int] | None = None
         self._stop: weakref.finalize | None = None
@@ -352,7 +361,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
         except BaseException:
             self._shutdown(finish_calls=False)  # the task fails: stop its runs now
             raise
-        yield from _routed(outputs)
+        yield from _routed(outputs, self._pickled_outputs)
 
     def on_timer(  # pyright: ignore[reportIncompatibleMethodOverride]
         self, timestamp: int, ctx: Any
@@ -372,7 +381,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
         except BaseException:
             self._shutdown(finish_calls=False)  # the task fails: stop its runs now
             raise
-        yield from _routed(outputs)
+        yield from _routed(outputs, self._pickled_outputs)
 
     # ------------------------------------------------------------------ metrics
 

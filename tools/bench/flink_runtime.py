@@ -46,6 +46,7 @@ from flink_agents.runtime.flink import (
 )
 from flink_agents.runtime.flink.operator import KeyedAgentOperator, SubtaskContext
 from flink_agents.runtime.flink.python_workers import ExecutionMode
+from flink_agents.runtime.keys import encode_key
 
 BUFFER_TIMEOUT_MS = 5
 """Network buffers are flushed after this long (Flink's default, 100 ms, would add up to
@@ -244,7 +245,10 @@ def run_operator(records: int, keys: int, mode: ExecutionMode) -> list[dict[str,
     env.set_parallelism(1)
     env.set_buffer_timeout(BUFFER_TIMEOUT_MS)
     FlinkAgentsExecutionEnvironment(env, execution_mode=mode)  # same worker options
-    keyed = source(env, records, keys, 0).key_by(lambda r: r["key"], key_type=Types.STRING())
+    # The operator's keys are the agent keys' text, as `apply` keys them (`encode_key`).
+    keyed = source(env, records, keys, 0).key_by(
+        lambda r: encode_key(r["key"]), key_type=Types.STRING()
+    )
     operator = KeyedAgentOperator(pass_through_engine)
     out: Any = keyed.process(operator, output_type=Types.PICKLED_BYTE_ARRAY()).map(stamp)
     with out.execute_and_collect("bench-operator") as results:
