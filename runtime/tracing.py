@@ -67,15 +67,19 @@ from flink_agents.api.content_blocks import (
     ToolCallBlock,
     ToolResultBlock,
 )
+from flink_agents.api.errors import ChatModelError
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.redaction import redact
+from flink_agents.api.resource import ResourceType
 from flink_agents.api.tool_response import ToolResponse
 from flink_agents.runtime.event_log import sanitize_json
 from flink_agents.runtime.keys import encode_key
 
 if TYPE_CHECKING:
+    from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
     from flink_agents.api.events.chat_event import ChatError
     from flink_agents.api.events.event import Event
+    from flink_agents.api.runner_context import RunnerContext
     from flink_agents.plan.agent_plan import ActionSpec
     from flink_agents.runtime.run_state import RunState
 
@@ -255,31 +259,34 @@ class RunTracing:
     @contextmanager
     def chat(
         self,
-        *,
+        ctx: RunnerContext,
+        setup: BaseChatModelSetup,
         setup_name: str,
-        request_model: str | None,
-        connection: Any,
-        params: Mapping[str, Any],
-        messages: Sequence[ChatMessage],
+        history: Sequence[ChatMessage],
     ) -> Iterator[ChatSpan]:
-        """The ``chat`` span of one model call (its retries included), current while the
-        body runs; the body reports the outcome with `ChatSpan.answered` (a raise from
-        the body, a failed call under ``error-handling-strategy: fail``, marks it failed).
-        """
+        """The ``chat`` span of one model call of setup ``setup_name`` (its retries
+        included), current while the body runs; the body reports the outcome with
+        `ChatSpan.answered` (a raise from the body, a failed call under
+        ``error-handling-strategy: fail``, marks it failed)."""
+        params = setup.model_kwargs
+        request_model = params.get("model") or setup.model
+        connection = _connection(ctx, setup)
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": _provider_name(connection),
             "flink_agents.chat.model_setup": setup_name,
         }
-        if request_model:
+        if isinstance(request_model, str) and request_model:
             attributes["gen_ai.request.model"] = request_model
+        else:
+            request_model = None
         attributes.update(_server_attributes(connection))
         for name, key in _REQUEST_PARAMS.items():
             value = params.get(name)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 attributes[key] = value
         if self.record_content:
-            attributes["gen_ai.input.messages"] = messages_json(messages)
+            attributes["gen_ai.input.messages"] = messages_json(history)
         span = self._tracer.start_span(
             f"chat {request_model}" if request_model else "chat",
             kind=SpanKind.CLIENT,
@@ -404,7 +411,9 @@ def _current(span: Span) -> Iterator[Span]:
 def _record_error(span: Span, error: BaseException) -> None:
     """Status ERROR, ``error.type`` and an ``exception`` event, every text redacted."""
     kind = type(error)
-    span.set_attribute("error.type", kind.__qualname__)
+    # A provider error names its own class of error (``rate_limit``, ``overloaded``...).
+    error_kind = error.kind if isinstance(error, ChatModelError) else None
+    span.set_attribute("error.type", error_kind or kind.__qualname__)
     message = redact(str(error))
     span.set_status(Status(StatusCode.ERROR, f"{kind.__name__}: {message}"))
     stack = "".join(traceback.format_exception(kind, error, error.__traceback__))
@@ -447,6 +456,15 @@ def _parent_context(traceparent: str | None) -> otel_context.Context | None:
     if not span_context.is_valid:
         return None
     return trace.set_span_in_context(NonRecordingSpan(span_context), otel_context.Context())
+
+
+def _connection(ctx: RunnerContext, setup: BaseChatModelSetup) -> Any:
+    """The setup's connection, or None when it cannot be had (the call then fails on
+    its own, with its own error)."""
+    try:
+        return ctx.get_resource(setup.connection, ResourceType.CHAT_MODEL_CONNECTION)
+    except Exception:
+        return None
 
 
 def _provider_name(connection: Any) -> str:
