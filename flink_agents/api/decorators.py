@@ -1,7 +1,7 @@
 """Decorators that declare an agent's actions and resources on its static methods.
 
 >>> class TriageAgent(Agent):
-...     @action(InputEvent)
+...     @action(EventType.InputEvent)  # or InputEvent, or "_input_event"
 ...     @staticmethod
 ...     def start(event: Event, ctx: RunnerContext) -> None: ...
 ...
@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from flink_agents.api.events.event import Event
+from flink_agents.api.events.event_type import event_type_name, trigger_event_types
 from flink_agents.api.resource import ResourceType
 
 __all__ = [
@@ -37,17 +38,6 @@ RESOURCE_MARK = "__flink_agents_resource__"
 F = TypeVar("F")
 
 
-def event_type_name(event_type: type[Event] | str) -> str:
-    """The ``type`` string of an event class (or the string itself)."""
-    if isinstance(event_type, str):
-        if not event_type:
-            raise ValueError("an event type name cannot be empty")
-        return event_type
-    if isinstance(event_type, type) and issubclass(event_type, Event):
-        return event_type.EVENT_TYPE
-    raise TypeError(f"{event_type!r} is neither an Event class nor an event type name")
-
-
 def _function_of(target: Any) -> Callable[..., Any]:
     func = target.__func__ if isinstance(target, (staticmethod, classmethod)) else target
     if not callable(func):
@@ -55,17 +45,25 @@ def _function_of(target: Any) -> Callable[..., Any]:
     return func
 
 
-def action(*event_types: type[Event] | str) -> Callable[[F], F]:
+def action(*event_types: type[Event] | str, target: Any = None) -> Callable[[F], F]:
     """Mark a static method ``(event, ctx) -> None`` (sync or async) as an action.
 
-    It runs for every event whose type is one of ``event_types``.
+    It runs for every event whose type is one of ``event_types``: `EventType` constants,
+    event classes or type strings (`flink_agents.api.events.event_type.event_type_name`
+    says which strings, and why upstream's condition expressions are refused).
+    Upstream's ``target=`` (an action body in another language) is not available here.
     """
-    if not event_types:
-        raise ValueError("@action needs at least one event type")
-    names = [event_type_name(t) for t in event_types]
+    if target is not None:
+        raise ValueError(
+            "@action(target=...) runs an action body in another language (upstream's "
+            "cross-language actions); only Python actions are available here"
+        )
+    names = trigger_event_types(event_types, owner="@action")
 
     def mark(target: F) -> F:
-        setattr(_function_of(target), ACTION_MARK, names)
+        func = _function_of(target)
+        setattr(func, ACTION_MARK, names)
+        setattr(func, "_trigger_conditions", tuple(names))  # upstream's attribute  # noqa: B010
         return target
 
     return mark

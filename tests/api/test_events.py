@@ -218,3 +218,102 @@ def test_non_json_attribute_fails_clearly() -> None:
     event = Event("t", {"value": object()})
     with pytest.raises(TypeError, match="cannot be written to agent state as JSON"):
         event.to_json()
+
+
+# ---------------------------------------------------------------- upstream's Event API
+
+
+class UpstreamStyleEvent(Event):
+    """A custom event written as upstream's docs show it."""
+
+    EVENT_TYPE: ClassVar[str] = "upstream_style"
+
+    def __init__(self, value: str) -> None:
+        super().__init__(type=UpstreamStyleEvent.EVENT_TYPE, attributes={"value": value})
+
+    @classmethod
+    def from_event(cls, event: Event) -> UpstreamStyleEvent:
+        assert "value" in event.attributes
+        return cls(value=event.attributes["value"]).reconstruct_from(event)
+
+    @property
+    def value(self) -> str:
+        return self.get_attr("value")
+
+
+def test_custom_event_keywords_are_attributes_read_as_attributes() -> None:
+    event = Event(type="my_event", field1="test", field2=42)
+    assert event.attributes == {"field1": "test", "field2": 42}
+    assert event.field1 == "test" and event.get_attr("field2") == 42
+    assert event.get_type() == "my_event"
+    event.field2 = 43  # writes the attribute
+    event.set_attr("field3", [1])
+    assert event.attributes == {"field1": "test", "field2": 43, "field3": [1]}
+    assert event.get_attr("missing") is None
+    with pytest.raises(AttributeError, match="missing"):
+        _ = event.missing
+    restored = _round_trip(event)
+    assert restored.field3 == [1] and restored == event
+
+
+def test_unified_event_with_attributes_and_lineage_aliases() -> None:
+    event = Event(
+        type="MyEvent",
+        attributes={"x": 1},
+        upstreamEventId="up-1",
+        upstreamActionName="act",
+    )
+    assert event.attributes == {"x": 1}
+    assert (event.upstream_event_id, event.upstream_action_name) == ("up-1", "act")
+    with pytest.raises(ValueError, match="'x' is given twice"):
+        Event(type="MyEvent", attributes={"x": 1}, x=2)
+
+
+def test_fields_and_properties_win_over_attributes() -> None:
+    event = Event(type="t", attributes={"type": "shadowed", "id": "shadowed"})
+    assert event.type == "t" and event.id != "shadowed"
+    event.upstream_action_name = "a"  # a field, not an attribute
+    assert "upstream_action_name" not in event.attributes
+    assert InputEvent(input=3).input == 3
+
+
+def test_from_event_gives_the_typed_view_with_the_same_identity() -> None:
+    base = Event(
+        type="_chat_response_event",
+        attributes={
+            "request_id": "r1",
+            "response": {"role": "assistant", "blocks": [{"type": "text", "text": "hi"}]},
+        },
+        id="e-7",
+        upstream_event_id="r1",
+        upstream_action_name="chat",
+    )
+    typed = ChatResponseEvent.from_event(base)
+    assert isinstance(typed, ChatResponseEvent)
+    assert typed.response == ChatMessage.assistant("hi")  # validated into the typed model
+    assert (typed.id, typed.upstream_event_id, typed.upstream_action_name) == (
+        "e-7",
+        "r1",
+        "chat",
+    )
+    assert InputEvent.from_event(Event(type="_input_event", attributes={"input": 5})).input == 5
+    assert OutputEvent.from_event(Event(type="_output_event", attributes={"output": 9})).output == 9
+    already = InputEvent(input=1)
+    assert InputEvent.from_event(already) is already
+    assert Event.from_event(already) is already
+    with pytest.raises(ValueError, match="is not a OutputEvent"):
+        OutputEvent.from_event(already)
+
+
+def test_upstream_style_subclass_from_event_and_reconstruct_from() -> None:
+    source = Event(type="upstream_style", attributes={"value": "v"}, id="s-1")
+    source.upstream_action_name = "producer"
+    typed = UpstreamStyleEvent.from_event(source)
+    assert isinstance(typed, UpstreamStyleEvent) and typed.value == "v"
+    assert typed.id == "s-1" and typed.upstream_action_name == "producer"
+    draft = UpstreamStyleEvent("w")
+    copy = draft.reconstruct_from(source)
+    assert copy is not draft and copy.id == "s-1" and draft.id != "s-1"
+    assert draft.upstream_action_name is None
+    restored = _round_trip(typed)
+    assert isinstance(restored, UpstreamStyleEvent) and restored.value == "v"

@@ -4,6 +4,11 @@ An event is a ``type`` string plus ``attributes``. Typed subclasses (`InputEvent
 `ChatRequestEvent`...) give constructors and properties over the attributes and
 declare the attributes' types, so ``Event.from_json(event.to_json())`` returns an
 instance of the same subclass with equal attributes.
+
+As upstream (Apache Flink Agents), a custom event needs no subclass:
+``Event(type="order_checked", order_id=7)`` keeps ``order_id`` in its attributes, and
+``event.order_id`` / ``event.get_attr("order_id")`` read it back. ``MyEvent.from_event(event)``
+gives the typed view of an event of ``MyEvent``'s type.
 """
 
 from __future__ import annotations
@@ -12,13 +17,16 @@ import itertools
 import os
 import threading
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
-from flink_agents.api._trusted import fill_trusted
+from flink_agents.api._trusted import fill_trusted, trusted_instance
 from flink_agents.api._values import AnyValue
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["Event", "InputEvent", "OutputEvent", "event_class_for"]
 
@@ -28,6 +36,12 @@ _ANY_ADAPTER: TypeAdapter[Any] = TypeAdapter(AnyValue)
 
 
 _LINEAGE_FIELDS = frozenset({"id", "upstream_event_id", "upstream_action_name"})
+_FIELDS = frozenset({"type", "attributes", *_LINEAGE_FIELDS})
+_LINEAGE_ALIASES = {
+    "upstreamEventId": "upstream_event_id",
+    "upstreamActionName": "upstream_action_name",
+}
+"""Upstream's cross-language names of the lineage fields, accepted as keywords."""
 
 
 _ID_PREFIX = os.urandom(8).hex()
@@ -46,6 +60,10 @@ class Event(BaseModel):
     ``id`` is unique; the runner sets it (deterministically from the run's position)
     when the event is sent, along with ``upstream_event_id`` (the event that
     triggered the sending action) and ``upstream_action_name``.
+
+    Keywords other than the fields are attributes: ``Event(type="t", n=1)`` is
+    ``Event(type="t", attributes={"n": 1})``, and ``event.n`` reads (``event.n = 2``
+    writes) the attribute when no field or property has that name.
     """
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
@@ -73,6 +91,8 @@ class Event(BaseModel):
         event_type = type or self.EVENT_TYPE
         if not event_type:
             raise ValueError("an Event needs a type")
+        if not data.keys() <= _LINEAGE_FIELDS:
+            data, attributes = self._split_keywords(data, attributes)
         if data.keys() <= _LINEAGE_FIELDS and isinstance(event_type, str):
             # Fast path (events are made on every step): nothing here needs validation
             # beyond what the checks below do.
@@ -94,6 +114,28 @@ class Event(BaseModel):
         super().__init__(type=event_type, attributes=dict(attributes or {}), **data)
 
     @classmethod
+    def _split_keywords(
+        cls, data: dict[str, Any], attributes: Mapping[str, Any] | None
+    ) -> tuple[dict[str, Any], Mapping[str, Any] | None]:
+        """Lineage aliases to their fields; keywords that are no field to attributes."""
+        fields: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        for name, value in data.items():
+            name = _LINEAGE_ALIASES.get(name, name)
+            if name in cls.model_fields:
+                fields[name] = value
+            else:
+                extra[name] = value
+        if not extra:
+            return fields, attributes
+        merged = dict(attributes or {})
+        for name, value in extra.items():
+            if name in merged:
+                raise ValueError(f"event attribute {name!r} is given twice")
+            merged[name] = value
+        return fields, merged
+
+    @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
         if not cls.__dict__.get("EVENT_TYPE"):
@@ -113,9 +155,77 @@ class Event(BaseModel):
             cls._adapters[name] = adapter
         return adapter
 
+    # ------------------------------------------------------------------ upstream's methods
+
+    def get_type(self) -> str:
+        """The event's ``type`` (what actions listen to)."""
+        return self.type
+
     def get_attr(self, name: str, default: Any = None) -> Any:
         """An attribute, or ``default`` when it is absent."""
         return self.attributes.get(name, default)
+
+    def set_attr(self, name: str, value: Any) -> None:
+        """Set an attribute (checked when the event is sent)."""
+        self.attributes[name] = value
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when normal lookup fails: fields, properties and methods win.
+        if name[:1] != "_":
+            attributes = self.__dict__.get("attributes")
+            if attributes is not None and name in attributes:
+                return attributes[name]
+        return super().__getattr__(name)  # type: ignore[misc]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        cls = type(self)
+        if name[:1] == "_" or name in _FIELDS or hasattr(cls, name) or name in cls.model_fields:
+            super().__setattr__(name, value)
+        else:
+            self.attributes[name] = value
+
+    @classmethod
+    def from_event(cls, event: Event) -> Self:
+        """``event`` as an instance of this class: itself when it is one already, else a
+        copy with the same id, lineage and attributes (declared attribute types are
+        validated, so message dicts become `ChatMessage`...). `ValueError` when its type
+        is not this class's."""
+        if isinstance(event, cls):
+            return event
+        if event.type != cls.EVENT_TYPE:
+            raise ValueError(
+                f"a {event.type!r} event is not a {cls.__name__} (type {cls.EVENT_TYPE!r})"
+            )
+        attributes: dict[str, Any] = {}
+        for name, value in event.attributes.items():
+            declared = cls.ATTRIBUTE_TYPES.get(name)
+            if declared is None or declared is AnyValue:
+                attributes[name] = value  # a live value: nothing to decode
+            else:
+                attributes[name] = cls._adapter(name).validate_python(value)
+        return trusted_instance(
+            cls,
+            {
+                "type": event.type,
+                "attributes": attributes,
+                "id": event.id,
+                "upstream_event_id": event.upstream_event_id,
+                "upstream_action_name": event.upstream_action_name,
+            },
+            set(event.model_fields_set),
+        )
+
+    def reconstruct_from(self, source: Event) -> Self:
+        """A copy of this event that is the same occurrence as ``source``: its id and
+        lineage (upstream's helper for typed ``from_event`` implementations)."""
+        return self.model_copy(
+            update={
+                "attributes": dict(self.attributes),
+                "id": source.id,
+                "upstream_event_id": source.upstream_event_id,
+                "upstream_action_name": source.upstream_action_name,
+            }
+        )
 
     # ------------------------------------------------------------------ JSON form
 

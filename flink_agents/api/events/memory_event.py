@@ -1,0 +1,208 @@
+"""Memory observation events: what one action did to memory, as upstream names them.
+
+When an action finishes, the runtime folds the memory writes (and, when asked for, reads)
+of that action into at most one event per memory and operation kind, and sends them with
+the action's own events (see docs/agent-api.md, "Memory events"). Each carries the key's
+text as ``key`` and a flat map from dotted memory path to the JSON form of the value as
+``value`` (the last write or read of a path wins; ``new_object`` shows as ``None``).
+
+The runtime emits the short-term and sensory events. The long-term classes exist so
+upstream code imports, but long-term memory is not available here: they are never sent,
+and an action that listens to them is refused when it is declared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from flink_agents.api._values import canonical_value
+from flink_agents.api.events.event import Event
+
+__all__ = [
+    "LongTermGetEvent",
+    "LongTermSearchEvent",
+    "LongTermUpdateEvent",
+    "MemoryEvent",
+    "SensoryReadEvent",
+    "SensoryWriteEvent",
+    "ShortTermReadEvent",
+    "ShortTermWriteEvent",
+    "observation_attributes",
+]
+
+
+def observation_attributes(key: Any, value: Any) -> dict[str, Any]:
+    """The ``key`` and ``value`` attributes of a memory or run-begin event, checked: the
+    key a string, the value a dict whose values are turned into their JSON form (pydantic
+    models become their ``model_dump(mode="json")``, tuples lists)."""
+    if not isinstance(key, str):
+        raise TypeError(f"a memory event's key must be a string, got {type(key).__name__}")
+    if not isinstance(value, Mapping):
+        raise TypeError(f"a memory event's value must be a dict, got {type(value).__name__}")
+    try:
+        normalized = canonical_value(dict(value))
+    except TypeError as exc:
+        raise ValueError(f"a memory event's value must have a JSON form: {exc}") from None
+    return {"key": key, "value": normalized}
+
+
+class MemoryEvent(Event):
+    """What one action did to one memory, of one kind (a concrete subclass per kind).
+
+    ``MemoryEvent.from_event(event)`` gives the subclass of the event's type.
+    """
+
+    EVENT_TYPE: ClassVar[str] = "_memory_event"
+    """Not an event type of its own: each subclass sets one."""
+
+    def __init__(
+        self, *, key: str | None = None, value: Mapping[str, Any] | None = None, **data: Any
+    ) -> None:
+        if "attributes" in data:
+            super().__init__(**data)
+            return
+        if type(self) is MemoryEvent:
+            raise TypeError("MemoryEvent is abstract: make one of its subclasses")
+        super().__init__(attributes=observation_attributes(key, value or {}), **data)
+
+    @classmethod
+    def is_memory_type(cls, type: str | None) -> bool:
+        """Whether ``type`` is one of the seven memory event types."""
+        return type in _BY_TYPE
+
+    @classmethod
+    def from_event(cls, event: Event) -> Any:
+        """The memory event subclass view of ``event`` (`ValueError` for another type)."""
+        if cls is MemoryEvent:
+            subclass = _BY_TYPE.get(event.type)
+            if subclass is None:
+                raise ValueError(f"{event.type!r} is not a memory event type")
+            return subclass.from_event(event)
+        return super().from_event(event)
+
+    @property
+    def key(self) -> str:
+        """The text of the key whose memory this is."""
+        return self.attributes["key"]
+
+    @property
+    def value(self) -> dict[str, Any]:
+        """Dotted path -> JSON value, the net effect of the action (treat as read-only)."""
+        return self.attributes["value"]
+
+
+class ShortTermWriteEvent(MemoryEvent):
+    """Writes of one action to short-term memory."""
+
+    EVENT_TYPE: ClassVar[str] = "_short_term_write_event"
+
+    # Each subclass declares its constructor: type checkers would otherwise give it
+    # pydantic's field constructor.
+    def __init__(
+        self, *, key: str | None = None, value: Mapping[str, Any] | None = None, **data: Any
+    ) -> None:
+        super().__init__(key=key, value=value, **data)
+
+
+class ShortTermReadEvent(MemoryEvent):
+    """Reads of one action from short-term memory (off unless enabled)."""
+
+    EVENT_TYPE: ClassVar[str] = "_short_term_read_event"
+
+    def __init__(
+        self, *, key: str | None = None, value: Mapping[str, Any] | None = None, **data: Any
+    ) -> None:
+        super().__init__(key=key, value=value, **data)
+
+
+class SensoryWriteEvent(MemoryEvent):
+    """Writes of one action to sensory memory."""
+
+    EVENT_TYPE: ClassVar[str] = "_sensory_write_event"
+
+    def __init__(
+        self, *, key: str | None = None, value: Mapping[str, Any] | None = None, **data: Any
+    ) -> None:
+        super().__init__(key=key, value=value, **data)
+
+
+class SensoryReadEvent(MemoryEvent):
+    """Reads of one action from sensory memory (off unless enabled)."""
+
+    EVENT_TYPE: ClassVar[str] = "_sensory_read_event"
+
+    def __init__(
+        self, *, key: str | None = None, value: Mapping[str, Any] | None = None, **data: Any
+    ) -> None:
+        super().__init__(key=key, value=value, **data)
+
+
+class LongTermUpdateEvent(MemoryEvent):
+    """Long-term memory updates (not available here: never sent)."""
+
+    EVENT_TYPE: ClassVar[str] = "_long_term_update_event"
+
+    def __init__(
+        self,
+        *,
+        key: str | None = None,
+        value: Mapping[str, Any] | None = None,
+        cleared_sets: list[str] | None = None,
+        **data: Any,
+    ) -> None:
+        if "attributes" in data:
+            super().__init__(**data)
+            return
+        if cleared_sets is not None and (
+            not isinstance(cleared_sets, list) or not all(isinstance(s, str) for s in cleared_sets)
+        ):
+            raise TypeError("cleared_sets must be a list of strings")
+        super().__init__(key=key, value=value, **data)
+        self.attributes["cleared_sets"] = list(cleared_sets or [])
+
+    @property
+    def cleared_sets(self) -> list[str]:
+        """Memory sets cleared by the action."""
+        return self.attributes.get("cleared_sets") or []
+
+
+class LongTermGetEvent(MemoryEvent):
+    """Long-term memory reads by id (not available here: never sent)."""
+
+    EVENT_TYPE: ClassVar[str] = "_long_term_get_event"
+
+    def __init__(
+        self, *, key: str | None = None, value: Mapping[str, Any] | None = None, **data: Any
+    ) -> None:
+        super().__init__(key=key, value=value, **data)
+
+
+class LongTermSearchEvent(MemoryEvent):
+    """Long-term memory searches (not available here: never sent)."""
+
+    EVENT_TYPE: ClassVar[str] = "_long_term_search_event"
+
+    def __init__(
+        self, *, key: str | None = None, value: Mapping[str, Any] | None = None, **data: Any
+    ) -> None:
+        super().__init__(key=key, value=value, **data)
+
+    @property
+    def results(self) -> dict[str, Any]:
+        """Memory set -> query -> hits (the ``value``)."""
+        return self.attributes["value"]
+
+
+_BY_TYPE: dict[str, type[MemoryEvent]] = {
+    cls.EVENT_TYPE: cls
+    for cls in (
+        ShortTermWriteEvent,
+        ShortTermReadEvent,
+        SensoryWriteEvent,
+        SensoryReadEvent,
+        LongTermUpdateEvent,
+        LongTermGetEvent,
+        LongTermSearchEvent,
+    )
+}

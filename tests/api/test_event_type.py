@@ -1,0 +1,169 @@
+"""`EventType` constants and what an action may listen to (`@action`, `Agent.add_action`)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import pytest
+
+from flink_agents.api.decorators import ACTION_MARK, action
+from flink_agents.api.events import (
+    AgentRunBeginEvent,
+    ChatRequestEvent,
+    ChatResponseEvent,
+    ContextRetrievalRequestEvent,
+    ContextRetrievalResponseEvent,
+    Event,
+    InputEvent,
+    LongTermGetEvent,
+    LongTermSearchEvent,
+    LongTermUpdateEvent,
+    OutputEvent,
+    SensoryReadEvent,
+    SensoryWriteEvent,
+    ShortTermReadEvent,
+    ShortTermWriteEvent,
+    ToolRequestEvent,
+    ToolResponseEvent,
+)
+from flink_agents.api.events.event_type import EventType, event_type_name, trigger_event_types
+from flink_agents.api.runner_context import RunnerContext
+
+
+class OrderChecked(Event):
+    EVENT_TYPE: ClassVar[str] = "order.checked"
+
+
+UPSTREAM_VALUES = {
+    "InputEvent": "_input_event",
+    "OutputEvent": "_output_event",
+    "ChatRequestEvent": "_chat_request_event",
+    "ChatResponseEvent": "_chat_response_event",
+    "ToolRequestEvent": "_tool_request_event",
+    "ToolResponseEvent": "_tool_response_event",
+    "ContextRetrievalRequestEvent": "_context_retrieval_request_event",
+    "ContextRetrievalResponseEvent": "_context_retrieval_response_event",
+    "ShortTermWriteEvent": "_short_term_write_event",
+    "ShortTermReadEvent": "_short_term_read_event",
+    "SensoryWriteEvent": "_sensory_write_event",
+    "SensoryReadEvent": "_sensory_read_event",
+    "LongTermUpdateEvent": "_long_term_update_event",
+    "LongTermGetEvent": "_long_term_get_event",
+    "LongTermSearchEvent": "_long_term_search_event",
+    "AgentRunBeginEvent": "_agent_run_begin_event",
+}
+
+
+def test_event_type_has_upstreams_members_and_values() -> None:
+    members = {k: v for k, v in vars(EventType).items() if not k.startswith("_")}
+    assert members == UPSTREAM_VALUES
+    assert all(type(v) is str for v in members.values())  # plain strings, as upstream
+
+
+def test_event_type_constants_are_the_classes_types() -> None:
+    classes = [
+        InputEvent,
+        OutputEvent,
+        ChatRequestEvent,
+        ChatResponseEvent,
+        ToolRequestEvent,
+        ToolResponseEvent,
+        ContextRetrievalRequestEvent,
+        ContextRetrievalResponseEvent,
+        ShortTermWriteEvent,
+        ShortTermReadEvent,
+        SensoryWriteEvent,
+        SensoryReadEvent,
+        LongTermUpdateEvent,
+        LongTermGetEvent,
+        LongTermSearchEvent,
+        AgentRunBeginEvent,
+    ]
+    for cls in classes:
+        assert getattr(EventType, cls.__name__) == cls.EVENT_TYPE
+
+
+@pytest.mark.parametrize(
+    ("trigger", "expected"),
+    [
+        (EventType.InputEvent, "_input_event"),
+        (InputEvent, "_input_event"),
+        ("_input_event", "_input_event"),
+        (OrderChecked, "order.checked"),
+        ("order.checked", "order.checked"),
+        ("order-created", "order-created"),
+        ("my_event", "my_event"),
+        ("'order:created'", "order:created"),  # quoted, as upstream
+        ('"true"', "true"),
+        ("'EventType.custom'", "EventType.custom"),
+    ],
+)
+def test_a_trigger_is_an_event_type(trigger: type[Event] | str, expected: str) -> None:
+    assert event_type_name(trigger) == expected
+
+
+@pytest.mark.parametrize(
+    ("trigger", "message"),
+    [
+        ("", "cannot be empty"),
+        ("  ", "cannot be empty"),
+        ("type == EventType.InputEvent && score > 5", "condition expressions are not supported"),
+        ("attributes.ready == true", "condition expressions are not supported"),
+        ("order:created", "quote"),
+        ("'has space'", "quoted event type"),
+        ("''", "quoted event type"),
+        ("EventType.InputEvent", "pass the constant EventType.InputEvent"),
+        ("EventType.Nope", "no member 'Nope'"),
+        (EventType.ContextRetrievalResponseEvent, "vector stores are not available"),
+        (ContextRetrievalRequestEvent, "vector stores are not available"),
+        (EventType.LongTermUpdateEvent, "long-term memory is not available"),
+        (LongTermSearchEvent, "long-term memory is not available"),
+    ],
+)
+def test_malformed_or_unavailable_triggers_are_refused(trigger: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        event_type_name(trigger)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("trigger", [42, None, str, object()])
+def test_a_trigger_of_another_kind_is_a_type_error(trigger: object) -> None:
+    with pytest.raises(TypeError, match="neither an Event class"):
+        event_type_name(trigger)  # type: ignore[arg-type]
+
+
+def test_trigger_event_types_keeps_order_drops_repeats_and_names_the_owner() -> None:
+    assert trigger_event_types([InputEvent, "b", EventType.InputEvent, "'b'"]) == [
+        "_input_event",
+        "b",
+    ]
+    assert trigger_event_types(InputEvent) == ["_input_event"]
+    assert trigger_event_types("x") == ["x"]
+    with pytest.raises(ValueError, match=r"^action 'start': an action needs at least one"):
+        trigger_event_types([], owner="action 'start'")
+    with pytest.raises(TypeError, match=r"^action 'start': 3 is neither"):
+        trigger_event_types([3], owner="action 'start'")  # type: ignore[list-item]
+
+
+def test_action_takes_event_type_members_strings_and_classes() -> None:
+    @action(EventType.InputEvent, ChatResponseEvent, "'order:created'")
+    def handle(event: Event, ctx: RunnerContext) -> None: ...
+
+    assert getattr(handle, ACTION_MARK) == [
+        "_input_event",
+        "_chat_response_event",
+        "order:created",
+    ]
+    assert handle._trigger_conditions == (  # type: ignore[attr-defined]
+        "_input_event",
+        "_chat_response_event",
+        "order:created",
+    )
+
+
+def test_action_refuses_what_cannot_run_here_when_declared() -> None:
+    with pytest.raises(ValueError, match=r"^@action: an action needs at least one"):
+        action()
+    with pytest.raises(ValueError, match="condition expressions"):
+        action("type == EventType.InputEvent && score > 5")
+    with pytest.raises(ValueError, match="another language"):
+        action(EventType.InputEvent, target="com.example.Handlers#handle")
