@@ -5,13 +5,17 @@
 calls -> ``ChatResponseEvent``.
 
 Between turns the loop's state (`ChatLoopState`: the request messages, the assistant
-messages and one tool message per call, nothing else) waits in the run's sensory
-memory under the id of its pending tool request. Each model call and each tool call
-goes through ``ctx.durable_execute_async``, so with a durable call log they are made
-once across failures. A model call's durable digest covers what it sends (a fingerprint
-of its messages, tools, model and parameters, `flink_agents.runtime.model_request`); a
-tool call's covers the tool's name, its arguments and the call id. The `ChatResult`
-envelope of each call goes to metrics and to the response event, not into history.
+messages and one tool message per call, nothing else, and the request's prompt
+arguments) waits in the run's sensory memory under the id of its pending tool request.
+Each model call goes through the chat model setup (`BaseChatModelSetup.achat`), which
+puts its prompt first, so a setup that overrides ``chat`` or ``achat`` is the one
+called. Each model call and each tool call goes through ``ctx.durable_execute_async``,
+so with a durable call log they are made once across failures. A model call's durable
+digest covers what it sends (a fingerprint of its messages, tools, model and parameters,
+`flink_agents.runtime.model_request`; for a setup with its own ``chat``, of what that
+receives); a tool call's covers the tool's name, its arguments and the call id. The
+`ChatResult` envelope of each call goes to metrics and to the response event, not into
+history.
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from flink_agents.api._values import ModelClassRef
-from flink_agents.api.chat_models.chat_model import BaseChatModelConnection, BaseChatModelSetup
+from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
+from flink_agents.api.chat_models.chat_reply import as_chat_result
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.core_options import AgentExecutionOptions, ErrorHandlingStrategy
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
@@ -37,7 +42,6 @@ from flink_agents.api.events.chat_event import ChatError, ChatRequestEvent, Chat
 from flink_agents.api.events.event import Event
 from flink_agents.api.events.tool_event import ToolRequestEvent, ToolResponseEvent
 from flink_agents.api.message import ChatMessage, MessageRole
-from flink_agents.api.prompts.prompt import Prompt
 from flink_agents.api.resource import ResourceType
 from flink_agents.api.runner_context import RunnerContext
 from flink_agents.api.tool_response import ToolResponse, raw_arguments
@@ -90,7 +94,10 @@ class ChatLoopState(BaseModel):
     model: str
     """Name of the chat model setup."""
     history: list[ChatMessage]
-    """Request messages (after the prompt), assistant messages, tool messages."""
+    """Request messages, assistant messages, tool messages (the setup's prompt is put
+    before them at each call)."""
+    prompt_args: dict[str, Any] = {}
+    """The request's values for the prompt's placeholders."""
     output_schema: ModelClassRef = None
     """Where the final text is parsed into, if anywhere."""
     model_calls: int = 0
@@ -143,7 +150,8 @@ async def chat_model_action(event: Event, ctx: RunnerContext) -> None:
             ChatLoopState,
             request_id=event.id,
             model=event.model,
-            history=_initial_history(ctx, setup, event),
+            history=list(event.messages),
+            prompt_args=event.prompt_args,
             output_schema=event.output_schema,
             model_calls=0,
         )
@@ -165,20 +173,6 @@ def _setup(ctx: RunnerContext, name: str) -> BaseChatModelSetup:
     if not isinstance(setup, BaseChatModelSetup):
         raise TypeError(f"chat model {name!r} is a {type(setup).__name__}, not a chat model setup")
     return setup
-
-
-def _initial_history(
-    ctx: RunnerContext, setup: BaseChatModelSetup, event: ChatRequestEvent
-) -> list[ChatMessage]:
-    messages = list(event.messages)
-    prompt = setup.prompt
-    if prompt is None:
-        return messages
-    if isinstance(prompt, str):
-        prompt = ctx.get_resource(prompt, ResourceType.PROMPT)
-    if not isinstance(prompt, Prompt):
-        raise TypeError(f"chat model {event.model!r}: its prompt is not a Prompt")
-    return [*prompt.format_messages(**event.prompt_args), *messages]
 
 
 def _tool_messages(assistant: ChatMessage, responses: Sequence[ToolResponse]) -> list[ChatMessage]:
@@ -269,13 +263,16 @@ async def _call_model(
     max_retries = config.get(AgentExecutionOptions.MAX_RETRIES)
     base_wait = config.get(AgentExecutionOptions.RETRY_WAIT_INTERVAL)
     max_wait = config.get(AgentExecutionOptions.MAX_RETRY_WAIT)
-    connection = ctx.get_resource(setup.connection, ResourceType.CHAT_MODEL_CONNECTION)
-    if not isinstance(connection, BaseChatModelConnection):
-        raise TypeError(f"resource {setup.connection!r} is not a chat model connection")
-    messages = list(state.history)
+    history = list(state.history)
     tools = _tools(ctx, setup)
     params = setup.model_kwargs
-    caller = _model_caller(connection, messages, tools, params)
+    if setup.overrides_chat():
+        # What the setup's own chat does with its input is its business: its input counts.
+        messages = history
+        params = {**params, "$prompt_args": state.prompt_args}
+    else:
+        messages = setup.apply_prompt(history, state.prompt_args)
+    caller = _model_caller(setup, history, state.prompt_args)
     # What is sent enters the durable call's digest (as a compact fingerprint), so a record
     # made for another question (another run at the same key and seq) never answers this one.
     request = model_request_fingerprint(
@@ -359,10 +356,7 @@ def _tools(ctx: RunnerContext, setup: BaseChatModelSetup) -> list[ToolMetadata]:
 
 
 def _model_caller(
-    connection: BaseChatModelConnection,
-    messages: list[ChatMessage],
-    tools: list[ToolMetadata],
-    params: Mapping[str, Any],
+    setup: BaseChatModelSetup, history: list[ChatMessage], prompt_args: Mapping[str, Any]
 ) -> Callable[[str, str, int, int, str], Awaitable[ModelCallOutcome]]:
     async def call_chat_model(
         model: str, request_id: str, turn: int, attempt: int, request: str
@@ -371,7 +365,7 @@ def _model_caller(
         # fingerprint of the messages, tools, model and parameters the closure holds).
         started = time.perf_counter()
         try:
-            result = await connection.achat(messages, tools, **params)
+            reply: Any = await setup.achat(history, prompt_args or None)
         except ChatModelError as exc:
             return ModelCallOutcome(
                 error=ChatError.from_model_error(exc),
@@ -385,10 +379,14 @@ def _model_caller(
                 ),
                 latency_s=time.perf_counter() - started,
             )
-        if not isinstance(result, ChatResult):
+        try:
+            # A setup written for the upstream API may answer with the assistant message.
+            result = as_chat_result(reply, model=setup.model)
+        except TypeError:
             raise TypeError(
-                f"{type(connection).__name__} returned {type(result).__name__}, not a ChatResult"
-            )
+                f"chat model {model!r} ({type(setup).__name__}) returned "
+                f"{type(reply).__name__}, not a ChatResult"
+            ) from None
         # Built from checked values: no need to validate again.
         return trusted_model(
             ModelCallOutcome,

@@ -30,6 +30,7 @@ from flink_agents.api import (
     ToolRequestEvent,
     ToolResponseEvent,
 )
+from flink_agents.api.prompts import LocalPrompt
 from flink_agents.plan import AgentPlan
 from flink_agents.runtime.agent_engine import AgentEngine
 from flink_agents.runtime.builtin_actions import CHAT_ACTION, CHAT_LOOPS_KEY, TOOL_ACTION
@@ -281,7 +282,9 @@ def test_resources_are_built_once_and_checked() -> None:
             ResourceType.CHAT_MODEL_CONNECTION,
             ResourceDescriptor(clazz=FunctionChatModelConnection, function=two_turn_model),
         )
-        .add_resource("wrong", ResourceType.TOOL, ResourceDescriptor(clazz=Prompt, template="x"))
+        .add_resource(
+            "wrong", ResourceType.TOOL, ResourceDescriptor(clazz=LocalPrompt, template="x")
+        )
         .add_resource("lookup", ResourceType.TOOL, lookup)
     )
     engine = AgentEngine(agent)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pydantic import AliasChoices, Field
 
+from flink_agents.api.chat_models.chat_reply import as_chat_result
 from flink_agents.api.chat_result import ChatResult
-from flink_agents.api.message import ChatMessage
+from flink_agents.api.content_blocks import TextBlock
+from flink_agents.api.message import ChatMessage, MessageRole
+from flink_agents.api.prompts.prompt import Prompt
 from flink_agents.api.resource import Resource, ResourceType
 from flink_agents.api.tools.tool import BaseTool, ToolMetadata
 
@@ -92,14 +95,23 @@ class BaseChatModelSetup(Resource):
 
     ``model_kwargs`` are passed to the connection on every call; provider setups
     add typed fields (``max_tokens``, ``temperature``...) and extend it.
+
+    `chat` (blocking) and `achat` send a conversation the way the built-in chat action
+    does: the prompt first (filled from ``prompt_args``), then the messages, to the
+    connection with the setup's tools and parameters. A setup may override either one
+    (a sync ``chat`` as in the upstream API, or an ``async def achat``): the other
+    then goes through it, and so does the built-in chat action.
+
+    >>> model = ctx.get_resource("triage_model", ResourceType.CHAT_MODEL)
+    >>> answer = model.chat([ChatMessage.user("hi")]).message.text
     """
 
     connection: str
     """Name of the `BaseChatModelConnection` resource to send through."""
     model: str | None = None
     """The provider's model name."""
-    prompt: Any = None
-    """A `Prompt` (or its resource name) applied to the messages before each call."""
+    prompt: Prompt | str | None = None
+    """A `Prompt` (or the name of a prompt resource) put before the messages of each call."""
     tools: list[str] = Field(default_factory=list)
     """Names of the tool resources the model may call."""
     params: dict[str, Any] = Field(
@@ -121,3 +133,120 @@ class BaseChatModelSetup(Resource):
             kwargs["model"] = self.model
         kwargs.update(self.params)
         return kwargs
+
+    def overrides_chat(self) -> bool:
+        """Whether this setup's class overrides `chat` or `achat` (what it sends is then
+        its own business, not only `apply_prompt`'s and the connection's)."""
+        cls = type(self)
+        return cls.chat is not BaseChatModelSetup.chat or cls.achat is not BaseChatModelSetup.achat
+
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        prompt_args: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        """Send the conversation and return the model's answer (blocking).
+
+        ``prompt_args`` fill the prompt's placeholders; ``kwargs`` are provider
+        parameters that override ``model_kwargs`` for this call. From an ``async def``
+        action, ``await achat(...)`` instead: this call blocks its thread.
+        """
+        if type(self).achat is not BaseChatModelSetup.achat:
+            return _run_on_sync_loop(self.achat(messages, **_with_prompt_args(prompt_args, kwargs)))
+        return _run_on_sync_loop(self._send(messages, prompt_args, kwargs))
+
+    async def achat(
+        self,
+        messages: Sequence[ChatMessage],
+        prompt_args: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        """`chat` without blocking: ``await model.achat(messages, prompt_args)``."""
+        if type(self).chat is not BaseChatModelSetup.chat:
+            return as_chat_result(
+                await asyncio.to_thread(
+                    self.chat, messages, **_with_prompt_args(prompt_args, kwargs)
+                ),
+                model=self.model,
+            )
+        return await self._send(messages, prompt_args, kwargs)
+
+    def apply_prompt(
+        self, messages: Sequence[ChatMessage], prompt_args: Mapping[str, Any] | None = None
+    ) -> list[ChatMessage]:
+        """The messages a call sends: without a prompt, ``messages`` as they are; with
+        one, the prompt's messages filled from ``prompt_args``, then those of
+        ``messages`` that have something to say (a user or system message with no
+        content, such as ``ChatMessage(role=USER)`` sent only to carry ``prompt_args``,
+        is left out; assistant and tool messages always stay)."""
+        prompt = self.resolve_prompt()
+        if prompt is None:
+            return list(messages)
+        formatted = prompt.format_messages(**dict(prompt_args or {}))
+        formatted.extend(m for m in messages if not _is_empty(m))
+        return formatted
+
+    def resolve_prompt(self) -> Prompt | None:
+        """The prompt, looked up by name when it was given as one."""
+        prompt = self.prompt
+        if isinstance(prompt, str):
+            prompt = self._resource(prompt, ResourceType.PROMPT)
+        if prompt is not None and not isinstance(prompt, Prompt):
+            raise TypeError(
+                f"the prompt of this chat model is a {type(prompt).__name__}, not a Prompt"
+            )
+        return prompt
+
+    def resolve_connection(self) -> BaseChatModelConnection:
+        """The connection resource this setup sends through."""
+        connection = self._resource(self.connection, ResourceType.CHAT_MODEL_CONNECTION)
+        if not isinstance(connection, BaseChatModelConnection):
+            raise TypeError(f"resource {self.connection!r} is not a chat model connection")
+        return connection
+
+    def resolve_tools(self) -> list[BaseTool]:
+        """The tool resources named in ``tools``, in order."""
+        tools: list[BaseTool] = []
+        for name in self.tools:
+            tool = self._resource(name, ResourceType.TOOL)
+            if not isinstance(tool, BaseTool):
+                raise TypeError(f"tool {name!r} is a {type(tool).__name__}, not a tool")
+            tools.append(tool)
+        return tools
+
+    async def _send(
+        self,
+        messages: Sequence[ChatMessage],
+        prompt_args: Mapping[str, Any] | None,
+        kwargs: Mapping[str, Any],
+    ) -> ChatResult:
+        sent = self.apply_prompt(messages, prompt_args)
+        params = {**self.model_kwargs, **kwargs}
+        return await self.resolve_connection().achat(sent, self.resolve_tools(), **params)
+
+    def _resource(self, name: str, resource_type: ResourceType) -> Resource:
+        if self.get_resource is None:
+            raise RuntimeError(
+                f"{type(self).__name__} cannot look up its {resource_type.value} {name!r}: "
+                "use the setup an agent gives you (ctx.get_resource(name, "
+                "ResourceType.CHAT_MODEL)), or pass get_resource= when you build it"
+            )
+        return self.get_resource(name, resource_type)
+
+
+def _with_prompt_args(
+    prompt_args: Mapping[str, Any] | None, kwargs: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Keyword arguments for an overriding ``chat``/``achat``: ``prompt_args`` only when
+    given, so an override whose signature has no such parameter still works."""
+    if prompt_args is None:
+        return dict(kwargs)
+    return {"prompt_args": prompt_args, **kwargs}
+
+
+def _is_empty(message: ChatMessage) -> bool:
+    """A user or system message with no content: no blocks, or only empty texts."""
+    if message.role is MessageRole.ASSISTANT or message.role is MessageRole.TOOL:
+        return False
+    return all(isinstance(b, TextBlock) and not b.text for b in message.blocks)

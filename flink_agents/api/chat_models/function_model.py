@@ -15,10 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from flink_agents.api._trusted import trusted_instance
 from flink_agents.api.chat_models.chat_model import BaseChatModelConnection, ToolSpec
-from flink_agents.api.chat_result import ChatResult, Usage
-from flink_agents.api.message import ChatMessage, MessageRole
+from flink_agents.api.chat_models.chat_reply import ChatReply, as_chat_result
+from flink_agents.api.chat_result import ChatResult
+from flink_agents.api.message import ChatMessage
 from flink_agents.api.tools.tool import ToolMetadata, as_tool_metadata
 
 __all__ = [
@@ -29,9 +29,6 @@ __all__ = [
     "ScriptedChatModelConnection",
     "as_chat_result",
 ]
-
-ChatReply = ChatResult | ChatMessage | str
-"""What a model function may return: a full result, an assistant message, or text."""
 
 ChatFunction = Callable[[list[ChatMessage], list[ToolMetadata]], ChatReply | Awaitable[ChatReply]]
 """``(messages, tools) -> reply``, sync or async."""
@@ -48,37 +45,6 @@ class RecordedChatCall(BaseModel):
     """The tools offered."""
     params: dict[str, Any] = Field(default_factory=dict)
     """Other parameters (``model``...)."""
-
-
-def as_chat_result(reply: ChatReply, *, model: str | None = None) -> ChatResult:
-    """A `ChatResult` for a reply; text and messages get a ``stop`` or ``tool_calls`` finish."""
-    if isinstance(reply, ChatResult):
-        return reply
-    if isinstance(reply, str):
-        # Valid by construction (one text block in an assistant message): no re-validation.
-        message = ChatMessage.assistant(reply)
-        finish = "stop"
-    else:
-        message = reply
-        finish = "tool_calls" if message.tool_calls else "stop"
-    if type(message) is not ChatMessage or message.role is not MessageRole.ASSISTANT:
-        # Let the model's validation say what is wrong.
-        return ChatResult(message=message, model=model, finish_reason=finish, usage=Usage())
-    return trusted_instance(
-        ChatResult,
-        {
-            "message": message,
-            "model": model,
-            "response_id": None,
-            "usage": trusted_instance(Usage, dict(_UNKNOWN_USAGE), set()),
-            "finish_reason": finish,
-            "metadata": {},
-        },
-        {"message", "model", "finish_reason", "usage"},
-    )
-
-
-_UNKNOWN_USAGE: dict[str, Any] = dict.fromkeys(Usage.model_fields)
 
 
 class FunctionChatModelConnection(BaseChatModelConnection):

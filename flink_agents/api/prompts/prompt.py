@@ -1,80 +1,81 @@
-"""`Prompt`: a text or message template with ``{name}`` placeholders."""
+"""Prompts: text or message templates with ``{name}`` placeholders (upstream's module).
+
+``Prompt.from_text`` and ``Prompt.from_messages`` make a `LocalPrompt`; `format_string`
+and `format_messages` fill it in. Filling follows `flink_agents.api.prompts.utils`:
+one pass, names that were not given (and JSON braces) stay as they are.
+
+>>> Prompt.from_text("Classify this ticket: {ticket}").format_string(ticket="...")
+"""
 
 from __future__ import annotations
 
-import re
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import Field, model_validator
-
 from flink_agents.api.content_blocks import TextBlock
 from flink_agents.api.message import ChatMessage, MessageRole
+from flink_agents.api.prompts.utils import SafeFormatter
 from flink_agents.api.resource import ResourceType, SerializableResource
 
-__all__ = ["Prompt", "format_template"]
-
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+__all__ = ["LocalPrompt", "Prompt", "format_template"]
 
 
 def format_template(template: str, values: Mapping[str, Any]) -> str:
-    """``template`` with each ``{name}`` that ``values`` has replaced by ``str(value)``.
-
-    Other braces (a JSON example, an unknown name) are left as they are.
-    """
-
-    def replace(match: re.Match[str]) -> str:
-        name = match.group(1)
-        return str(values[name]) if name in values else match.group(0)
-
-    return _PLACEHOLDER.sub(replace, template)
+    """``template`` with each ``{name}`` that ``values`` has replaced by ``str(value)``."""
+    return SafeFormatter(values).format(template)
 
 
-class Prompt(SerializableResource):
-    """A template: either one text or a list of messages.
+class Prompt(SerializableResource, ABC):
+    """A template that becomes text or chat messages."""
 
-    >>> Prompt.from_text("Classify this ticket: {ticket}").format_string(ticket="...")
-    """
+    @staticmethod
+    def from_messages(messages: Sequence[ChatMessage]) -> LocalPrompt:
+        """A prompt of message templates (their text blocks are filled in)."""
+        return LocalPrompt(template=list(messages))
 
-    template: str | None = None
-    """A text template (a prompt made by `from_text`)."""
-    messages: list[ChatMessage] = Field(default_factory=list)
-    """Message templates (a prompt made by `from_messages`); their text blocks are templated."""
+    @staticmethod
+    def from_text(text: str) -> LocalPrompt:
+        """A prompt of one text template."""
+        return LocalPrompt(template=text)
 
-    @model_validator(mode="after")
-    def _one_form(self) -> Prompt:
-        if (self.template is None) == (not self.messages):
-            raise ValueError("a Prompt has either a text template or message templates")
-        return self
+    @abstractmethod
+    def format_string(self, **kwargs: Any) -> str:
+        """The filled-in text."""
+
+    @abstractmethod
+    def format_messages(
+        self, role: MessageRole = MessageRole.SYSTEM, **kwargs: Any
+    ) -> list[ChatMessage]:
+        """The filled-in messages."""
 
     @classmethod
     def resource_type(cls) -> ResourceType:
         return ResourceType.PROMPT
 
-    @classmethod
-    def from_text(cls, text: str) -> Prompt:
-        """A prompt from one text template."""
-        return cls(template=text)
 
-    @classmethod
-    def from_messages(cls, messages: Sequence[ChatMessage]) -> Prompt:
-        """A prompt from message templates."""
-        return cls(messages=list(messages))
+class LocalPrompt(Prompt):
+    """A prompt whose template it holds: one text, or a list of messages."""
+
+    template: list[ChatMessage] | str
+    """The text template, or the message templates."""
 
     def format_string(self, **kwargs: Any) -> str:
-        """The filled-in text (message templates are joined as ``role: text`` lines)."""
-        if self.template is not None:
-            return format_template(self.template, kwargs)
-        return "\n".join(
-            f"{m.role.value}: {format_template(m.text, kwargs)}" for m in self.messages
-        )
+        """The filled-in text; message templates become ``role: text`` lines."""
+        formatter = SafeFormatter(kwargs)
+        if isinstance(self.template, str):
+            return formatter.format(self.template)
+        return "\n".join(f"{m.role.value}: {formatter.format(m.text)}" for m in self.template)
 
     def format_messages(
         self, role: MessageRole = MessageRole.SYSTEM, **kwargs: Any
     ) -> list[ChatMessage]:
-        """The filled-in messages; a text template becomes one message of ``role``."""
-        if self.template is not None:
-            text = format_template(self.template, kwargs)
+        """The filled-in messages: a text template becomes one message of ``role``;
+        message templates keep their roles, and blocks other than text (media, tool
+        calls) as they are."""
+        formatter = SafeFormatter(kwargs)
+        if isinstance(self.template, str):
+            text = formatter.format(self.template)
             if role is MessageRole.SYSTEM:
                 return [ChatMessage.system(text)]
             if role is MessageRole.USER:
@@ -82,12 +83,12 @@ class Prompt(SerializableResource):
             if role is MessageRole.ASSISTANT:
                 return [ChatMessage.assistant(text)]
             raise ValueError("a text prompt becomes a system, user or assistant message")
-        return [_format_message(m, kwargs) for m in self.messages]
+        return [_format_message(m, formatter) for m in self.template]
 
 
-def _format_message(message: ChatMessage, values: Mapping[str, Any]) -> ChatMessage:
+def _format_message(message: ChatMessage, formatter: SafeFormatter) -> ChatMessage:
     blocks = [
-        TextBlock(text=format_template(b.text, values)) if isinstance(b, TextBlock) else b
+        TextBlock(text=formatter.format(b.text)) if isinstance(b, TextBlock) else b
         for b in message.blocks
     ]
     return message.model_copy(update={"blocks": blocks})
