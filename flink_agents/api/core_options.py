@@ -24,6 +24,9 @@ __all__ = [
     "ErrorHandlingStrategy",
     "EventLogLevel",
     "InputFailurePolicy",
+    "MemoryEventOptions",
+    "ShortTermMemoryTtlUpdate",
+    "ShortTermMemoryTtlVisibility",
     "check_user_key",
 ]
 
@@ -120,6 +123,24 @@ class InputFailurePolicy(str, Enum):
     """The run is abandoned: a failure record goes to the error stream, the key goes on."""
 
 
+class ShortTermMemoryTtlUpdate(str, Enum):
+    """What refreshes a short-term memory path's TTL (upstream's values)."""
+
+    ON_CREATE_AND_WRITE = "ON_CREATE_AND_WRITE"
+    """Writes only."""
+    ON_READ_AND_WRITE = "ON_READ_AND_WRITE"
+    """Writes and reads."""
+
+
+class ShortTermMemoryTtlVisibility(str, Enum):
+    """Whether an expired short-term memory path can still be read (upstream's values)."""
+
+    NEVER_RETURN_EXPIRED = "NEVER_RETURN_EXPIRED"
+    """Never: it reads as absent as soon as it expires."""
+    RETURN_EXPIRED_IF_NOT_CLEANED_UP = "RETURN_EXPIRED_IF_NOT_CLEANED_UP"
+    """Until it is cleaned up, which here is when the key's next run starts."""
+
+
 class AgentExecutionOptions:
     """How actions, model calls and tool calls run."""
 
@@ -189,6 +210,35 @@ class AgentExecutionOptions:
         0,
         "Under policy skip: how often a failed run is tried again from its start (recorded "
         "durable calls replay) before it is skipped.",
+    )
+    SHORT_TERM_MEMORY_STATE_TTL_MS: ConfigOption[int] = ConfigOption(
+        "short-term-memory.state-ttl.ms",
+        int,
+        0,
+        "Milliseconds a short-term memory path lives after it was last touched (0: for "
+        "ever); an expired path reads as absent.",
+    )
+    SHORT_TERM_MEMORY_STATE_TTL_UPDATE_TYPE: ConfigOption[ShortTermMemoryTtlUpdate] = ConfigOption(
+        "short-term-memory.state-ttl.update-type",
+        ShortTermMemoryTtlUpdate,
+        ShortTermMemoryTtlUpdate.ON_READ_AND_WRITE,
+        "ON_CREATE_AND_WRITE | ON_READ_AND_WRITE: what refreshes a path's TTL.",
+    )
+    SHORT_TERM_MEMORY_STATE_TTL_VISIBILITY: ConfigOption[ShortTermMemoryTtlVisibility] = (
+        ConfigOption(
+            "short-term-memory.state-ttl.visibility",
+            ShortTermMemoryTtlVisibility,
+            ShortTermMemoryTtlVisibility.NEVER_RETURN_EXPIRED,
+            "NEVER_RETURN_EXPIRED | RETURN_EXPIRED_IF_NOT_CLEANED_UP (expired paths are "
+            "cleaned up when the key's next run starts).",
+        )
+    )
+    AGENT_RUN_BEGIN_EVENT: ConfigOption[bool] = ConfigOption(
+        "agent-run.begin-event",
+        bool,
+        False,
+        "Make an AgentRunBeginEvent (the key's short-term memory values) at the start of "
+        "every run, for the actions that listen to it.",
     )
 
 
@@ -290,6 +340,46 @@ class AgentConfigOptions:
     )
 
 
+class MemoryEventOptions:
+    """Which memory events are made (upstream's keys). Each kind resolves: its own key if
+    set, else ``memory.generate-event`` if set, else its default (writes on, reads off).
+    The long-term keys are accepted; long-term memory is not available here."""
+
+    MEMORY_GENERATE_EVENT: ConfigOption[bool | None] = ConfigOption(
+        "memory.generate-event", bool, None, "Every memory event kind not set on its own."
+    )
+    SHORT_TERM_WRITE: ConfigOption[bool | None] = ConfigOption(
+        "memory.generate-event.short-term-write", bool, None, "ShortTermWriteEvent (on)."
+    )
+    SHORT_TERM_READ: ConfigOption[bool | None] = ConfigOption(
+        "memory.generate-event.short-term-read", bool, None, "ShortTermReadEvent (off)."
+    )
+    SENSORY_WRITE: ConfigOption[bool | None] = ConfigOption(
+        "memory.generate-event.sensory-write", bool, None, "SensoryWriteEvent (on)."
+    )
+    SENSORY_READ: ConfigOption[bool | None] = ConfigOption(
+        "memory.generate-event.sensory-read", bool, None, "SensoryReadEvent (off)."
+    )
+    LONG_TERM_UPDATE: ConfigOption[bool | None] = ConfigOption(
+        "memory.generate-event.long-term-update", bool, None, "Not available here."
+    )
+    LONG_TERM_GET: ConfigOption[bool | None] = ConfigOption(
+        "memory.generate-event.long-term-get", bool, None, "Not available here."
+    )
+    LONG_TERM_SEARCH: ConfigOption[bool | None] = ConfigOption(
+        "memory.generate-event.long-term-search", bool, None, "Not available here."
+    )
+
+    @staticmethod
+    def enabled(config: AgentConfiguration, option: ConfigOption[bool | None]) -> bool:
+        """Whether the memory event kind of ``option`` is made under ``config``."""
+        for key in (option.key, MemoryEventOptions.MEMORY_GENERATE_EVENT.key):
+            value = config.get(key)
+            if value is not None:
+                return bool(option.convert(value))
+        return not option.key.endswith("-read")
+
+
 class AgentConfiguration:
     """Option values by key.
 
@@ -365,7 +455,7 @@ class AgentConfiguration:
 
 _OPTIONS_BY_KEY: dict[str, ConfigOption[Any]] = {
     opt.key: opt
-    for holder in (AgentExecutionOptions, AgentConfigOptions)
+    for holder in (AgentExecutionOptions, AgentConfigOptions, MemoryEventOptions)
     for opt in vars(holder).values()
     if isinstance(opt, ConfigOption)
 }
