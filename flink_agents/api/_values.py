@@ -24,6 +24,13 @@ back as its plain data. With ``by_name=True`` (records another process replays) 
 must be importable by its name when written, and reading a class that cannot be found, or
 data that no longer fits its class, raises `UndecodableValueError`.
 
+A Flink job's script is ``__main__`` where the job was built but not in the workers, which
+get its classes by value (cloudpickle). `register_script_classes` (called in each worker
+before it reads state) makes them known by their ``__main__:Name`` paths, in both modes:
+a restored job reads its state, and replays its records, with the classes of its script.
+The last registration of a path wins (one TaskManager interpreter, thread mode, running
+two jobs whose scripts define different classes of the same name: see docs/deployment.md).
+
 The canonical form (`canonical_value`, `canonical_json`) is what durable call digests are
 computed over: the same walk without tags (tuples are arrays, enum members their values,
 models their ``model_dump(mode="json")``, model classes their path), written with sorted
@@ -39,7 +46,7 @@ from __future__ import annotations
 import json
 import math
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from enum import Enum
 from typing import Annotated, Any, TypeGuard
 
@@ -57,6 +64,7 @@ __all__ = [
     "check_state_value",
     "decode_value",
     "encode_value",
+    "register_script_classes",
 ]
 
 _MODEL = "$model"
@@ -85,14 +93,25 @@ class UndecodableValueError(ValueError):
 
 _SEEN: dict[str, type] = {}
 _SEEN_LOCK = threading.Lock()
+_SCRIPT: dict[str, type] = {}
+
+
+def register_script_classes(classes: Iterable[type]) -> None:
+    """Name ``classes`` (a job script's, which a worker got by value) by their paths here,
+    also for ``by_name`` records: see the module doc."""
+    with _SEEN_LOCK:
+        for cls in classes:
+            path = class_path(cls)
+            _SCRIPT[path] = _SEEN[path] = cls
 
 
 def _class_name(cls: type, by_name: bool) -> str:
     """The path a value's class is written as; remembered so this process can read it back
-    (with ``by_name``: refused unless the path imports to this very class)."""
+    (with ``by_name``: refused unless the path imports to this very class, or names it as
+    a registered script class)."""
     path = class_path(cls)
     if by_name:
-        if find_class(path) is not cls:
+        if _SCRIPT.get(path) is not cls and find_class(path) is not cls:
             raise UnencodableValueError(
                 f"its class {cls.__qualname__} cannot be imported by name as {path} "
                 "(define it at module level)"
@@ -108,11 +127,8 @@ def _named_class(path: Any, by_name: bool) -> type | None:
     imported; None when there is none."""
     if not isinstance(path, str):
         return None
-    if not by_name:
-        seen = _SEEN.get(path)
-        if seen is not None:
-            return seen
-    return find_class(path)
+    found = _SCRIPT.get(path) if by_name else _SEEN.get(path)
+    return found if found is not None else find_class(path)
 
 
 def _is_model_class(value: Any) -> TypeGuard[type[BaseModel]]:

@@ -1,9 +1,9 @@
 """The keyed operator's `RunEngine`, built per subtask in the worker.
 
-`AgentEngineFactory` travels with the job (cloudpickle): the agent, its options and an
-optional durable-call-log factory. In the worker it builds one `AgentEngine` per subtask
-with that subtask's metrics and, when `baseLogDir` is set, an event log file of its own
-(`events-<subtask>.jsonl`).
+`AgentEngineFactory` travels with the job (cloudpickle): the agent, its options, an
+optional durable-call-log factory and the job script's classes (`job_script`). In the
+worker it builds one `AgentEngine` per subtask with that subtask's metrics and, when
+`baseLogDir` is set, an event log file of its own (`events-<subtask>.jsonl`).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from flink_agents.api._values import register_script_classes
 from flink_agents.api.agents.agent import Agent
 from flink_agents.api.core_options import AgentConfiguration
 from flink_agents.api.resource import ResourceType
@@ -18,6 +19,7 @@ from flink_agents.plan.agent_plan import ResourceSpec
 from flink_agents.runtime.agent_engine import AgentEngine
 from flink_agents.runtime.event_log import EventLog
 from flink_agents.runtime.flink.durability import open_subtask_durability
+from flink_agents.runtime.flink.job_script import script_classes, ship_tool_type_hints
 from flink_agents.runtime.flink.operator import SubtaskContext
 
 __all__ = ["AgentEngineFactory"]
@@ -50,8 +52,17 @@ class AgentEngineFactory:
         )
         self.durable = durable
         self.shared_resources = {t: dict(v) for t, v in (shared_resources or {}).items()}
+        # Built where the job script is `__main__`; used in the workers (see job_script).
+        self.script_classes = script_classes()
+        ship_tool_type_hints(
+            [
+                *agent.resources[ResourceType.TOOL].values(),
+                *self.shared_resources.get(ResourceType.TOOL, {}).values(),
+            ]
+        )
 
     def __call__(self, context: SubtaskContext) -> AgentEngine:
+        register_script_classes(self.script_classes)  # before any state is read
         event_log = EventLog.from_config(
             self.config, file_name=f"events-{context.subtask_index}.jsonl"
         )
