@@ -6,6 +6,8 @@
     │                                   action of the agent now running handles
     ├── AgentRunFailedError             (RuntimeError) a run failed on the agent operator's run
     │                                   loop; the task fails with it
+    ├── FlinkJobFailedError             (RuntimeError) a Flink job failed with a Python exception
+    │                                   in a worker (raised where the job was run)
     ├── StructuredOutputError           (ValueError) a final answer did not parse into the
     │                                   request's output schema
     ├── ToolCallTimeoutError            (TimeoutError) a tool call ran past its timeout
@@ -17,11 +19,16 @@
         ├── JavaNotFoundError           no Java runtime to start PyFlink's JVM with
         ├── ThreadModeUnavailableError  thread mode asked for, but PyFlink's JVM started too early
         ├── ProcessModeCheckpointingError  an agent operator in process mode in a checkpointed job
+        ├── IncompleteFlinkConfigError  PyFlink's JVM started without Flink's own settings
         └── SessionClusterSetupError    a session cluster whose TaskManagers load pemja per job
 
 A built-in Python base in parentheses is a second base class: ``except RuntimeError``
-(``ValueError``, ``TimeoutError``) catches those as before. The API's errors
-(`UnknownOptionError`, `ChatModelError`, `UnsupportedContentBlockError`) are in
+(``ValueError``, ``TimeoutError``) catches those as before.
+
+Causes first: an error that wraps another starts its message with the cause's type and
+message (redacted), then says where it happened, so the first line a user sees names it.
+
+The API's errors (`UnknownOptionError`, `ChatModelError`, `UnsupportedContentBlockError`) are in
 `flink_agents.api.errors`; the runtime raises those too.
 
 Users import the durable errors from `flink_agents.runtime.durable` and the Flink setup
@@ -42,7 +49,9 @@ __all__ = [
     "DurableError",
     "DurableReplayError",
     "DurableStoreError",
+    "FlinkJobFailedError",
     "FlinkSetupError",
+    "IncompleteFlinkConfigError",
     "JavaNotFoundError",
     "ProcessModeCheckpointingError",
     "SessionClusterSetupError",
@@ -58,7 +67,10 @@ class AgentRuntimeError(Exception):
 
 
 def _described(cause: BaseException) -> str:
-    """``Type: message`` of an exception, redacted (it may quote a key or a payload)."""
+    """``Type: message`` of an exception, redacted (it may quote a key or a payload); an
+    `ActionExecutionError` is its own message, which starts with its cause."""
+    if isinstance(cause, ActionExecutionError):
+        return redact(str(cause))
     return redact(f"{type(cause).__name__}: {cause}")
 
 
@@ -66,16 +78,19 @@ def _described(cause: BaseException) -> str:
 
 
 class ActionExecutionError(AgentRuntimeError, RuntimeError):
-    """An action raised; the run cannot go on. The cause is the action's exception, whose
-    type and message end this error's message."""
+    """An action raised; the run cannot go on. The cause is the action's exception: its type
+    and message start this error's message, which then names the action, the event type,
+    the key and the run's sequence number."""
 
     def __init__(
         self, action: str, event_type: str, key: Any, seq: int, cause: BaseException | None = None
     ) -> None:
-        detail = "" if cause is None else f": {_described(cause)}"
-        super().__init__(
-            f"action {action!r} failed on a {event_type} event (key {key!r}, seq {seq}){detail}"
-        )
+        where = f"action {action!r} on a {event_type} event, key {key!r}, seq {seq}"
+        if cause is None:
+            message = f"action {action!r} failed on a {event_type} event (key {key!r}, seq {seq})"
+        else:
+            message = f"{_described(cause)} ({where})"
+        super().__init__(message)
         self.action = action
         self.event_type = event_type
         self.key = key
@@ -112,6 +127,34 @@ class AgentRunFailedError(AgentRuntimeError, RuntimeError):
         super().__init__(f"an agent run failed: {_described(cause)}")
         self.__cause__ = cause
         self.__suppress_context__ = True
+
+
+class FlinkJobFailedError(AgentRuntimeError, RuntimeError):
+    """A Flink job (``execute()``, ``execute_and_collect()``) failed with a Python exception
+    in a worker: an agent run that failed, or an exception in another Python function.
+
+    PyFlink raises a ``Py4JJavaError`` whose message is a long Java trace with the Python
+    exception deep inside; this error's first line is that exception (``Type: message``, as
+    the worker reported it), followed by PyFlink's message. The ``Py4JJavaError`` is
+    `java_error` (not chained, so the Java trace is printed once).
+    """
+
+    def __init__(self, cause: str, java_error: BaseException, *, agent_run: bool) -> None:
+        why = (
+            "An agent run failed with it, which fails the job under input-failure.policy fail"
+            if agent_run
+            else "A Python function of the job raised it in a worker, which failed the job"
+        )
+        super().__init__(
+            f"{redact(cause)}\n{why}; the TaskManager log has the Python traceback. "
+            f"PyFlink's error:\n{java_error}"
+        )
+        self.cause = redact(cause)
+        """The worker's exception, ``Type: message`` (its first line)."""
+        self.agent_run = agent_run
+        """Whether an agent run failed (an `AgentRunFailedError` in the worker)."""
+        self.java_error = java_error
+        """PyFlink's ``Py4JJavaError`` (``java_exception`` is the Java exception)."""
 
 
 class StructuredOutputError(AgentRuntimeError, ValueError):
@@ -189,6 +232,11 @@ class ThreadModeUnavailableError(FlinkSetupError):
 class ProcessModeCheckpointingError(FlinkSetupError):
     """An agent operator in process mode in a checkpointed job: its runs could not be resumed
     after a restore."""
+
+
+class IncompleteFlinkConfigError(FlinkSetupError):
+    """PyFlink's JVM was started from a `config.yaml` without Flink's own settings (its JVM
+    options), so a local job would fail in Java's module checks."""
 
 
 class SessionClusterSetupError(FlinkSetupError):

@@ -7,6 +7,7 @@ workers.
 
 from flink_agents.runtime.errors import (
     FlinkSetupError,
+    IncompleteFlinkConfigError,
     JavaNotFoundError,
     ProcessModeCheckpointingError,
     SessionClusterSetupError,
@@ -26,6 +27,7 @@ __all__ = [
     "AgentStream",
     "FlinkAgentsExecutionEnvironment",
     "FlinkSetupError",
+    "IncompleteFlinkConfigError",
     "JavaNotFoundError",
     "JavaRuntime",
     "KeyedAgentOperator",

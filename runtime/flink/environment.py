@@ -37,10 +37,20 @@ from pyflink.util.java_utils import get_j_env_configuration, is_local_deployment
 from flink_agents.api.agents.agent import Agent
 from flink_agents.api.core_options import AgentConfigOptions, AgentExecutionOptions
 from flink_agents.api.execution_environment import AgentBuilder, AgentsExecutionEnvironment
-from flink_agents.runtime.errors import ProcessModeCheckpointingError, ThreadModeUnavailableError
-from flink_agents.runtime.flink.config_file import agent_options_from_conf_dir
+from flink_agents.runtime.errors import (
+    IncompleteFlinkConfigError,
+    ProcessModeCheckpointingError,
+    ThreadModeUnavailableError,
+)
+from flink_agents.runtime.flink.config_file import (
+    agent_options_from_conf_dir,
+    complete_flink_conf_dir,
+    missing_module_opens,
+    packaged_conf_dir,
+)
 from flink_agents.runtime.flink.durability import rest_address_of
 from flink_agents.runtime.flink.java import JavaRuntime, ensure_java
+from flink_agents.runtime.flink.job_failure import install_job_failure_hook
 from flink_agents.runtime.flink.operator import (
     ERROR_OUTPUT,
     AgentOperatorOptions,
@@ -87,6 +97,17 @@ _THREAD_MODE_UNAVAILABLE = (
 )
 
 
+_JVM_WITHOUT_OPENS = (
+    "PyFlink's JVM runs without Flink's JVM options (env.java.opts.all: --add-opens ...), "
+    "so every job would fail with InaccessibleObjectException. The JVM reads them from "
+    "$FLINK_CONF_DIR/config.yaml when it starts (FLINK_CONF_DIR={conf_dir}), and a "
+    "config.yaml with only an agent: section replaces Flink's own. Create the stream "
+    "environment with create_stream_execution_environment() before any other PyFlink object "
+    "(it completes such a folder with Flink's defaults), or copy {packaged}/config.yaml into "
+    "that folder and add your settings to it."
+)
+
+
 def _gateway_started() -> bool:
     """Whether this process already has a PyFlink JVM (its own, or `flink run`'s)."""
     if os.environ.get("PYFLINK_GATEWAY_PORT"):  # launched by the `flink` command line
@@ -109,6 +130,8 @@ def prepare_flink_environment() -> JavaRuntime:
         )
     runtime = ensure_java()
     prepare_worker_environment()
+    if not _gateway_started():
+        complete_flink_conf_dir()  # a config.yaml with only `agent:` gets Flink's defaults
     return runtime
 
 
@@ -146,6 +169,26 @@ def _thread_mode_works(j_configuration: Any) -> bool:
     gateway: Any = get_gateway()
     jvm_path = gateway.jvm.System.getenv("PATH") or ""
     return embedded_interpreter_matches({"PATH": str(jvm_path)})
+
+
+def _check_jvm_options(j_configuration: Any) -> None:
+    """Refuse a local job whose JVM lacks Flink's module opens: it would fail in its first
+    serializer with `InaccessibleObjectException` (a `config.yaml` without Flink's settings,
+    read when the JVM started)."""
+    if os.environ.get("PYFLINK_GATEWAY_PORT") or not is_local_deployment(j_configuration):
+        return
+    jvm: Any = get_gateway().jvm
+    version = str(jvm.System.getProperty("java.specification.version"))
+    major = int(version.split(".")[-1]) if version.replace(".", "").isdigit() else 0
+    arguments = [
+        str(a)
+        for a in jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
+    ]
+    if missing_module_opens(arguments, major):
+        conf_dir = os.environ.get("FLINK_CONF_DIR", "<site-packages>/pyflink/conf")
+        raise IncompleteFlinkConfigError(
+            _JVM_WITHOUT_OPENS.format(conf_dir=conf_dir, packaged=packaged_conf_dir())
+        )
 
 
 def _configured_mode(j_conf: Any) -> ExecutionMode | None:
@@ -219,8 +262,9 @@ def keyed_agent_stream(
         raise ProcessModeCheckpointingError(_PROCESS_MODE_CHECKPOINTING)
     configure_python_workers(get_j_env_configuration(j_env), execution_mode)
     keyed = ds.key_by(_KeyText(key_selector), key_type=Types.STRING())
+    pickled = output_type is None or output_type == Types.PICKLED_BYTE_ARRAY()
     out = keyed.process(
-        KeyedAgentOperator(engine_factory, options),
+        KeyedAgentOperator(engine_factory, options, pickled_outputs=pickled),
         output_type=output_type or Types.PICKLED_BYTE_ARRAY(),
     )
     if uid is not None:
@@ -339,6 +383,8 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
             raise ThreadModeUnavailableError(
                 _THREAD_MODE_UNAVAILABLE.format(bin=os.path.dirname(sys.executable))
             )
+        _check_jvm_options(j_conf)
+        install_job_failure_hook()  # a failed job's first line names its Python cause
         self.execution_mode: ExecutionMode = mode
         configure_python_workers(j_conf, mode)
         # Options in Flink's configuration file first; settings in code override them.

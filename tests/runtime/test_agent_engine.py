@@ -463,8 +463,8 @@ def test_an_action_error_names_the_original_exception() -> None:
     key_state = KeyState()
     with pytest.raises(ActionExecutionError) as failed:
         run_to_end(engine, engine.start_run("k", "a", key_state), key_state)
-    assert str(failed.value) == (
-        "action 'work' failed on a _input_event event (key 'k', seq 0): ValueError: cannot handle a"
+    assert str(failed.value) == (  # the cause first
+        "ValueError: cannot handle a (action 'work' on a _input_event event, key 'k', seq 0)"
     )
     assert isinstance(failed.value.__cause__, ValueError)
 

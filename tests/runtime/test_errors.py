@@ -112,10 +112,13 @@ def test_agent_run_failed_carries_its_cause_redacted() -> None:
     assert "sk-live-0123456789abcdef" not in str(error)
 
 
-def test_action_execution_error_names_the_run_and_the_cause() -> None:
+def test_action_execution_error_names_the_cause_first_then_the_run() -> None:
     error = ActionExecutionError("triage", "_input_event", "k1", 3, KeyError("missing"))
     assert str(error) == (
-        "action 'triage' failed on a _input_event event (key 'k1', seq 3): KeyError: 'missing'"
+        "KeyError: 'missing' (action 'triage' on a _input_event event, key 'k1', seq 3)"
+    )
+    assert str(ActionExecutionError("triage", "_input_event", "k1", 3)) == (
+        "action 'triage' failed on a _input_event event (key 'k1', seq 3)"
     )
     assert (error.action, error.event_type, error.key, error.seq) == (
         "triage",
@@ -123,6 +126,27 @@ def test_action_execution_error_names_the_run_and_the_cause() -> None:
         "k1",
         3,
     )
+
+
+def test_a_failed_run_names_the_actions_cause_first() -> None:
+    cause = ActionExecutionError("ask", "_input_event", "u1", 0, ValueError("no text"))
+    assert str(AgentRunFailedError(cause)) == (
+        "an agent run failed: ValueError: no text (action 'ask' on a _input_event event, "
+        "key 'u1', seq 0)"
+    )
+    assert str(AgentRunFailedError(ValueError("injected"))) == (
+        "an agent run failed: ValueError: injected"
+    )
+
+
+def test_causes_are_redacted() -> None:
+    secret = ValueError("rejected key sk-ant-api03-abcdefghijklmnopqrstuvwxyz")
+    for error in (
+        ActionExecutionError("ask", "_input_event", "u1", 0, secret),
+        AgentRunFailedError(ActionExecutionError("ask", "_input_event", "u1", 0, secret)),
+    ):
+        assert str(error).split(":")[0] in ("ValueError", "an agent run failed")
+        assert "abcdefghijklmnop" not in str(error)
 
 
 def test_a_replayed_call_failure_pickles() -> None:
