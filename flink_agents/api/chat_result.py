@@ -34,7 +34,8 @@ class Usage(BaseModel):
     reasoning_tokens: int | None = None
     """Tokens spent on reasoning."""
     total_tokens: int | None = None
-    """Total as the provider reports it."""
+    """Total: the provider's own when it reports one, else input + output when both are known
+    (see docs/providers.md, usage); None when unknown."""
 
     def __add__(self, other: Usage) -> Usage:
         """Field-wise sum; a field stays ``None`` only when both sides are unknown."""
