@@ -3,7 +3,9 @@
 `AgentEngineFactory` travels with the job (cloudpickle): the agent, its options, an
 optional durable-call-log factory and the job script's classes (`job_script`). In the
 worker it builds one `AgentEngine` per subtask with that subtask's metrics and, when
-`baseLogDir` is set, an event log file of its own (`events-<subtask>.jsonl`).
+`baseLogDir` is set, an event log file of its own (`events-<subtask>.jsonl`). With
+`tracing.enabled`, a worker process with no tracer provider gets one from the ``OTEL_*``
+variables first (`flink_agents.runtime.tracing.install_sdk_from_env`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 from flink_agents.api._values import register_script_classes
 from flink_agents.api.agents.agent import Agent
-from flink_agents.api.core_options import AgentConfiguration
+from flink_agents.api.core_options import AgentConfigOptions, AgentConfiguration
 from flink_agents.api.resource import ResourceType
 from flink_agents.plan.agent_plan import ResourceSpec
 from flink_agents.runtime.agent_engine import AgentEngine
@@ -62,6 +64,11 @@ class AgentEngineFactory:
         )
 
     def __call__(self, context: SubtaskContext) -> AgentEngine:
+        if self.config.get(AgentConfigOptions.TRACING_ENABLED):
+            # The worker's tracer provider, from the OTEL_* variables (once per process).
+            from flink_agents.runtime.tracing import install_sdk_from_env
+
+            install_sdk_from_env()
         register_script_classes(self.script_classes)  # before any state is read
         event_log = EventLog.from_config(
             self.config, file_name=f"events-{context.subtask_index}.jsonl"
