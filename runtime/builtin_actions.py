@@ -28,7 +28,7 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -59,6 +59,10 @@ from flink_agents.runtime.metrics import (
 from flink_agents.runtime.model_request import model_request_fingerprint
 from flink_agents.runtime.run_state import trusted_model
 from flink_agents.runtime.tool_threads import ToolThreadPool
+
+if TYPE_CHECKING:
+    from flink_agents.api.content_blocks import ToolCallBlock
+    from flink_agents.runtime.tracing import RunTracing
 
 __all__ = [
     "CHAT_ACTION",
@@ -192,7 +196,13 @@ async def _next_turn(ctx: RunnerContext, setup: BaseChatModelSetup, state: ChatL
     if state.model_calls >= limit:
         _respond_error(ctx, state, _limit_error(limit), None)
         return
-    outcome = await _call_model(ctx, setup, state)
+    tracing = _tracing(ctx)
+    if tracing is None:
+        outcome = await _call_model(ctx, setup, state)
+    else:  # the same, inside a chat span
+        with tracing.chat(ctx, setup, state.model, state.history) as span:
+            outcome = await _call_model(ctx, setup, state)
+            span.answered(outcome.result, outcome.error)
     if outcome.result is None:
         assert outcome.error is not None
         _respond_error(ctx, state, outcome.error, None)
@@ -315,6 +325,9 @@ async def _call_model(
         if strategy is ErrorHandlingStrategy.RETRY and error.retryable and attempt < max_retries:
             wait = retry_delay(attempt, base_wait, max_wait, outcome.retry_after)
             record_chat_retry(metrics, label, wait)
+            tracing = _tracing(ctx)
+            if tracing is not None:
+                tracing.chat_retry(error.kind, wait)
             await _sleep(wait)
             attempt += 1
             continue
@@ -436,12 +449,17 @@ async def tool_call_action(event: Event, ctx: RunnerContext) -> None:
         allowed = set(_setup(ctx, event.model).tools)
     caller = _tool_caller(ctx, allowed)
     calls = event.tool_calls
+    tracing = _tracing(ctx)
+
+    def call(c: ToolCallBlock) -> Awaitable[Any]:
+        pending = ctx.durable_execute_async(caller, c.name, c.input, c.id)
+        return pending if tracing is None else tracing.tool_call(c.name, c.id, c.input, pending)
+
     if ctx.config.get(AgentExecutionOptions.TOOL_CALL_PARALLEL) and len(calls) > 1:
         # Durable call numbers are taken here, in call order.
-        pending = [ctx.durable_execute_async(caller, c.name, c.input, c.id) for c in calls]
-        raw = await asyncio.gather(*pending)
+        raw = await asyncio.gather(*[call(c) for c in calls])
     else:
-        raw = [await ctx.durable_execute_async(caller, c.name, c.input, c.id) for c in calls]
+        raw = [await call(c) for c in calls]
     responses = [r if isinstance(r, ToolResponse) else ToolResponse.model_validate(r) for r in raw]
     metrics = ctx.agent_metric_group
     for response in responses:
@@ -496,6 +514,13 @@ def _tool_caller(
             return failed(f"tool {name!r} failed: {type(exc).__name__}: {exc}")
 
     return call_tool
+
+
+def _tracing(ctx: RunnerContext) -> RunTracing | None:
+    """The engine's spans (None when tracing is off, or for a context no `AgentEngine`
+    made)."""
+    engine = getattr(ctx, "_engine", None) if isinstance(ctx, ActionContext) else None
+    return getattr(engine, "tracing", None)
 
 
 def _tool_threads(ctx: RunnerContext) -> ToolThreadPool | None:

@@ -28,15 +28,23 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from flink_agents.api import (
     Agent,
+    ChatMessage,
     Event,
     InputEvent,
     OutputEvent,
     RunnerContext,
+    ScriptedChatModelConnection,
+    ToolCallBlock,
 )
+from flink_agents.api.chat_result import ChatResult, Usage
+from flink_agents.api.content_blocks import ImageBlock, TextBlock
+from flink_agents.api.errors import ChatModelError
+from flink_agents.api.redaction import clear_registered_secrets, register_secret
+from flink_agents.runtime import builtin_actions
 from flink_agents.runtime.agent_engine import AgentEngine
 from flink_agents.runtime.run_state import RunState
 from flink_agents.runtime.tracing import RunTracing
-from tests.runtime.chat_agents import run_local
+from tests.runtime.chat_agents import chat_agent, run_local
 
 ROOT = Path(__file__).resolve().parents[2]
 ON = {"tracing.enabled": True}
@@ -282,6 +290,245 @@ def test_the_engine_pickles_and_opens_its_tracing_where_unpickled(
     assert len(named(finished(spans), "invoke_agent")) == 1
 
 
+# ---------------------------------------------------------------------------- chat and tools
+
+
+def lookup(ticket: str) -> str:
+    """Look a ticket up.
+
+    Args:
+        ticket: The ticket id.
+    """
+    return f"{ticket} is open"
+
+
+def broken(ticket: str) -> str:
+    """A tool that fails.
+
+    Args:
+        ticket: The ticket id.
+    """
+    raise ValueError(f"no access with token={SECRET}")
+
+
+def chart(title: str, auth: str = "") -> ImageBlock:
+    """Render a chart.
+
+    Args:
+        title: The chart title.
+        auth: A credential.
+    """
+    return ImageBlock(mime_type="image/png", data=PNG_B64, name=f"{title}.png")
+
+
+def by_parent(found: Sequence[ReadableSpan]) -> dict[int, ReadableSpan]:
+    return {span_id(s): s for s in found}
+
+
+def test_model_and_tool_calls_are_chat_and_execute_tool_spans_under_their_actions(
+    spans: InMemorySpanExporter,
+) -> None:
+    calls = [
+        ToolCallBlock(id="c1", name="lookup", input={"ticket": "T1"}),
+        ToolCallBlock(id="c2", name="broken", input={"ticket": "T2"}),
+    ]
+    first = ChatResult(
+        message=ChatMessage.assistant("Looking.", tool_calls=calls),
+        model="model-2024-01",
+        response_id="resp_1",
+        usage=Usage(input_tokens=11, output_tokens=7, cache_read_tokens=3),
+        finish_reason="tool_calls",
+    )
+    connection = ScriptedChatModelConnection(replies=[first, "T1 is open; T2 failed"])
+    agent = chat_agent(connection, tools={"lookup": lookup, "broken": broken})
+    outputs, _ = run_local(agent, [{"key": "k", "value": "status?"}], ON)
+    assert outputs[0].value.response.text == "T1 is open; T2 failed"
+
+    found = finished(spans)
+    assert len({trace_id(s) for s in found}) == 1
+    ids = by_parent(found)
+    chats = sorted(named(found, "chat"), key=lambda s: s.start_time or 0)
+    assert [c.name for c in chats] == ["chat test-model", "chat test-model"]
+    for chat in chats:
+        assert chat.kind is SpanKind.CLIENT
+        assert ids[parent_id(chat) or 0].name == "action _chat_model_action"
+    assert attrs(chats[0]) == {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "_OTHER",
+        "gen_ai.request.model": "test-model",
+        "gen_ai.response.model": "model-2024-01",
+        "gen_ai.response.id": "resp_1",
+        "gen_ai.response.finish_reasons": ("tool_calls",),
+        "gen_ai.usage.input_tokens": 11,
+        "gen_ai.usage.output_tokens": 7,
+        "gen_ai.usage.cache_read.input_tokens": 3,
+        "flink_agents.chat.model_setup": "model",
+        "flink_agents.chat.retries": 0,
+    }
+    # Usage the provider did not report is left out, not recorded as 0.
+    assert "gen_ai.usage.input_tokens" not in attrs(chats[1])
+    assert attrs(chats[1])["gen_ai.response.finish_reasons"] == ("stop",)
+
+    tools = {attrs(t)["gen_ai.tool.name"]: t for t in named(found, "execute_tool")}
+    assert set(tools) == {"lookup", "broken"}
+    for name, call_id in (("lookup", "c1"), ("broken", "c2")):
+        tool = tools[name]
+        assert tool.name == f"execute_tool {name}"
+        assert ids[parent_id(tool) or 0].name == "action _tool_call_action"
+        assert attrs(tool)["gen_ai.operation.name"] == "execute_tool"
+        assert attrs(tool)["gen_ai.tool.call.id"] == call_id
+        assert "gen_ai.tool.call.arguments" not in attrs(tool)  # content is off
+    assert tools["lookup"].status.status_code is StatusCode.UNSET
+    assert tools["broken"].status.status_code is StatusCode.ERROR
+    assert attrs(tools["broken"])["error.type"] == "tool_error"
+    assert "ValueError" in (tools["broken"].status.description or "")
+    assert SECRET not in (tools["broken"].status.description or "")
+    for span in found:
+        assert not any(
+            k.startswith("gen_ai.input") or k.startswith("gen_ai.output") for k in attrs(span)
+        )
+
+
+@pytest.fixture
+def no_retry_wait(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    monkeypatch.setattr(builtin_actions, "_sleep", sleep)
+    return waits
+
+
+def test_a_retried_model_call_is_one_chat_span_with_its_retries(
+    spans: InMemorySpanExporter, no_retry_wait: list[float]
+) -> None:
+    overloaded = ChatModelError("busy", retryable=True, status_code=529, kind="overloaded")
+    connection = ScriptedChatModelConnection(replies=[overloaded, overloaded, "fine"])
+    run_local(chat_agent(connection), [{"key": "k", "value": "hi"}], ON)
+    (chat,) = named(finished(spans), "chat")
+    assert attrs(chat)["flink_agents.chat.retries"] == 2
+    retries = [e for e in chat.events if e.name == "flink_agents.chat.retry"]
+    assert [dict(e.attributes or {}) for e in retries] == [
+        {"error.type": "overloaded", "flink_agents.retry.wait_s": wait} for wait in no_retry_wait
+    ]
+    assert chat.status.status_code is StatusCode.UNSET
+
+
+def test_a_model_call_that_ends_in_an_error_response_fails_its_chat_span_only(
+    spans: InMemorySpanExporter,
+) -> None:
+    limited = ChatModelError(
+        f"slow down {SECRET}", retryable=False, status_code=429, kind="rate_limit"
+    )
+    connection = ScriptedChatModelConnection(replies=[limited])
+    outputs, _ = run_local(
+        chat_agent(connection),
+        [{"key": "k", "value": "hi"}],
+        {**ON, "error-handling-strategy": "ignore"},
+    )
+    assert outputs[0].value.error.kind == "rate_limit"
+    found = finished(spans)
+    (chat,) = named(found, "chat")
+    assert chat.status.status_code is StatusCode.ERROR
+    assert attrs(chat)["error.type"] == "rate_limit"
+    assert SECRET not in (chat.status.description or "")
+    (root,) = named(found, "invoke_agent")
+    assert root.status.status_code is StatusCode.UNSET
+
+
+def test_under_strategy_fail_a_failed_model_call_fails_its_span_and_the_run(
+    spans: InMemorySpanExporter,
+) -> None:
+    connection = ScriptedChatModelConnection(
+        replies=[ChatModelError("no", status_code=400, kind="invalid_request")]
+    )
+    engine = AgentEngine(chat_agent(connection), {**ON, "error-handling-strategy": "fail"})
+    with pytest.raises(Exception, match="no"):
+        run_engine(engine, "k", "hi")
+    found = finished(spans)
+    (chat,) = named(found, "chat")
+    assert chat.status.status_code is StatusCode.ERROR
+    assert attrs(chat)["error.type"] == "invalid_request"
+    (root,) = named(found, "invoke_agent")
+    assert root.status.status_code is StatusCode.ERROR
+
+
+def test_recorded_content_is_sanitized(spans: InMemorySpanExporter) -> None:
+    register_secret(SECRET)
+    try:
+        question = ChatMessage.user(
+            [
+                TextBlock(text=f"my key is {SECRET}, see data:image/png;base64,{PNG_B64}"),
+                ImageBlock(mime_type="image/png", data=PNG_B64, name="photo.png"),
+                ImageBlock(mime_type="image/jpeg", url="https://media.example.com/p.jpg?sig=x"),
+            ]
+        )
+        call = ToolCallBlock(id="c1", name="chart", input={"title": "sales", "auth": SECRET})
+        connection = ScriptedChatModelConnection(
+            replies=[ChatMessage.assistant("Drawing.", tool_calls=[call]), "A rising line."]
+        )
+        agent = chat_agent(connection, tools={"chart": chart})
+        run_local(
+            agent, [{"key": "k", "value": [question]}], {**ON, "tracing.record-content": True}
+        )
+    finally:
+        clear_registered_secrets()
+
+    found = finished(spans)
+    recorded = json.dumps([attrs(s) for s in found], default=str)
+    for leak in (SECRET, PNG_B64[:64], "media.example.com", "sig=x"):
+        assert leak not in recorded
+
+    first, second = sorted(named(found, "chat"), key=lambda s: s.start_time or 0)
+    sent = json.loads(attrs(first)["gen_ai.input.messages"])
+    assert sent[0]["role"] == "user"
+    text, photo, linked = sent[0]["parts"]
+    assert text["type"] == "text"
+    assert "my key is ***" in text["content"]
+    assert "data:image/png;base64,<" in text["content"]
+    assert photo == {
+        "type": "image",
+        "mime_type": "image/png",
+        "name": "photo.png",
+        "size_bytes": 520,
+    }
+    assert linked == {"type": "image", "mime_type": "image/jpeg"}
+    answered = json.loads(attrs(first)["gen_ai.output.messages"])
+    assert answered == [
+        {
+            "role": "assistant",
+            "parts": [
+                {"type": "text", "content": "Drawing."},
+                {
+                    "type": "tool_call",
+                    "id": "c1",
+                    "name": "chart",
+                    "arguments": {"title": "sales", "auth": "***ghij"},
+                },
+            ],
+            "finish_reason": "tool_calls",
+        }
+    ]
+    history = json.loads(attrs(second)["gen_ai.input.messages"])
+    assert [m["role"] for m in history] == ["user", "assistant", "tool"]
+    assert history[2]["parts"] == [
+        {
+            "type": "tool_call_response",
+            "id": "c1",
+            "response": [
+                {"type": "image", "mime_type": "image/png", "name": "sales.png", "size_bytes": 520}
+            ],
+        }
+    ]
+    (tool,) = named(found, "execute_tool")
+    assert json.loads(attrs(tool)["gen_ai.tool.call.arguments"]) == {
+        "title": "sales",
+        "auth": "***ghij",
+    }
+    assert json.loads(attrs(tool)["gen_ai.tool.call.result"]) == history[2]["parts"][0]["response"]
+
+
 # ---------------------------------------------------------------------------- off
 
 
@@ -433,3 +680,28 @@ def test_install_sdk_from_env_leaves_an_application_provider_and_a_disabled_sdk(
         replace_env=True,
     )
     assert out.splitlines() == ["False ProxyTracerProvider", "False True"]
+
+
+def test_the_flink_engine_factory_sets_the_worker_provider_up_when_tracing_is_on() -> None:
+    out = _python(
+        """
+        from opentelemetry import trace
+        from flink_agents.api import Agent
+        from flink_agents.runtime.flink.engine_factory import AgentEngineFactory
+        from flink_agents.runtime.flink.operator import SubtaskContext
+        from flink_agents.runtime.metrics import InMemoryMetricGroup
+
+        def build(config):
+            context = SubtaskContext("t", 0, 1, 0, InMemoryMetricGroup())
+            return AgentEngineFactory(Agent(), config)(context)
+
+        engine = build({})
+        print(engine.tracing, type(trace.get_tracer_provider()).__name__)
+        engine = build({"tracing.enabled": True})
+        print(type(engine.tracing).__name__, type(trace.get_tracer_provider()).__name__)
+        engine.close()
+        """,
+        env=_clean_env(OTEL_TRACES_EXPORTER="none"),
+        replace_env=True,
+    )
+    assert out.splitlines() == ["None ProxyTracerProvider", "RunTracing TracerProvider"]
