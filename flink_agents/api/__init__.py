@@ -2,6 +2,7 @@
 
 from flink_agents.api.agents.agent import Agent
 from flink_agents.api.agents.react_agent import ReActAgent
+from flink_agents.api.agents.types import OutputSchema
 from flink_agents.api.chat_message import (
     CANONICAL_FINISH_REASONS,
     AudioBlock,
@@ -50,22 +51,25 @@ from flink_agents.api.decorators import (
     prompt,
     tool,
 )
-from flink_agents.api.errors import ChatModelError, UnknownOptionError
+from flink_agents.api.errors import ChatModelError, ResourceUnavailableError, UnknownOptionError
 from flink_agents.api.events.chat_event import ChatError, ChatRequestEvent, ChatResponseEvent
 from flink_agents.api.events.event import Event, InputEvent, OutputEvent
 from flink_agents.api.events.tool_event import ToolRequestEvent, ToolResponseEvent
 from flink_agents.api.execution_environment import AgentBuilder, AgentsExecutionEnvironment
+from flink_agents.api.function import JavaFunction, PythonFunction
 from flink_agents.api.metric_group import Counter, Gauge, Histogram, MetricGroup
 from flink_agents.api.prompts.prompt import Prompt
 from flink_agents.api.resource import (
     Resource,
     ResourceDescriptor,
+    ResourceName,
     ResourceType,
     SerializableResource,
 )
 from flink_agents.api.runner_context import RunnerContext
 from flink_agents.api.tools.function_tool import FunctionTool
-from flink_agents.api.tools.tool import BaseTool, ToolMetadata, as_tool_metadata
+from flink_agents.api.tools.tool import BaseTool, Tool, ToolMetadata, ToolType, as_tool_metadata
+from flink_agents.api.tools.tool_parameter_injection import InjectedArg, ToolParameterSource
 
 __all__ = [
     "CANONICAL_FINISH_REASONS",
@@ -98,31 +102,40 @@ __all__ = [
     "Gauge",
     "Histogram",
     "ImageBlock",
+    "InjectedArg",
     "InputEvent",
     "InputFailurePolicy",
+    "JavaFunction",
     "MediaBlock",
     "MessageRole",
     "MetricGroup",
     "OutputEvent",
+    "OutputSchema",
     "Prompt",
+    "PythonFunction",
     "ReActAgent",
     "ReasoningBlock",
     "RecordedChatCall",
     "Resource",
     "ResourceDescriptor",
+    "ResourceName",
     "ResourceType",
+    "ResourceUnavailableError",
     "RunnerContext",
     "ScriptedChatModelConnection",
     "SerializableResource",
     "TextBlock",
+    "Tool",
     "ToolCallBlock",
     "ToolMetadata",
+    "ToolParameterSource",
     "ToolRequestEvent",
     "ToolResponse",
     "ToolResponseEvent",
     "ToolResultBlock",
     "ToolResultContent",
     "ToolSpec",
+    "ToolType",
     "UnknownOptionError",
     "UnsupportedContentBlockError",
     "Usage",

@@ -12,12 +12,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, overload
 
 from flink_agents.api.events.event import Event
 from flink_agents.api.events.event_type import event_type_name, trigger_event_types
 from flink_agents.api.resource import ResourceType
+from flink_agents.api.tools.tool_parameter_injection import (
+    INJECTED_ARGS_MARK,
+    InjectedArg,
+    normalize_injected_args,
+    validate_injected_arg_names,
+)
 
 __all__ = [
     "ACTION_MARK",
@@ -25,9 +31,14 @@ __all__ = [
     "action",
     "chat_model_connection",
     "chat_model_setup",
+    "embedding_model_connection",
+    "embedding_model_setup",
     "event_type_name",
+    "mcp_server",
     "prompt",
+    "skills",
     "tool",
+    "vector_store",
 ]
 
 ACTION_MARK = "__flink_agents_action__"
@@ -77,9 +88,34 @@ def _resource_marker(resource_type: ResourceType) -> Callable[[F], F]:
     return mark
 
 
-def tool(target: F) -> F:
-    """Declare a function as a tool; its schema comes from its signature and docstring."""
-    return _resource_marker(ResourceType.TOOL)(target)
+@overload
+def tool(func: F, /) -> F: ...
+@overload
+def tool(
+    *, injected_args: Mapping[str, InjectedArg | Mapping[str, Any]] | None = None
+) -> Callable[[F], F]: ...
+def tool(
+    func: F | None = None,
+    /,
+    *,
+    injected_args: Mapping[str, InjectedArg | Mapping[str, Any]] | None = None,
+) -> F | Callable[[F], F]:
+    """Declare a function as a tool; its schema comes from its signature and docstring.
+
+    ``@tool(injected_args={"tenant_id": InjectedArg.from_config("tenant_id")})`` hides
+    those parameters from the model; the runtime fills them in (`InjectedArg`).
+    """
+    injected = normalize_injected_args(injected_args)
+
+    def mark(target: F) -> F:
+        function = _function_of(target)
+        validate_injected_arg_names(function, injected)
+        setattr(function, RESOURCE_MARK, ResourceType.TOOL)
+        if injected:
+            setattr(function, INJECTED_ARGS_MARK, injected)
+        return target
+
+    return mark if func is None else mark(func)
 
 
 def chat_model_connection(target: F) -> F:
@@ -95,3 +131,31 @@ def chat_model_setup(target: F) -> F:
 def prompt(target: F) -> F:
     """A static method returning a `Prompt` (or its `ResourceDescriptor`)."""
     return _resource_marker(ResourceType.PROMPT)(target)
+
+
+def embedding_model_connection(target: F) -> F:
+    """Upstream's embedding model connection: none here (the plan raises
+    `ResourceUnavailableError`)."""
+    return _resource_marker(ResourceType.EMBEDDING_MODEL_CONNECTION)(target)
+
+
+def embedding_model_setup(target: F) -> F:
+    """Upstream's embedding model setup: none here (the plan raises
+    `ResourceUnavailableError`)."""
+    return _resource_marker(ResourceType.EMBEDDING_MODEL)(target)
+
+
+def vector_store(target: F) -> F:
+    """Upstream's vector store: none here (the plan raises `ResourceUnavailableError`)."""
+    return _resource_marker(ResourceType.VECTOR_STORE)(target)
+
+
+def mcp_server(target: F) -> F:
+    """A static method returning the `ResourceDescriptor` of an MCP server
+    (``flink_agents.integrations.mcp.MCPServer``): its tools and prompts join the agent's."""
+    return _resource_marker(ResourceType.MCP_SERVER)(target)
+
+
+def skills(target: F) -> F:
+    """Upstream's skills: none here (the plan raises `ResourceUnavailableError`)."""
+    return _resource_marker(ResourceType.SKILLS)(target)

@@ -3,7 +3,10 @@ and the runtime. Catch at the level you care about:
 
     ValueError
     ├── UnknownOptionError              an option nothing reads (a typo); names the closest ones
-    └── UnsupportedContentBlockError    a provider cannot take a content block (nothing is sent)
+    ├── UnsupportedContentBlockError    a provider cannot take a content block (nothing is sent)
+    └── ResourceUnavailableError        an upstream resource with no implementation here (a
+                                        provider, a resource type, a Java function); names
+                                        the nearest working alternative
     Exception
     └── ChatModelError                  a chat model call failed; ``retryable`` says whether
                                         trying again can help
@@ -18,6 +21,7 @@ from collections.abc import Iterable
 
 __all__ = [
     "ChatModelError",
+    "ResourceUnavailableError",
     "UnknownOptionError",
     "UnsupportedContentBlockError",
     "closest_names",
@@ -91,6 +95,26 @@ class UnsupportedContentBlockError(ValueError):
         self.provider = provider
         where = f" by {provider}" if provider else ""
         super().__init__(f"{block_type} block is not supported{where}: {reason}")
+
+
+class ResourceUnavailableError(ValueError):
+    """Something Apache Flink Agents offers that this project does not implement: a
+    `ResourceName` whose provider is not here, a `ResourceType` with no resources here
+    (vector stores, embedding models, skills), a Java function or resource.
+
+    Raised when the agent plan is built (before a job is submitted), and when such a
+    descriptor is resolved. The message names what is missing and what to use instead.
+    """
+
+    def __init__(self, missing: str, alternative: str) -> None:
+        super().__init__(f"{missing} is not available here; instead, {alternative}")
+        self.missing = missing
+        """What is not implemented here (a provider, a resource type...)."""
+        self.alternative = alternative
+        """The nearest working alternative."""
+
+    def __reduce__(self) -> tuple[type[ResourceUnavailableError], tuple[str, str]]:
+        return (type(self), (self.missing, self.alternative))
 
 
 class ChatModelError(Exception):

@@ -1,27 +1,72 @@
-"""Resources an agent uses (chat models, tools, prompts) and how they are described."""
+"""Resources an agent uses (chat models, tools, prompts) and how they are described.
+
+`ResourceType`, `ResourceDescriptor` and `ResourceName` are upstream's (Apache Flink
+Agents): a descriptor names its class as a class, a dotted path, a `ResourceName`
+constant, or upstream's ``target_module`` / ``target_clazz`` pair. A name or type with no
+implementation here raises `ResourceUnavailableError` when the plan is built.
+"""
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from enum import Enum
 from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from flink_agents.api._class_path import import_class
-from flink_agents.api.errors import UnknownOptionError
+from flink_agents.api._resource_names import ResourceName, class_name_here
+from flink_agents.api.errors import ResourceUnavailableError, UnknownOptionError
 
-__all__ = ["Resource", "ResourceDescriptor", "ResourceType", "SerializableResource"]
+__all__ = [
+    "Resource",
+    "ResourceDescriptor",
+    "ResourceName",
+    "ResourceType",
+    "SerializableResource",
+    "check_resource_type",
+    "get_resource_class",
+]
 
 
 class ResourceType(str, Enum):
-    """The kinds of resource an agent can declare and look up by name."""
+    """The kinds of resource an agent can declare and look up by name (upstream's members).
+
+    Chat models, chat model connections, tools, prompts and MCP servers have
+    implementations here; a resource of another type (embedding models, vector stores,
+    skills) fails the plan (`check_resource_type`).
+    """
 
     CHAT_MODEL = "chat_model"
     CHAT_MODEL_CONNECTION = "chat_model_connection"
     TOOL = "tool"
+    EMBEDDING_MODEL = "embedding_model"
+    EMBEDDING_MODEL_CONNECTION = "embedding_model_connection"
+    VECTOR_STORE = "vector_store"
     PROMPT = "prompt"
+    MCP_SERVER = "mcp_server"
+    SKILLS = "skills"
+
+
+_NOT_HERE: Mapping[ResourceType, str] = {
+    ResourceType.EMBEDDING_MODEL: "call your embedding service from an action or a tool",
+    ResourceType.EMBEDDING_MODEL_CONNECTION: "call your embedding service from an action or a tool",
+    ResourceType.VECTOR_STORE: "query your store from an action or a tool",
+    ResourceType.SKILLS: "put the instructions in a prompt and the scripts behind tools",
+}
+
+
+def check_resource_type(resource_type: ResourceType, name: str | None = None) -> None:
+    """Raise `ResourceUnavailableError` when no resource of ``resource_type`` can run here
+    (embedding models, vector stores, skills); ``name`` is the resource's."""
+    alternative = _NOT_HERE.get(resource_type)
+    if alternative is not None:
+        what = f"{resource_type.value} resources"
+        if name is not None:
+            what += f" ({name!r})"
+        raise ResourceUnavailableError(what, f"{alternative} (docs/status.md)")
 
 
 class Resource(BaseModel, ABC):
@@ -95,28 +140,90 @@ class SerializableResource(Resource, ABC):
 
 
 class ResourceDescriptor:
-    """How to build a resource: its class (or dotted path) and constructor arguments.
+    """How to build a resource: its class and constructor arguments.
 
-    >>> ResourceDescriptor(clazz="my_pkg.models.MyConnection", api_key="...")
+    The class may be given as a class, a class path (``"my_pkg.models.MyConnection"`` or
+    ``"my_pkg.models:MyConnection"``), a `ResourceName` constant, or upstream's
+    ``target_module`` and ``target_clazz``. Arguments come as keywords, as an
+    ``arguments`` dict, or both (the keywords win):
+
+    >>> ResourceDescriptor(clazz=ResourceName.ChatModel.ANTHROPIC_SETUP, connection="claude")
+    >>> ResourceDescriptor(target_module="my_pkg.models", target_clazz="MyConnection",
+    ...                    arguments={"api_key": "..."})
     """
 
-    def __init__(self, clazz: type[Resource] | str, **arguments: Any) -> None:
-        self.clazz = clazz
-        self.arguments = arguments
+    def __init__(
+        self,
+        /,
+        clazz: type[Resource] | str | None = None,
+        *,
+        target_module: str | None = None,
+        target_clazz: str | None = None,
+        arguments: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if clazz is None:
+            if not target_module or not target_clazz:
+                raise ValueError(
+                    "ResourceDescriptor needs the resource class: clazz=..., or "
+                    "target_module=... and target_clazz=..."
+                )
+            clazz = f"{target_module}.{target_clazz}"
+        elif target_module is not None or target_clazz is not None:
+            raise ValueError("give clazz or target_module and target_clazz, not both")
+        if isinstance(clazz, str) and not clazz:
+            raise ValueError("ResourceDescriptor: clazz is empty")
+        self._given: type[Resource] | str = clazz
+        self._class: type[Resource] | None = None
+        self.arguments: dict[str, Any] = {**(arguments or {}), **kwargs}
+        """The constructor arguments."""
         if isinstance(clazz, type) and issubclass(clazz, Resource):
-            clazz.check_options(arguments)  # a class at hand: check its options now
+            self._class = clazz
+            clazz.check_options(self.arguments)  # a class at hand: check its options now
+
+    @property
+    def target_module(self) -> str:
+        """The module of the class (as given: a `ResourceName` keeps upstream's path)."""
+        return self._split()[0]
+
+    @property
+    def target_clazz(self) -> str:
+        """The class name (as given)."""
+        return self._split()[1]
+
+    def _split(self) -> tuple[str, str]:
+        given = self._given
+        if isinstance(given, type):
+            return given.__module__, given.__qualname__
+        if ":" in given:
+            module, _, qualname = given.partition(":")
+            return module, qualname
+        module, _, name = given.rpartition(".")
+        return module, name
+
+    @property
+    def clazz(self) -> type[Resource]:
+        """The resource class, imported on first use (`resolve_class`)."""
+        return self.resolve_class()
 
     def check(self) -> None:
-        """Raise `UnknownOptionError` when an argument is no option of the class (which
-        is imported when given as a dotted path); a class given as a class was checked
-        when this descriptor was made."""
+        """Raise `ResourceUnavailableError` when the class is one upstream has and this
+        project does not, and `UnknownOptionError` when an argument is no option of the
+        class (a class given by path is imported for that; one that cannot be imported
+        here raises `ImportError`)."""
         self.resolve_class().check_options(self.arguments)
 
     def resolve_class(self) -> type[Resource]:
-        """The resource class, imported when given as a path (`import_class`)."""
-        cls = import_class(self.clazz) if isinstance(self.clazz, str) else self.clazz
+        """The resource class: `ResourceUnavailableError` for a name of something not
+        here (`ResourceName`), `ImportError` when its module cannot be imported,
+        `TypeError` when it is no `Resource` class."""
+        if self._class is not None:
+            return self._class
+        given = self._given
+        cls = import_class(class_name_here(given)) if isinstance(given, str) else given
         if not (isinstance(cls, type) and issubclass(cls, Resource)):
-            raise TypeError(f"{self.clazz!r} is not a Resource class")
+            raise TypeError(f"{given!r} is not a Resource class")
+        self._class = cls
         return cls
 
     def build(
@@ -125,15 +232,38 @@ class ResourceDescriptor:
         """A new resource instance."""
         return self.resolve_class()(get_resource=get_resource, **self.arguments)
 
+    def _key(self) -> tuple[str, str]:
+        return self._split()
+
     def __repr__(self) -> str:
-        name = self.clazz if isinstance(self.clazz, str) else self.clazz.__qualname__
+        name = self._given if isinstance(self._given, str) else self._given.__qualname__
         return f"ResourceDescriptor({name}, {sorted(self.arguments)})"
 
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, ResourceDescriptor)
-            and self.clazz == other.clazz
+            and self._key() == other._key()
             and self.arguments == other.arguments
         )
 
-    __hash__ = None  # type: ignore[assignment]
+    def __hash__(self) -> int:
+        # Argument values may be unhashable (lists, dicts): their names are enough.
+        return hash((self._key(), tuple(sorted(self.arguments))))
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A class given by path is imported again where the descriptor lands.
+        state = dict(self.__dict__)
+        if isinstance(self._given, str):
+            state["_class"] = None
+        return state
+
+
+def get_resource_class(module_path: str, class_name: str) -> type[Resource]:
+    """The resource class ``class_name`` of module ``module_path`` (upstream's helper);
+    `ResourceUnavailableError` for one this project does not have."""
+    path = class_name_here(f"{module_path}.{class_name}")
+    module_name, _, name = path.rpartition(".")
+    cls = getattr(importlib.import_module(module_name), name)
+    if not (isinstance(cls, type) and issubclass(cls, Resource)):
+        raise TypeError(f"{module_path}.{class_name} is not a Resource class")
+    return cls

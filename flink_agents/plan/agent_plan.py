@@ -13,7 +13,13 @@ from typing import Any, NamedTuple
 
 from flink_agents.api._callables import is_async_callable
 from flink_agents.api.agents.agent import ActionFunction, Agent
-from flink_agents.api.resource import Resource, ResourceDescriptor, ResourceType
+from flink_agents.api.events.event_type import trigger_event_types
+from flink_agents.api.resource import (
+    Resource,
+    ResourceDescriptor,
+    ResourceType,
+    check_resource_type,
+)
 
 __all__ = ["ActionSpec", "AgentPlan", "ResourceSpec"]
 
@@ -38,13 +44,21 @@ class ActionSpec(NamedTuple):
 
 
 def _check_descriptor(descriptor: ResourceDescriptor) -> None:
-    """An unknown option of a descriptor fails the plan (on the client, before a job is
+    """An unknown option of a descriptor, or a class upstream has and this project does
+    not (`ResourceUnavailableError`), fails the plan (on the client, before a job is
     submitted), not its first use on a worker. A class that cannot be imported here is
     checked where it is built."""
     try:
         descriptor.check()
     except ImportError:
         return
+
+
+def _check_resources(resource_type: ResourceType, specs: Mapping[str, ResourceSpec]) -> None:
+    for name, spec in specs.items():
+        check_resource_type(resource_type, name)
+        if isinstance(spec, ResourceDescriptor):
+            _check_descriptor(spec)
 
 
 class AgentPlan:
@@ -78,26 +92,31 @@ class AgentPlan:
         """Compile ``agent``. ``shared_resources`` (from the execution environment) fill in
         names the agent does not define; ``runtime_actions`` (the runtime's built-in chat
         and tool actions) come first, and their names are reserved: an agent action of the
-        same name raises `ValueError`."""
+        same name raises `ValueError`.
+
+        Raises `ValueError` for an action trigger that is no event type (upstream's
+        condition expressions) or an action with none, and `ResourceUnavailableError`
+        for what upstream has and this project does not: a resource of a type with no
+        implementation here (vector stores...), a `ResourceName` whose provider is not
+        here, a Java function."""
         actions: dict[str, ActionSpec] = {spec.name: spec for spec in runtime_actions}
-        for declared in agent.actions.values():
-            if declared.name in actions:
-                raise ValueError(f"action name {declared.name!r} is reserved")
-            actions[declared.name] = ActionSpec(
-                name=declared.name,
-                event_types=tuple(declared.event_types),
-                func=declared.func,
-                config=dict(declared.config),
-                is_async=is_async_callable(declared.func),
+        for name, (triggers, function, config) in agent.actions.items():
+            if name in actions:
+                raise ValueError(f"action name {name!r} is reserved")
+            func = function.as_callable()
+            actions[name] = ActionSpec(
+                name=name,
+                event_types=tuple(trigger_event_types(triggers, owner=f"action {name!r}")),
+                func=func,
+                config=dict(config or {}),
+                is_async=is_async_callable(func),
             )
         resources: dict[ResourceType, dict[str, ResourceSpec]] = {}
         for resource_type in ResourceType:
             merged: dict[str, ResourceSpec] = dict((shared_resources or {}).get(resource_type, {}))
             merged.update(agent.resources.get(resource_type, {}))
+            _check_resources(resource_type, merged)
             resources[resource_type] = merged
-            for spec in merged.values():
-                if isinstance(spec, ResourceDescriptor):
-                    _check_descriptor(spec)
         return cls(actions, resources)
 
     def actions_for(self, event_type: str) -> tuple[ActionSpec, ...]:

@@ -85,9 +85,10 @@ class UrgentTriageAgent(TriageAgent):
 def test_decorated_actions_and_resources_are_collected() -> None:
     agent = TriageAgent()
     assert list(agent.actions) == ["start", "finish"]
-    assert agent.actions["start"].event_types == ["_input_event"]
-    assert agent.actions["finish"].event_types == ["_chat_response_event", "custom_event"]
-    assert agent.actions["start"].func is TriageAgent.start
+    assert agent.actions["start"].trigger_conditions == ["_input_event"]
+    assert agent.actions["finish"].trigger_conditions == ["_chat_response_event", "custom_event"]
+    assert agent.actions["start"].func.as_callable() is TriageAgent.start
+    assert agent.actions["start"].config is None
     resources = agent.resources
     assert resources[ResourceType.TOOL]["lookup"] is TriageAgent.lookup
     assert resources[ResourceType.CHAT_MODEL_CONNECTION]["local_model"] == ResourceDescriptor(
@@ -99,7 +100,7 @@ def test_decorated_actions_and_resources_are_collected() -> None:
 
 def test_subclass_overrides_an_action() -> None:
     agent = UrgentTriageAgent()
-    assert agent.actions["start"].func is UrgentTriageAgent.start
+    assert agent.actions["start"].func.as_callable() is UrgentTriageAgent.start
     assert list(agent.actions) == ["finish", "start"]
 
 
@@ -141,7 +142,9 @@ def test_add_action_and_add_resource() -> None:
         .add_resource("lookup", ResourceType.TOOL, TriageAgent.lookup)
     )
     assert agent.actions["start"].config == {"threshold": 0.5}
-    assert agent.actions["other"].event_types == ["my_event", "_chat_response_event"]
+    assert agent.actions["other"].trigger_conditions == ["my_event", ChatResponseEvent]
+    plan = AgentPlan.from_agent(agent)
+    assert plan.actions["other"].event_types == ("my_event", "_chat_response_event")
     with pytest.raises(ValueError, match="already defined"):
         agent.add_action("start", InputEvent, start)
     with pytest.raises(ValueError, match="already defined"):

@@ -1,16 +1,22 @@
 """`Agent`: actions that react to events, and the resources they use.
 
-Declare them on a subclass with decorators, or add them to an instance:
+Declare them on a subclass with decorators, or add them to an instance (upstream's
+signatures):
 
 >>> class TriageAgent(Agent):
-...     @action(InputEvent)
+...     @action(EventType.InputEvent)
 ...     @staticmethod
 ...     async def start(event: Event, ctx: RunnerContext) -> None:
 ...         ctx.send_event(ChatRequestEvent(model="triage", messages=[...]))
 ...
->>> agent = Agent().add_action("start", [InputEvent], start).add_resource(
+>>> agent = Agent().add_action("start", [EventType.InputEvent], start).add_resource(
 ...     "triage", ResourceType.CHAT_MODEL, ResourceDescriptor(clazz=..., connection="...")
 ... )
+
+``agent.actions`` maps each action's name to ``(trigger_conditions, func, config)`` as
+upstream: the triggers as given, the function as a `PythonFunction` (which holds the
+function itself) and the config, None when there is none. The triggers are checked
+when the plan is built.
 """
 
 from __future__ import annotations
@@ -19,8 +25,9 @@ import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from flink_agents.api.decorators import ACTION_MARK, RESOURCE_MARK, event_type_name
+from flink_agents.api.decorators import ACTION_MARK, RESOURCE_MARK
 from flink_agents.api.events.event import Event
+from flink_agents.api.function import Function, PythonFunction
 from flink_agents.api.resource import (
     Resource,
     ResourceDescriptor,
@@ -30,23 +37,28 @@ from flink_agents.api.resource import (
 if TYPE_CHECKING:
     from flink_agents.api.runner_context import RunnerContext
 
-__all__ = ["ActionFunction", "Agent", "AgentAction"]
+__all__ = ["STRUCTURED_OUTPUT", "ActionFunction", "Agent", "AgentAction", "Trigger"]
+
+STRUCTURED_OUTPUT = "structured_output"
+"""Where a parsed structured answer is found (upstream's key; here the
+`ChatResponseEvent` attribute of that name)."""
 
 ActionFunction = Callable[[Event, "RunnerContext"], Awaitable[None] | None]
 """An action: ``(event, ctx) -> None``, sync or ``async def``."""
 
+Trigger = type[Event] | str
+"""What an action listens to: an event class, an `EventType` constant or a type string."""
+
 
 class AgentAction(NamedTuple):
-    """An action as declared: its name, triggering event types, function and config."""
+    """An action as declared: ``(trigger_conditions, func, config)``, as upstream."""
 
-    name: str
-    """Unique within the agent."""
-    event_types: list[str]
-    """The event ``type`` strings that trigger it."""
-    func: ActionFunction
-    """The function to run."""
-    config: dict[str, Any]
-    """Values the action reads through ``ctx.action_config``."""
+    trigger_conditions: list[Trigger]
+    """What triggers it, as given (checked when the plan is built)."""
+    func: Function
+    """Its function: a `PythonFunction` (``func.as_callable()`` is the function)."""
+    config: dict[str, Any] | None
+    """Values the action reads through ``ctx.action_config``; None when there are none."""
 
 
 class Agent:
@@ -59,7 +71,8 @@ class Agent:
 
     @property
     def actions(self) -> dict[str, AgentAction]:
-        """The actions, by name, in declaration order."""
+        """The actions by name, in declaration order (decorated ones first):
+        ``(trigger_conditions, func, config)`` each."""
         return self._actions
 
     @property
@@ -70,21 +83,30 @@ class Agent:
     def add_action(
         self,
         name: str,
-        events: Sequence[type[Event] | str] | type[Event] | str,
-        func: ActionFunction,
+        trigger_conditions: Sequence[Trigger] | Trigger,
+        func: ActionFunction | Function,
         **config: Any,
     ) -> Agent:
-        """Add an action triggered by ``events``; ``config`` is its ``ctx.action_config``."""
+        """Add an action listening to ``trigger_conditions`` (event classes, `EventType`
+        constants or type strings; a single one may be given alone); ``config`` is its
+        ``ctx.action_config``. ``func`` is a function or a `PythonFunction`.
+
+        `ValueError` when the name is taken, `TypeError` when ``func`` is neither; the
+        triggers are checked when the plan is built.
+        """
         if name in self._actions:
             raise ValueError(f"action {name!r} is already defined")
-        if not callable(func):
+        if isinstance(func, Function):
+            function = func
+        elif callable(func):
+            function = PythonFunction.from_callable(func)
+        else:
             raise TypeError(f"action {name!r}: {func!r} is not callable")
-        if isinstance(events, (str, type)):
-            events = [events]
-        types = [event_type_name(e) for e in events]
-        if not types:
-            raise ValueError(f"action {name!r} needs at least one event type")
-        self._actions[name] = AgentAction(name, types, func, dict(config))
+        if isinstance(trigger_conditions, (str, type)):
+            triggers: list[Trigger] = [trigger_conditions]
+        else:
+            triggers = list(trigger_conditions)
+        self._actions[name] = AgentAction(triggers, function, dict(config) if config else None)
         return self
 
     def add_resource(
@@ -128,7 +150,9 @@ class Agent:
                         by_name.pop(attr, None)
                 seen.add(attr)
                 if event_types is not None:
-                    self._actions[attr] = AgentAction(attr, list(event_types), func, {})
+                    self._actions[attr] = AgentAction(
+                        list(event_types), PythonFunction.from_callable(func), None
+                    )
                 if resource_type is not None:
                     self._resources[resource_type][attr] = _declared_resource(
                         func, resource_type, f"{cls.__qualname__}.{attr}"

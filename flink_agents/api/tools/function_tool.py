@@ -1,9 +1,10 @@
 """`FunctionTool`: a Python function (sync or async) as a tool a model can call.
 
-The tool's JSON schema comes from the function's signature (type hints, defaults)
-and its docstring: the summary becomes the description, and each parameter's
-description is read from a Google (``Args:``), NumPy (``Parameters``) or Sphinx
-(``:param x:``) section.
+The tool's JSON schema comes from the function's signature (type hints, defaults,
+``Annotated[T, "description"]``) and its docstring: the summary becomes the
+description, and each parameter's description is read from a Google (``Args:``), NumPy
+(``Parameters``) or Sphinx (``:param x:``) section. Parameters the runtime injects
+(`InjectedArg`) are left out of the schema.
 """
 
 from __future__ import annotations
@@ -11,98 +12,41 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import re
-from collections.abc import Callable
-from typing import Any, get_type_hints
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model
 
 from flink_agents.api._callables import is_async_callable
-from flink_agents.api.tools.tool import BaseTool, ToolMetadata
+from flink_agents.api._type_hints import type_hints as _type_hints
+from flink_agents.api.tools._docstrings import parse_docstring
+from flink_agents.api.tools.tool import Tool, ToolMetadata, ToolType
+from flink_agents.api.tools.tool_parameter_injection import (
+    INJECTED_ARGS_MARK,
+    InjectedArg,
+    merge_injected_args,
+    normalize_injected_args,
+    validate_injected_arg_names,
+)
+from flink_agents.api.tools.utils import signature_fields
 
 __all__ = ["FunctionTool", "parse_docstring"]
 
-_SECTION_HEADERS = re.compile(
-    r"^\s*(Args|Arguments|Parameters|Params|Returns?|Raises|Yields|Examples?|Notes?)\s*:?\s*$",
-    re.IGNORECASE,
-)
-_PARAM_SECTIONS = ("args", "arguments", "parameters", "params")
-_SPHINX_PARAM = re.compile(r"^\s*:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
-_GOOGLE_ENTRY = re.compile(r"^\s*(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
-_NUMPY_ENTRY = re.compile(r"^(\*{0,2}\w+)\s*(?::.*)?$")
 
-
-def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
-    """``(summary, {parameter: description})`` from a docstring."""
-    if not doc:
-        return "", {}
-    lines = inspect.cleandoc(doc).splitlines()
-    summary: list[str] = []
-    params: dict[str, str] = {}
-    section: str | None = None  # lower-cased header, or "sphinx"
-    numpy_style = False
-    entry_indent: int | None = None
-    current: str | None = None
-
-    def add(name: str, text: str) -> None:
-        params[name] = f"{params.get(name, '')} {text.strip()}".strip()
-
-    for index, line in enumerate(lines):
-        stripped = line.strip()
-        indent = len(line) - len(line.lstrip())
-        sphinx = _SPHINX_PARAM.match(line)
-        if sphinx:
-            section, current = "sphinx", str(sphinx.group(1))
-            add(current, sphinx.group(2))
-            continue
-        if stripped.startswith(":"):
-            section, current = "sphinx-other", None
-            continue
-        header = _SECTION_HEADERS.match(line)
-        underlined = index + 1 < len(lines) and set(lines[index + 1].strip()) == {"-"}
-        if header and (stripped.endswith(":") or underlined):
-            section, current, entry_indent = header.group(1).lower(), None, None
-            numpy_style = underlined
-            continue
-        if stripped and set(stripped) == {"-"}:
-            continue
-        if section is None:
-            summary.append(line)
-        elif section == "sphinx":
-            if current is not None and stripped:
-                add(current, stripped)
-        elif section in _PARAM_SECTIONS and stripped:
-            if numpy_style:
-                entry = _NUMPY_ENTRY.match(line) if indent == 0 else None
-                if entry:
-                    name = str(entry.group(1)).lstrip("*")
-                    params.setdefault(name, "")
-                    current = name
-                elif current is not None:
-                    add(current, stripped)
-                continue
-            entry = _GOOGLE_ENTRY.match(line)
-            if entry and (entry_indent is None or indent <= entry_indent):
-                entry_indent = indent
-                name = str(entry.group(1)).lstrip("*")
-                add(name, entry.group(2))
-                current = name
-            elif current is not None:
-                add(current, stripped)
-    return "\n".join(summary).strip(), {k: v for k, v in params.items() if v}
-
-
-class FunctionTool(BaseTool):
+class FunctionTool(Tool):
     """A tool backed by a Python function; sync functions run in a worker thread (in an
     agent, one of the runtime's tool threads, see `bind`).
 
     >>> FunctionTool.from_function(get_weather)
+    >>> Tool.from_callable(get_weather)   # the same, upstream's spelling
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     func: Callable[..., Any] = Field(exclude=True)
     """The function the tool calls."""
+    injected_args: dict[str, InjectedArg] = Field(default_factory=dict)
+    """Parameters the runtime fills in (`InjectedArg`), hidden from the model."""
 
     _args_model: type[BaseModel] | None = PrivateAttr(default=None)
 
@@ -113,11 +57,23 @@ class FunctionTool(BaseTool):
         *,
         name: str | None = None,
         description: str | None = None,
+        injected_args: Mapping[str, InjectedArg | Mapping[str, Any]] | None = None,
     ) -> FunctionTool:
-        """A tool for ``func``: name, description and argument schema from its signature."""
+        """A tool for ``func``: name, description and argument schema from its signature.
+
+        ``injected_args`` join those ``@tool(injected_args=...)`` put on ``func``
+        (`ValueError` when the two disagree on a parameter, or name one ``func`` does
+        not have); they are left out of the schema the model sees.
+        """
+        injected = merge_injected_args(
+            getattr(func, INJECTED_ARGS_MARK, None),
+            normalize_injected_args(injected_args),
+            tool_name=getattr(func, "__qualname__", repr(func)),
+        )
+        validate_injected_arg_names(func, injected)
         args_model = _arguments_model(func)
         summary, _ = parse_docstring(func.__doc__)
-        schema = args_model.model_json_schema()
+        schema = _arguments_model(func, skip=injected).model_json_schema()
         schema.pop("title", None)
         for prop in schema.get("properties", {}).values():
             if isinstance(prop, dict):
@@ -128,9 +84,13 @@ class FunctionTool(BaseTool):
             description=description if description is not None else summary,
             args_schema=schema,
         )
-        tool = cls(metadata=metadata, func=func)
+        tool = cls(metadata=metadata, func=func, injected_args=injected)
         tool._args_model = args_model
         return tool
+
+    @classmethod
+    def tool_type(cls) -> ToolType:
+        return ToolType.FUNCTION
 
     def _arguments(self) -> type[BaseModel]:
         if self._args_model is None:
@@ -172,28 +132,20 @@ class FunctionTool(BaseTool):
         state["__pydantic_private__"] = private
         return state
 
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the function directly, as it is (upstream's `Tool.call`)."""
+        return self.func(*args, **kwargs)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the function directly (outside the agent)."""
         return self.func(*args, **kwargs)
 
 
-def _arguments_model(func: Callable[..., Any]) -> type[BaseModel]:
-    """A pydantic model of ``func``'s keyword-passable parameters, described from its doc."""
-    signature = inspect.signature(func)
-    try:
-        hints = get_type_hints(func)
-    except Exception:  # unresolvable forward references: fall back to Any
-        hints = {}
-    _, descriptions = parse_docstring(func.__doc__)
-    fields: dict[str, Any] = {}
-    for param in signature.parameters.values():
-        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-            continue
-        if param.kind is inspect.Parameter.POSITIONAL_ONLY:
-            raise TypeError(f"tool parameter {param.name!r} is positional-only")
-        annotation = hints.get(param.name, Any)
-        default = ... if param.default is inspect.Parameter.empty else param.default
-        info = Field(default=default, description=descriptions.get(param.name))
-        fields[param.name] = (annotation, info)
+def _arguments_model(
+    func: Callable[..., Any], *, skip: Mapping[str, Any] | None = None
+) -> type[BaseModel]:
+    """A pydantic model of ``func``'s keyword-passable parameters (but ``skip``),
+    described from its annotations and doc."""
+    fields: dict[str, Any] = signature_fields(func, skip=skip or (), hints=_type_hints(func))
     model_name = f"{getattr(func, '__name__', 'tool')}_arguments"
     return create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)

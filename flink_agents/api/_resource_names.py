@@ -1,0 +1,303 @@
+"""`ResourceName`: upstream's class names for resources, and what each one is here.
+
+Apache Flink Agents names its resource implementations by class path
+(``ResourceName.ChatModel.OLLAMA_SETUP``). The constants below keep upstream's names and
+values, so an agent written for upstream runs unchanged. `CLASS_NAMES` says what each
+value is here: the path of the class that implements it, or `Missing` (the provider is not
+implemented here, and what to use instead). Resolving a missing one raises
+`ResourceUnavailableError` when the plan is built.
+
+To add a provider, put the path of its class in place of its `Missing` entry (or add a
+constant and an entry for a provider upstream does not name).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from flink_agents.api.errors import ResourceUnavailableError
+
+__all__ = ["CLASS_NAMES", "Missing", "ResourceName", "class_name_here"]
+
+_CHAT = "flink_agents.integrations.chat_models"
+_EMBEDDING = "flink_agents.integrations.embedding_models"
+_VECTOR = "flink_agents.integrations.vector_stores"
+_JAVA_CHAT = "org.apache.flink.agents.integrations.chatmodels"
+_JAVA_EMBEDDING = "org.apache.flink.agents.integrations.embeddingmodels"
+_JAVA_VECTOR = "org.apache.flink.agents.integrations.vectorstores"
+
+
+class ResourceName:
+    """Class names of resource implementations, for ``ResourceDescriptor(clazz=...)``.
+
+    ``ResourceName.<Type>.<PROVIDER>_<KIND>`` names a Python class,
+    ``ResourceName.<Type>.Java.<PROVIDER>_<KIND>`` a Java one (for upstream's Java wrapper;
+    there is no Java here). The values are upstream's; `CLASS_NAMES` maps each to its
+    class here, and one whose provider is not here fails the plan with
+    `ResourceUnavailableError`, which names the nearest working alternative.
+    """
+
+    class ChatModel:
+        """Chat model connections and setups."""
+
+        ANTHROPIC_CONNECTION = (
+            f"{_CHAT}.anthropic.anthropic_chat_model.AnthropicChatModelConnection"
+        )
+        ANTHROPIC_SETUP = f"{_CHAT}.anthropic.anthropic_chat_model.AnthropicChatModelSetup"
+        AZURE_OPENAI_CONNECTION = (
+            f"{_CHAT}.azure.azure_openai_chat_model.AzureOpenAIChatModelConnection"
+        )
+        AZURE_OPENAI_SETUP = f"{_CHAT}.azure.azure_openai_chat_model.AzureOpenAIChatModelSetup"
+        OLLAMA_CONNECTION = f"{_CHAT}.ollama_chat_model.OllamaChatModelConnection"
+        OLLAMA_SETUP = f"{_CHAT}.ollama_chat_model.OllamaChatModelSetup"
+        OPENAI_COMPLETIONS_CONNECTION = (
+            f"{_CHAT}.openai.openai_chat_model.OpenAIChatModelConnection"
+        )
+        OPENAI_COMPLETIONS_SETUP = f"{_CHAT}.openai.openai_chat_model.OpenAIChatModelSetup"
+        OPENAI_RESPONSES_CONNECTION = (
+            f"{_CHAT}.openai.openai_responses_chat_model.OpenAIResponsesChatModelConnection"
+        )
+        """Not in upstream's Python names (upstream has it in Java only)."""
+        OPENAI_RESPONSES_SETUP = (
+            f"{_CHAT}.openai.openai_responses_chat_model.OpenAIResponsesChatModelSetup"
+        )
+        """Not in upstream's Python names (upstream has it in Java only)."""
+        TONGYI_CONNECTION = f"{_CHAT}.tongyi_chat_model.TongyiChatModelConnection"
+        TONGYI_SETUP = f"{_CHAT}.tongyi_chat_model.TongyiChatModelSetup"
+        VLLM_CONNECTION = f"{_CHAT}.vllm.vllm_chat_model.VLLMChatModelConnection"
+        VLLM_SETUP = f"{_CHAT}.vllm.vllm_chat_model.VLLMChatModelSetup"
+        JAVA_WRAPPER_CONNECTION = (
+            "flink_agents.api.chat_models.java_chat_model.JavaChatModelConnection"
+        )
+        JAVA_WRAPPER_SETUP = "flink_agents.api.chat_models.java_chat_model.JavaChatModelSetup"
+
+        class Java:
+            """Java chat models (upstream wraps them with ``JAVA_WRAPPER_*``)."""
+
+            ANTHROPIC_CONNECTION = f"{_JAVA_CHAT}.anthropic.AnthropicChatModelConnection"
+            ANTHROPIC_SETUP = f"{_JAVA_CHAT}.anthropic.AnthropicChatModelSetup"
+            BEDROCK_CONNECTION = f"{_JAVA_CHAT}.bedrock.BedrockChatModelConnection"
+            BEDROCK_SETUP = f"{_JAVA_CHAT}.bedrock.BedrockChatModelSetup"
+            GEMINI_CONNECTION = f"{_JAVA_CHAT}.gemini.GeminiChatModelConnection"
+            GEMINI_SETUP = f"{_JAVA_CHAT}.gemini.GeminiChatModelSetup"
+            OLLAMA_CONNECTION = f"{_JAVA_CHAT}.ollama.OllamaChatModelConnection"
+            OLLAMA_SETUP = f"{_JAVA_CHAT}.ollama.OllamaChatModelSetup"
+            OPENAI_COMPLETIONS_CONNECTION = f"{_JAVA_CHAT}.openai.OpenAICompletionsConnection"
+            OPENAI_COMPLETIONS_SETUP = f"{_JAVA_CHAT}.openai.OpenAICompletionsSetup"
+            OPENAI_RESPONSES_CONNECTION = f"{_JAVA_CHAT}.openai.OpenAIResponsesModelConnection"
+            OPENAI_RESPONSES_SETUP = f"{_JAVA_CHAT}.openai.OpenAIResponsesModelSetup"
+            AZURE_OPENAI_CONNECTION = f"{_JAVA_CHAT}.openai.AzureOpenAIChatModelConnection"
+            AZURE_OPENAI_SETUP = f"{_JAVA_CHAT}.openai.AzureOpenAIChatModelSetup"
+            VLLM_CONNECTION = f"{_JAVA_CHAT}.openai.VLLMChatModelConnection"
+            VLLM_SETUP = f"{_JAVA_CHAT}.openai.VLLMChatModelSetup"
+
+    class EmbeddingModel:
+        """Embedding models (none here)."""
+
+        OLLAMA_CONNECTION = (
+            f"{_EMBEDDING}.local.ollama_embedding_model.OllamaEmbeddingModelConnection"
+        )
+        OLLAMA_SETUP = f"{_EMBEDDING}.local.ollama_embedding_model.OllamaEmbeddingModelSetup"
+        OPENAI_CONNECTION = f"{_EMBEDDING}.openai_embedding_model.OpenAIEmbeddingModelConnection"
+        OPENAI_SETUP = f"{_EMBEDDING}.openai_embedding_model.OpenAIEmbeddingModelSetup"
+        TONGYI_CONNECTION = f"{_EMBEDDING}.tongyi_embedding_model.TongyiEmbeddingModelConnection"
+        TONGYI_SETUP = f"{_EMBEDDING}.tongyi_embedding_model.TongyiEmbeddingModelSetup"
+        JAVA_WRAPPER_CONNECTION = (
+            "flink_agents.api.embedding_models.java_embedding_model.JavaEmbeddingModelConnection"
+        )
+        JAVA_WRAPPER_SETUP = (
+            "flink_agents.api.embedding_models.java_embedding_model.JavaEmbeddingModelSetup"
+        )
+
+        class Java:
+            """Java embedding models."""
+
+            OLLAMA_CONNECTION = f"{_JAVA_EMBEDDING}.ollama.OllamaEmbeddingModelConnection"
+            OLLAMA_SETUP = f"{_JAVA_EMBEDDING}.ollama.OllamaEmbeddingModelSetup"
+            BEDROCK_CONNECTION = f"{_JAVA_EMBEDDING}.bedrock.BedrockEmbeddingModelConnection"
+            BEDROCK_SETUP = f"{_JAVA_EMBEDDING}.bedrock.BedrockEmbeddingModelSetup"
+
+    class VectorStore:
+        """Vector stores (none here)."""
+
+        CHROMA_VECTOR_STORE = f"{_VECTOR}.chroma.chroma_vector_store.ChromaVectorStore"
+        MEM0_VECTOR_STORE = f"{_VECTOR}.mem0.mem0_vector_store.Mem0VectorStore"
+        JAVA_WRAPPER_VECTOR_STORE = (
+            "flink_agents.api.vector_stores.java_vector_store.JavaVectorStore"
+        )
+        JAVA_WRAPPER_COLLECTION_MANAGEABLE_VECTOR_STORE = (
+            "flink_agents.api.vector_stores.java_vector_store.JavaCollectionManageableVectorStore"
+        )
+
+        class Java:
+            """Java vector stores."""
+
+            ELASTICSEARCH_VECTOR_STORE = f"{_JAVA_VECTOR}.elasticsearch.ElasticsearchVectorStore"
+            OPENSEARCH_VECTOR_STORE = f"{_JAVA_VECTOR}.opensearch.OpenSearchVectorStore"
+            S3_VECTORS_VECTOR_STORE = f"{_JAVA_VECTOR}.s3vectors.S3VectorsVectorStore"
+            MILVUS_VECTOR_STORE = f"{_JAVA_VECTOR}.milvus.MilvusVectorStore"
+
+    MCP_SERVER = "flink_agents.integrations.mcp.mcp.MCPServer"
+    """An MCP server: its tools and prompts become the agent's."""
+
+
+class Missing(NamedTuple):
+    """A resource implementation upstream has and this project does not."""
+
+    what: str
+    """What is missing, as the error names it."""
+    alternative: str
+    """What to use instead."""
+
+
+_CM = ResourceName.ChatModel
+_EM = ResourceName.EmbeddingModel
+_VS = ResourceName.VectorStore
+
+_COMPLETIONS = (
+    "use ResourceName.ChatModel.OPENAI_COMPLETIONS_CONNECTION with "
+    "base_url={url!r} and ResourceName.ChatModel.OPENAI_COMPLETIONS_SETUP "
+    "({why})"
+)
+
+
+def _compatible(provider: str, url: str, why: str) -> Missing:
+    return Missing(f"the {provider} chat model", _COMPLETIONS.format(url=url, why=why))
+
+
+_OLLAMA = _compatible(
+    "Ollama", "http://localhost:11434/v1", "Ollama serves an OpenAI-compatible API; any api_key"
+)
+_VLLM = _compatible(
+    "vLLM", "http://localhost:8000/v1", "vLLM serves an OpenAI-compatible API; any api_key"
+)
+_AZURE = _compatible(
+    "Azure OpenAI",
+    "https://<resource>.openai.azure.com/openai/v1/",
+    "Azure OpenAI's v1 API, with the Azure key as api_key",
+)
+_TONGYI = _compatible(
+    "Tongyi (DashScope)",
+    "https://dashscope.aliyuncs.com/compatible-mode/v1",
+    "DashScope's OpenAI-compatible mode, with the DashScope key as api_key",
+)
+_GEMINI = _compatible(
+    "Gemini",
+    "https://generativelanguage.googleapis.com/v1beta/openai/",
+    "Gemini's OpenAI-compatible API, with the Gemini key as api_key",
+)
+_BEDROCK = _compatible(
+    "Bedrock",
+    "<an OpenAI-compatible endpoint in front of Bedrock>",
+    "Bedrock's OpenAI-compatible endpoint or a gateway; for Claude, "
+    "ResourceName.ChatModel.ANTHROPIC_CONNECTION with the Anthropic API",
+)
+
+
+def _java(kind: str, python_name: str | None) -> Missing:
+    instead = (
+        f"use the Python class ResourceName.{python_name}"
+        if python_name
+        else "use a Python resource (see ResourceName)"
+    )
+    return Missing(f"the Java {kind} (there is no Java runtime here)", instead)
+
+
+_JAVA_WRAPPER = Missing(
+    "the Java chat model wrapper (there is no Java runtime here)",
+    "use the Python connection and setup of the provider: ResourceName.ChatModel."
+    "ANTHROPIC_*, OPENAI_COMPLETIONS_* or OPENAI_RESPONSES_* (OpenAI-compatible servers "
+    "through OPENAI_COMPLETIONS_* with a base_url)",
+)
+_NO_EMBEDDING = Missing(
+    "embedding models",
+    "call your embedding service from an action or a tool (docs/status.md lists what is missing)",
+)
+_NO_VECTOR_STORE = Missing(
+    "vector stores",
+    "query your store from an action or a tool (docs/status.md lists what is missing)",
+)
+
+CLASS_NAMES: dict[str, str | Missing] = {
+    # Chat models with a provider here: the same class path.
+    _CM.ANTHROPIC_CONNECTION: _CM.ANTHROPIC_CONNECTION,
+    _CM.ANTHROPIC_SETUP: _CM.ANTHROPIC_SETUP,
+    _CM.OPENAI_COMPLETIONS_CONNECTION: _CM.OPENAI_COMPLETIONS_CONNECTION,
+    _CM.OPENAI_COMPLETIONS_SETUP: _CM.OPENAI_COMPLETIONS_SETUP,
+    _CM.OPENAI_RESPONSES_CONNECTION: _CM.OPENAI_RESPONSES_CONNECTION,
+    _CM.OPENAI_RESPONSES_SETUP: _CM.OPENAI_RESPONSES_SETUP,
+    # Chat models without one (yet): what to use instead.
+    _CM.OLLAMA_CONNECTION: _OLLAMA,
+    _CM.OLLAMA_SETUP: _OLLAMA,
+    _CM.VLLM_CONNECTION: _VLLM,
+    _CM.VLLM_SETUP: _VLLM,
+    _CM.AZURE_OPENAI_CONNECTION: _AZURE,
+    _CM.AZURE_OPENAI_SETUP: _AZURE,
+    _CM.TONGYI_CONNECTION: _TONGYI,
+    _CM.TONGYI_SETUP: _TONGYI,
+    _CM.JAVA_WRAPPER_CONNECTION: _JAVA_WRAPPER,
+    _CM.JAVA_WRAPPER_SETUP: _JAVA_WRAPPER,
+    _CM.Java.ANTHROPIC_CONNECTION: _java("chat model", "ChatModel.ANTHROPIC_CONNECTION"),
+    _CM.Java.ANTHROPIC_SETUP: _java("chat model", "ChatModel.ANTHROPIC_SETUP"),
+    _CM.Java.OPENAI_COMPLETIONS_CONNECTION: _java(
+        "chat model", "ChatModel.OPENAI_COMPLETIONS_CONNECTION"
+    ),
+    _CM.Java.OPENAI_COMPLETIONS_SETUP: _java("chat model", "ChatModel.OPENAI_COMPLETIONS_SETUP"),
+    _CM.Java.OPENAI_RESPONSES_CONNECTION: _java(
+        "chat model", "ChatModel.OPENAI_RESPONSES_CONNECTION"
+    ),
+    _CM.Java.OPENAI_RESPONSES_SETUP: _java("chat model", "ChatModel.OPENAI_RESPONSES_SETUP"),
+    _CM.Java.OLLAMA_CONNECTION: _OLLAMA,
+    _CM.Java.OLLAMA_SETUP: _OLLAMA,
+    _CM.Java.VLLM_CONNECTION: _VLLM,
+    _CM.Java.VLLM_SETUP: _VLLM,
+    _CM.Java.AZURE_OPENAI_CONNECTION: _AZURE,
+    _CM.Java.AZURE_OPENAI_SETUP: _AZURE,
+    _CM.Java.GEMINI_CONNECTION: _GEMINI,
+    _CM.Java.GEMINI_SETUP: _GEMINI,
+    _CM.Java.BEDROCK_CONNECTION: _BEDROCK,
+    _CM.Java.BEDROCK_SETUP: _BEDROCK,
+    # Embedding models and vector stores: none here.
+    **dict.fromkeys(
+        [
+            _EM.OLLAMA_CONNECTION,
+            _EM.OLLAMA_SETUP,
+            _EM.OPENAI_CONNECTION,
+            _EM.OPENAI_SETUP,
+            _EM.TONGYI_CONNECTION,
+            _EM.TONGYI_SETUP,
+            _EM.JAVA_WRAPPER_CONNECTION,
+            _EM.JAVA_WRAPPER_SETUP,
+            _EM.Java.OLLAMA_CONNECTION,
+            _EM.Java.OLLAMA_SETUP,
+            _EM.Java.BEDROCK_CONNECTION,
+            _EM.Java.BEDROCK_SETUP,
+        ],
+        _NO_EMBEDDING,
+    ),
+    **dict.fromkeys(
+        [
+            _VS.CHROMA_VECTOR_STORE,
+            _VS.MEM0_VECTOR_STORE,
+            _VS.JAVA_WRAPPER_VECTOR_STORE,
+            _VS.JAVA_WRAPPER_COLLECTION_MANAGEABLE_VECTOR_STORE,
+            _VS.Java.ELASTICSEARCH_VECTOR_STORE,
+            _VS.Java.OPENSEARCH_VECTOR_STORE,
+            _VS.Java.S3_VECTORS_VECTOR_STORE,
+            _VS.Java.MILVUS_VECTOR_STORE,
+        ],
+        _NO_VECTOR_STORE,
+    ),
+    # MCP: the same class path (flink_agents.integrations.mcp).
+    ResourceName.MCP_SERVER: ResourceName.MCP_SERVER,
+}
+"""Upstream class name -> the class path here, or what is `Missing`."""
+
+
+def class_name_here(name: str) -> str:
+    """The class path ``name`` stands for here: itself unless `CLASS_NAMES` maps it;
+    `ResourceUnavailableError` when it names something this project does not have."""
+    entry = CLASS_NAMES.get(name, name)
+    if isinstance(entry, Missing):
+        raise ResourceUnavailableError(f"{entry.what} ({name})", entry.alternative)
+    return entry

@@ -1,0 +1,181 @@
+"""`ResourceName` as upstream: every Python name is either a class here or a clear error at
+plan time that names the missing provider and what to use instead."""
+
+from __future__ import annotations
+
+import pytest
+
+from flink_agents.api import Agent, ResourceDescriptor, ResourceType
+from flink_agents.api._resource_names import CLASS_NAMES, Missing
+from flink_agents.api.errors import ResourceUnavailableError
+from flink_agents.api.resource import Resource, ResourceName, get_resource_class
+from flink_agents.plan.agent_plan import AgentPlan
+
+
+def _names(holder: type, prefix: str) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    for attr, value in vars(holder).items():
+        if attr.startswith("_"):
+            continue
+        if isinstance(value, str):
+            found.append((f"{prefix}.{attr}", value))
+        elif isinstance(value, type):
+            found.extend(_names(value, f"{prefix}.{attr}"))
+    return found
+
+
+ALL_NAMES = _names(ResourceName, "ResourceName")
+
+
+def test_upstream_python_names_keep_upstream_values() -> None:
+    chat = ResourceName.ChatModel
+    assert (
+        chat.OLLAMA_SETUP
+        == "flink_agents.integrations.chat_models.ollama_chat_model.OllamaChatModelSetup"
+    )
+    assert chat.ANTHROPIC_CONNECTION == (
+        "flink_agents.integrations.chat_models.anthropic.anthropic_chat_model."
+        "AnthropicChatModelConnection"
+    )
+    assert chat.Java.OLLAMA_CONNECTION == (
+        "org.apache.flink.agents.integrations.chatmodels.ollama.OllamaChatModelConnection"
+    )
+    assert ResourceName.MCP_SERVER == "flink_agents.integrations.mcp.mcp.MCPServer"
+    assert ResourceName.VectorStore.CHROMA_VECTOR_STORE.endswith("ChromaVectorStore")
+
+
+@pytest.mark.parametrize(("attr", "name"), ALL_NAMES, ids=[a for a, _ in ALL_NAMES])
+def test_every_name_is_a_class_here_or_says_what_to_use(attr: str, name: str) -> None:
+    assert name in CLASS_NAMES, f"{attr} has no entry in CLASS_NAMES"
+    entry = CLASS_NAMES[name]
+    descriptor = ResourceDescriptor(clazz=name)
+    if isinstance(entry, Missing):
+        with pytest.raises(ResourceUnavailableError) as caught:
+            descriptor.resolve_class()
+        message = str(caught.value)
+        assert "is not available here; instead, " in message
+        assert name in message
+        assert caught.value.alternative
+    else:
+        cls = descriptor.resolve_class()
+        assert issubclass(cls, Resource)
+        kind = ResourceType.CHAT_MODEL_CONNECTION if "CONNECTION" in attr else None
+        if kind is not None:
+            assert cls.resource_type() is kind
+        elif attr.endswith("_SETUP"):
+            assert cls.resource_type() is ResourceType.CHAT_MODEL
+
+
+def test_provider_here_maps_to_our_class() -> None:
+    from flink_agents.integrations.chat_models.anthropic.anthropic_chat_model import (
+        AnthropicChatModelSetup,
+    )
+    from flink_agents.integrations.chat_models.openai.openai_chat_model import (
+        OpenAIChatModelConnection,
+    )
+    from flink_agents.integrations.chat_models.openai.openai_responses_chat_model import (
+        OpenAIResponsesChatModelSetup,
+    )
+
+    setup = ResourceDescriptor(clazz=ResourceName.ChatModel.ANTHROPIC_SETUP, connection="claude")
+    assert setup.clazz is AnthropicChatModelSetup
+    connection = ResourceDescriptor(
+        clazz=ResourceName.ChatModel.OPENAI_COMPLETIONS_CONNECTION, base_url="http://127.0.0.1:1"
+    )
+    assert connection.clazz is OpenAIChatModelConnection
+    responses = ResourceDescriptor(
+        clazz=ResourceName.ChatModel.OPENAI_RESPONSES_SETUP, connection="x"
+    )
+    assert responses.clazz is OpenAIResponsesChatModelSetup
+
+
+def _agent_with(name: str, resource_type: ResourceType, **arguments: object) -> Agent:
+    return Agent().add_resource("model", resource_type, ResourceDescriptor(clazz=name, **arguments))
+
+
+def test_ollama_fails_the_plan_and_names_the_openai_compatible_alternative() -> None:
+    agent = _agent_with(
+        ResourceName.ChatModel.OLLAMA_CONNECTION,
+        ResourceType.CHAT_MODEL_CONNECTION,
+        base_url="http://localhost:11434",
+    )
+    with pytest.raises(ResourceUnavailableError) as caught:
+        AgentPlan.from_agent(agent)
+    message = str(caught.value)
+    assert "Ollama" in message
+    assert "OPENAI_COMPLETIONS_CONNECTION" in message
+    assert "base_url='http://localhost:11434/v1'" in message
+    assert isinstance(caught.value, ValueError)
+
+
+def test_vllm_setup_names_its_alternative_too() -> None:
+    agent = _agent_with(ResourceName.ChatModel.VLLM_SETUP, ResourceType.CHAT_MODEL, connection="c")
+    with pytest.raises(ResourceUnavailableError, match=r"vLLM.*OPENAI_COMPLETIONS_SETUP"):
+        AgentPlan.from_agent(agent)
+
+
+def test_java_names_fail_the_plan_pointing_at_the_python_class() -> None:
+    agent = _agent_with(
+        ResourceName.ChatModel.Java.ANTHROPIC_SETUP, ResourceType.CHAT_MODEL, connection="c"
+    )
+    with pytest.raises(ResourceUnavailableError, match=r"Java.*ChatModel\.ANTHROPIC_SETUP"):
+        AgentPlan.from_agent(agent)
+    wrapper = _agent_with(
+        ResourceName.ChatModel.JAVA_WRAPPER_CONNECTION,
+        ResourceType.CHAT_MODEL_CONNECTION,
+        java_clazz=ResourceName.ChatModel.Java.OLLAMA_CONNECTION,
+    )
+    with pytest.raises(ResourceUnavailableError, match="Java chat model wrapper"):
+        AgentPlan.from_agent(wrapper)
+
+
+def test_a_name_declared_in_a_decorated_method_fails_the_plan() -> None:
+    from flink_agents.api.decorators import chat_model_setup
+
+    class OllamaAgent(Agent):
+        @chat_model_setup
+        @staticmethod
+        def review_model() -> ResourceDescriptor:
+            return ResourceDescriptor(
+                clazz=ResourceName.ChatModel.OLLAMA_SETUP, connection="ollama", model="qwen3:8b"
+            )
+
+    agent = OllamaAgent()  # declaring it is fine
+    with pytest.raises(ResourceUnavailableError, match="Ollama"):
+        AgentPlan.from_agent(agent)
+
+
+def test_shared_resources_are_checked_as_well() -> None:
+    shared = {
+        ResourceType.CHAT_MODEL_CONNECTION: {
+            "tongyi": ResourceDescriptor(clazz=ResourceName.ChatModel.TONGYI_CONNECTION)
+        }
+    }
+    with pytest.raises(ResourceUnavailableError, match="dashscope"):
+        AgentPlan.from_agent(Agent(), shared_resources=shared)
+
+
+def test_a_provider_added_to_the_table_resolves(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Adding an adapter is one table entry: its upstream name then builds our class.
+    from flink_agents.api.chat_models.function_model import ScriptedChatModelConnection
+
+    monkeypatch.setitem(
+        CLASS_NAMES,
+        ResourceName.ChatModel.OLLAMA_CONNECTION,
+        "flink_agents.api.chat_models.function_model.ScriptedChatModelConnection",
+    )
+    descriptor = ResourceDescriptor(clazz=ResourceName.ChatModel.OLLAMA_CONNECTION, replies=["hi"])
+    assert descriptor.clazz is ScriptedChatModelConnection
+    agent = Agent().add_resource("ollama", ResourceType.CHAT_MODEL_CONNECTION, descriptor)
+    AgentPlan.from_agent(agent)  # no error
+
+
+def test_get_resource_class() -> None:
+    from flink_agents.api.prompts.prompt import LocalPrompt
+
+    assert get_resource_class("flink_agents.api.prompts.prompt", "LocalPrompt") is LocalPrompt
+    with pytest.raises(ResourceUnavailableError, match="Azure OpenAI"):
+        get_resource_class(
+            "flink_agents.integrations.chat_models.azure.azure_openai_chat_model",
+            "AzureOpenAIChatModelSetup",
+        )

@@ -1,0 +1,146 @@
+"""Upstream's tool API: `Tool.from_callable`, `ToolType`, `ToolMetadata` with a model class
+as schema, a `Tool` subclass with a sync ``call``; `FunctionTool` keeps working."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from typing import Annotated, Any
+
+import cloudpickle
+import pytest
+from pydantic import Field
+
+from flink_agents.api import FunctionTool
+from flink_agents.api.tools.tool import BaseTool, Tool, ToolMetadata, ToolType
+from flink_agents.api.tools.utils import create_schema_from_function
+
+
+def foo(bar: int, baz: str) -> str:
+    """Function for testing ToolMetadata.
+
+    Parameters
+    ----------
+    bar : int
+        The bar value.
+    baz : str
+        The baz value.
+
+    Returns:
+    -------
+    str
+        Response string value.
+    """
+    return f"{bar}-{baz}"
+
+
+def test_tool_type_members() -> None:
+    assert {t.name: t.value for t in ToolType} == {
+        "MODEL_BUILT_IN": "model_built_in",
+        "FUNCTION": "function",
+        "REMOTE_FUNCTION": "remote_function",
+        "MCP": "mcp",
+    }
+
+
+def test_from_callable_makes_a_function_tool() -> None:
+    tool = Tool.from_callable(foo)
+    assert isinstance(tool, FunctionTool)
+    assert isinstance(tool, Tool)
+    assert tool.tool_type() is ToolType.FUNCTION
+    assert tool.name == "foo"
+    assert tool.metadata.description == "Function for testing ToolMetadata."
+    assert tool.metadata.args_schema["properties"]["bar"] == {
+        "type": "integer",
+        "description": "The bar value.",
+    }
+    assert tool.call(1, baz="x") == "1-x"  # upstream's call: the function, as it is
+    assert asyncio.run(tool.acall(bar=2, baz="y")) == "2-y"
+
+
+def test_metadata_takes_a_model_class_and_writes_its_json_schema() -> None:
+    metadata = ToolMetadata(
+        name="foo",
+        description="Function for testing ToolMetadata",
+        args_schema=create_schema_from_function(name="foo", func=foo),
+    )
+    written = json.loads(metadata.model_dump_json())
+    assert written == {
+        "name": "foo",
+        "description": "Function for testing ToolMetadata",
+        "args_schema": {
+            "properties": {
+                "bar": {"description": "The bar value.", "title": "Bar", "type": "integer"},
+                "baz": {"description": "The baz value.", "title": "Baz", "type": "string"},
+            },
+            "required": ["bar", "baz"],
+            "title": "foo",
+            "type": "object",
+        },
+    }
+    assert ToolMetadata.model_validate_json(metadata.model_dump_json()) == metadata
+    assert metadata.get_parameters_dict() == {
+        "type": "object",
+        "properties": written["args_schema"]["properties"],
+        "required": ["bar", "baz"],
+    }
+
+
+class Weather(Tool):
+    """An upstream-style tool: a sync ``call`` and its own metadata."""
+
+    metadata: ToolMetadata = ToolMetadata(
+        name="weather",
+        description="The weather in a city.",
+        args_schema={"type": "object", "properties": {"city": {"type": "string"}}},
+    )
+
+    @classmethod
+    def tool_type(cls) -> ToolType:
+        return ToolType.REMOTE_FUNCTION
+
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        return {"city": kwargs["city"], "thread": threading.current_thread().name}
+
+
+def test_a_tool_subclass_with_a_sync_call_runs_off_the_loop() -> None:
+    async def run() -> Any:
+        return await Weather().acall(city="Oslo"), threading.current_thread().name
+
+    result, loop_thread = asyncio.run(run())
+    assert result["city"] == "Oslo"
+    assert result["thread"] != loop_thread
+    assert Weather.tool_type() is ToolType.REMOTE_FUNCTION
+    assert isinstance(Weather(), BaseTool)
+
+
+def test_a_tool_subclass_with_an_async_call_is_awaited() -> None:
+    class Echo(Weather):
+        async def call(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+            return kwargs
+
+    assert asyncio.run(Echo().acall(city="Rome")) == {"city": "Rome"}
+
+
+def test_annotated_descriptions_reach_the_schema() -> None:
+    def lookup(
+        order_id: Annotated[str, "The order's id."],
+        limit: Annotated[int, Field(description="At most this many.")] = 5,
+    ) -> str:
+        """Look an order up."""
+        return order_id
+
+    properties = Tool.from_callable(lookup).metadata.args_schema["properties"]
+    assert properties["order_id"] == {"type": "string", "description": "The order's id."}
+    assert properties["limit"]["description"] == "At most this many."
+    assert properties["limit"]["default"] == 5
+
+
+def test_function_tool_still_validates_and_pickles() -> None:
+    tool = FunctionTool.from_function(foo, name="renamed", description="Foo it.")
+    assert tool.metadata.name == "renamed"
+    with pytest.raises(Exception, match="bar"):
+        tool.bind(baz="x")
+    copy = cloudpickle.loads(cloudpickle.dumps(tool))
+    assert copy.bind(bar=3, baz="z")() == "3-z"
