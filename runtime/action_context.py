@@ -2,7 +2,9 @@
 
 It collects the events the action sends (the engine commits them when the step
 ends), gives ids to them deterministically from the run's position (so a replayed
-run sends events with the same ids), and numbers the action's durable calls.
+run sends events with the same ids), gives the action its memories as `MemoryObject`s
+(`flink_agents.runtime.memory`), adds the memory events when the action finishes, and
+numbers the action's durable calls.
 """
 
 from __future__ import annotations
@@ -11,18 +13,27 @@ import asyncio
 import functools
 import hashlib
 import inspect
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from flink_agents.api._callables import is_async_callable
 from flink_agents.api._trusted import trusted_instance
 from flink_agents.api._values import check_state_value
 from flink_agents.api.core_options import AgentConfiguration
-from flink_agents.api.events.event import Event
+from flink_agents.api.events.event import Event, event_class_for
+from flink_agents.api.events.memory_event import MemoryEvent
+from flink_agents.api.memory_object import MemoryObject, MemoryType
 from flink_agents.api.metric_group import MetricGroup
 from flink_agents.api.resource import Resource, ResourceType
 from flink_agents.api.runner_context import RunnerContext
 from flink_agents.runtime.keys import encode_key
+from flink_agents.runtime.memory import (
+    MemoryAccess,
+    MemoryRecorder,
+    MemorySettings,
+    StateMemoryObject,
+    memory_events,
+)
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +42,7 @@ if TYPE_CHECKING:
     from flink_agents.runtime.durable.call_log import SupportsDurableExecute
     from flink_agents.runtime.run_state import KeyState, RunState
 
-__all__ = ["ActionContext", "event_id_for", "key_digest"]
+__all__ = ["ActionContext", "event_id_for", "key_digest", "key_text"]
 
 T = TypeVar("T")
 
@@ -58,6 +69,12 @@ def event_id_for(key: Any, seq: int, position: str) -> str:
     return f"{key_digest(key)}-{seq}-{position}"
 
 
+def key_text(key: Any) -> str:
+    """The key as the text memory and run-begin events carry (as upstream: a string key is
+    itself, any other key its JSON text)."""
+    return key if isinstance(key, str) else encode_key(key)
+
+
 def _sent_copy(event: Event, lineage: dict[str, Any]) -> Event:
     """A shallow copy of ``event`` (its own attributes dict) with ``lineage`` set, made
     without re-validation; the lineage is also written to ``event`` itself."""
@@ -76,6 +93,7 @@ class Engine(Protocol):
     config: AgentConfiguration
     metrics: MetricGroup
     durable: SupportsDurableExecute | None
+    memory: MemorySettings
 
     @property
     def executor(self) -> ThreadPoolExecutor: ...
@@ -93,6 +111,8 @@ class ActionContext(RunnerContext):
         "_id_prefix",
         "_key_state",
         "_run",
+        "_sensory",
+        "_short_term",
         "event",
         "sent",
         "spec",
@@ -117,6 +137,8 @@ class ActionContext(RunnerContext):
         self.sent: list[Event] = []
         self._call_index = 0
         self._id_prefix: str | None = None
+        self._sensory: StateMemoryObject | None = None
+        self._short_term: StateMemoryObject | None = None
 
     # ------------------------------------------------------------------ identity
 
@@ -141,10 +163,16 @@ class ActionContext(RunnerContext):
             raise TypeError(f"send_event takes an Event, got {type(event).__name__}")
         try:  # refused here, the same on every runner (not when a checkpoint writes it)
             check_state_value(event.attributes, "attribute")
-        except TypeError as exc:
+            if type(event) is Event and event_class_for(event.type) is not Event:
+                # Event(type="_chat_request_event", ...): its class's view, as after a restore
+                event = event_class_for(event.type).from_event(event)
+        except (TypeError, ValueError) as exc:
             raise TypeError(
                 f"key {self._run.key!r}: a {event.type} event cannot be sent: {exc}"
             ) from None
+        self._append(event)
+
+    def _append(self, event: Event) -> None:
         prefix = self._id_prefix
         if prefix is None:
             run = self._run
@@ -159,7 +187,9 @@ class ActionContext(RunnerContext):
 
     # ------------------------------------------------------------------ resources, memory
 
-    def get_resource(self, name: str, type: ResourceType) -> Resource:
+    def get_resource(
+        self, name: str, type: ResourceType, metric_group: MetricGroup | None = None
+    ) -> Resource:
         return self._engine.get_resource(name, type)
 
     @property
@@ -169,13 +199,57 @@ class ActionContext(RunnerContext):
     def get_action_config_value(self, key: str, default: Any = None) -> Any:
         return self.spec.config.get(key, default)
 
-    @property
-    def sensory_memory(self) -> MutableMapping[str, Any]:
-        return self._run.sensory_memory
+    def _recorder(self, memory_type: MemoryType) -> MemoryRecorder | None:
+        if MemoryEvent.is_memory_type(self.event.type):
+            return None  # what actions on memory events do makes no more memory events
+        return self._engine.memory.recorder(memory_type)
 
     @property
-    def short_term_memory(self) -> MutableMapping[str, Any]:
-        return self._key_state.short_term_memory
+    def sensory_memory(self) -> MemoryObject:
+        memory = self._sensory
+        if memory is None:
+            access = MemoryAccess(
+                root=self._run.sensory_memory,
+                memory_type=MemoryType.SENSORY,
+                recorder=self._recorder(MemoryType.SENSORY),
+            )
+            memory = self._sensory = StateMemoryObject(access)
+        return memory
+
+    @property
+    def short_term_memory(self) -> MemoryObject:
+        memory = self._short_term
+        if memory is None:
+            settings = self._engine.memory
+            access = MemoryAccess(
+                root=self._key_state.short_term_memory,
+                memory_type=MemoryType.SHORT_TERM,
+                recorder=self._recorder(MemoryType.SHORT_TERM),
+                ttl=settings.ttl,
+                touched=self._key_state.memory_touched_ms,
+                clock_ms=settings.clock_ms,
+            )
+            memory = self._short_term = StateMemoryObject(access)
+        return memory
+
+    @property
+    def run_scratch(self) -> dict[str, Any]:
+        """The run's sensory memory as its plain dict, for the runtime's built-in actions:
+        their keys have a '.', which no memory path reaches."""
+        return self._run.sensory_memory
+
+    def finish(self) -> None:
+        """The action returned: add its memory events to what it sent."""
+        short_term, sensory = self._short_term, self._sensory
+        if short_term is None and sensory is None:
+            return
+        recorders = [
+            None if memory is None else memory.recorder for memory in (short_term, sensory)
+        ]
+        if recorders == [None, None]:
+            return
+        for event in memory_events(key_text(self._run.key), *recorders):
+            self._append(event)
 
     @property
     def config(self) -> AgentConfiguration:

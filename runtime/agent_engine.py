@@ -30,16 +30,18 @@ from flink_agents.api.core_options import (
     InputFailurePolicy,
 )
 from flink_agents.api.events.event import Event, InputEvent, OutputEvent
+from flink_agents.api.events.run_event import AGENT_RUN_BEGIN_ACTION, AgentRunBeginEvent
 from flink_agents.api.metric_group import Counter, Histogram, MetricGroup
 from flink_agents.api.resource import Resource, ResourceDescriptor, ResourceType
 from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.plan.agent_plan import AgentPlan, ResourceSpec
-from flink_agents.runtime.action_context import ActionContext, event_id_for
+from flink_agents.runtime.action_context import ActionContext, event_id_for, key_text
 from flink_agents.runtime.builtin_actions import builtin_action_specs
 from flink_agents.runtime.durable import DurableCallLog
 from flink_agents.runtime.errors import ActionExecutionError, UnhandledEventError
 from flink_agents.runtime.event_log import EventLog
 from flink_agents.runtime.input_failure import FailedInput, failure_record, log_failure
+from flink_agents.runtime.memory import MemorySettings, purge_expired, run_begin_snapshot
 from flink_agents.runtime.metrics import InMemoryMetricGroup
 from flink_agents.runtime.run_state import KeyState, RunStart, RunState, trusted_model
 from flink_agents.runtime.tool_threads import ToolThreadPool
@@ -115,6 +117,10 @@ class AgentEngine:
         )
         """None: a failed run fails the job (`input-failure.policy: fail`); else how often it
         is tried again before it is abandoned."""
+        self.memory = MemorySettings.from_config(
+            self.config, lambda event_type: bool(self.plan.actions_for(event_type))
+        )
+        """Memory TTL, memory and run-begin events (`flink_agents.runtime.memory`)."""
         self.metrics: MetricGroup = metrics if metrics is not None else InMemoryMetricGroup()
         self._event_log = event_log
         self._event_log_ready = event_log is not None
@@ -312,15 +318,22 @@ class AgentEngine:
         seq = key_state.next_seq
         key_state.next_seq = seq + 1
         event = InputEvent(input=value, id=event_id_for(key, seq, "input"))
+        pending: list[Event] = [event]
+        memory = self.memory
+        if memory.ttl is not None or key_state.memory_touched_ms:
+            now = memory.clock_ms()
+            purge_expired(key_state.short_term_memory, key_state.memory_touched_ms, memory.ttl, now)
+        begin = self._run_begin_event(key, seq, event, key_state) if memory.run_begin else None
+        if begin is not None and self.plan.actions_for(begin.type):
+            pending.insert(0, begin)  # its actions run first, as upstream
         start = None
         if self.keeps_run_start:
-            memory = key_state.model_dump_json(include={"short_term_memory"})
-            start = trusted_model(RunStart, input=value, memory_json=memory)
+            start = trusted_model(RunStart, input=value, memory_json=key_state.memory_json())
         run = trusted_model(
             RunState,
             key=key,
             seq=seq,
-            pending_events=[event],
+            pending_events=pending,
             sensory_memory={},
             outputs=[],
             done=False,
@@ -333,8 +346,28 @@ class AgentEngine:
         )
         log = self.event_log
         if log is not None:
+            if begin is not None:
+                log.log_event(key, seq, begin)
             log.log_event(key, seq, event)
         return run
+
+    def _run_begin_event(
+        self, key: Any, seq: int, input_event: InputEvent, key_state: KeyState
+    ) -> AgentRunBeginEvent:
+        """The run's `AgentRunBeginEvent` (processed before its `InputEvent`, as upstream)."""
+        snapshot = run_begin_snapshot(
+            key_state.short_term_memory,
+            key_state.memory_touched_ms,
+            self.memory.ttl,
+            self.memory.clock_ms(),
+        )
+        return AgentRunBeginEvent(
+            key=key_text(key),
+            value=snapshot,
+            id=event_id_for(key, seq, "begin"),
+            upstream_event_id=input_event.id,
+            upstream_action_name=AGENT_RUN_BEGIN_ACTION,
+        )
 
     def _rewind(self, run: RunState, key_state: KeyState) -> RunStart:
         """Put the key's memory back as it was when `run` started."""
@@ -344,9 +377,7 @@ class AgentEngine:
                 "this run kept no start (input-failure.policy is not skip): it cannot be "
                 "tried again or abandoned"
             )
-        key_state.short_term_memory = KeyState.model_validate_json(
-            start.memory_json
-        ).short_term_memory
+        key_state.restore_memory(start.memory_json)
         return start
 
     def retry_run(self, run: RunState, key_state: KeyState) -> RunState:
@@ -422,6 +453,7 @@ class AgentEngine:
                 if tracing is not None:
                     tracing.end_run(run, error)
                 raise error from exc
+            ctx.finish()  # adds the action's memory events
             self._action_finished(run, spec.name, event, started, ctx.sent, log, None)
             run.path.append(spec.name)
             sent.extend(ctx.sent)

@@ -47,7 +47,6 @@ from flink_agents.api.runner_context import RunnerContext
 from flink_agents.api.tool_response import ToolResponse, raw_arguments
 from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.api.tools.tool import BaseTool, ToolMetadata
-from flink_agents.api.tools.tool_parameter_injection import injected_arguments
 from flink_agents.plan.agent_plan import ActionSpec
 from flink_agents.runtime.action_context import ActionContext
 from flink_agents.runtime.errors import StructuredOutputError, ToolCallTimeoutError
@@ -161,7 +160,7 @@ async def chat_model_action(event: Event, ctx: RunnerContext) -> None:
             model_calls=0,
         )
     elif isinstance(event, ToolResponseEvent):
-        loops = ctx.sensory_memory.get(CHAT_LOOPS_KEY)
+        loops = _run_scratch(ctx).get(CHAT_LOOPS_KEY)
         raw = loops.pop(event.request_id, None) if isinstance(loops, dict) else None
         if raw is None:
             return  # a tool request some other action made: not part of a chat loop
@@ -171,6 +170,14 @@ async def chat_model_action(event: Event, ctx: RunnerContext) -> None:
     else:
         return
     await _next_turn(ctx, setup, state)
+
+
+def _run_scratch(ctx: RunnerContext) -> dict[str, Any]:
+    """The run's sensory state, where open chat loops wait for their tool responses (under
+    a key with a dot: no memory path of the agent's actions reaches it)."""
+    if not isinstance(ctx, ActionContext):
+        raise TypeError("the built-in chat action runs in the runtime's ActionContext")
+    return ctx.run_scratch
 
 
 def _setup(ctx: RunnerContext, name: str) -> BaseChatModelSetup:
@@ -218,7 +225,7 @@ async def _next_turn(ctx: RunnerContext, setup: BaseChatModelSetup, state: ChatL
             return
         request = ToolRequestEvent(model=state.model, tool_calls=message.tool_calls)
         ctx.send_event(request)
-        loops = ctx.sensory_memory.setdefault(CHAT_LOOPS_KEY, {})
+        loops = _run_scratch(ctx).setdefault(CHAT_LOOPS_KEY, {})
         loops[request.id] = state
         return
     structured: Any = None
@@ -500,12 +507,6 @@ def _tool_caller(
             return ToolResponse.invalid_arguments(
                 call_id, name, raw, started_at=started_at, duration_s=time.perf_counter() - started
             )
-        if isinstance(tool, FunctionTool) and tool.injected_args:
-            # Injected parameters win over the model's: it cannot choose a tenant, say.
-            try:
-                arguments = {**arguments, **injected_arguments(tool.injected_args, ctx)}
-            except (LookupError, TypeError) as exc:
-                return failed(f"tool {name!r} could not run: {exc}")
         try:
             output = await _run_tool(tool, arguments, timeout, threads)
             return ToolResponse.from_output(

@@ -7,7 +7,8 @@ and keep stepping.
 
 In memory, pending events are `Event` objects and memory values may be pydantic
 models; `to_json` writes events in their JSON form (``Event.to_dict``) and models
-tagged with their class, so they come back as the same types.
+tagged with their class, so they come back as the same types. Memories are trees whose
+nested objects are `MemoryNode`s (`flink_agents.runtime.memory`, ``MEMORY_FIELDS``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidat
 from flink_agents.api._trusted import trusted_instance
 from flink_agents.api._values import AnyValue
 from flink_agents.api.events.event import Event
+from flink_agents.runtime.memory import MEMORY_FIELDS
 
 __all__ = ["KeyState", "RunStart", "RunState", "trusted_model"]
 
@@ -56,19 +58,38 @@ class KeyState(BaseModel):
 
     model_config = ConfigDict(extra="forbid", validate_assignment=False)
 
-    short_term_memory: dict[str, AnyValue] = Field(default_factory=dict)
-    """``ctx.short_term_memory``."""
+    short_term_memory: MEMORY_FIELDS = Field(default_factory=dict)
+    """``ctx.short_term_memory`` (its root object's fields)."""
     next_seq: int = 0
     """Input sequence number the key's next run gets."""
+    memory_touched_ms: dict[str, int] = Field(default_factory=dict)
+    """With a short-term memory TTL: when each memory path was last touched (ms since the
+    epoch); written only when there is one."""
 
     def to_json(self) -> str:
         """The key state as JSON."""
-        return self.model_dump_json()
+        if self.memory_touched_ms:
+            return self.model_dump_json()
+        return self.model_dump_json(exclude=_NO_TIMES)
+
+    def memory_json(self) -> str:
+        """The key's short-term memory (with its TTL times) as JSON, for `restore_memory`."""
+        return self.model_dump_json(include=_MEMORY)
+
+    def restore_memory(self, memory_json: str) -> None:
+        """Put the memory `memory_json` wrote back."""
+        saved = KeyState.model_validate_json(memory_json)
+        self.short_term_memory = saved.short_term_memory
+        self.memory_touched_ms = saved.memory_touched_ms
 
     @classmethod
     def from_json(cls, text: str | bytes) -> KeyState:
         """A key state `to_json` wrote."""
         return cls.model_validate_json(text)
+
+
+_NO_TIMES = {"memory_touched_ms"}
+_MEMORY = {"short_term_memory", "memory_touched_ms"}
 
 
 class RunStart(BaseModel):
@@ -79,7 +100,7 @@ class RunStart(BaseModel):
     input: AnyValue
     """The run's input."""
     memory_json: str
-    """The key's short-term memory when the run started (JSON)."""
+    """The key's short-term memory when the run started (`KeyState.memory_json`)."""
 
 
 class RunState(BaseModel):
@@ -93,8 +114,9 @@ class RunState(BaseModel):
     """The input's sequence number within its key (0, 1, 2...)."""
     pending_events: list[PendingEvent] = Field(default_factory=list)
     """Events still to process, in order; the first is processed by the next step."""
-    sensory_memory: dict[str, AnyValue] = Field(default_factory=dict)
-    """``ctx.sensory_memory``; the built-in chat loop keeps its per-request history here."""
+    sensory_memory: MEMORY_FIELDS = Field(default_factory=dict)
+    """``ctx.sensory_memory`` (its root object's fields); the built-in chat loop keeps its
+    per-request history here, under a key with a dot that no memory path reaches."""
     outputs: list[AnyValue] = Field(default_factory=list)
     """Values of the `OutputEvent`s sent so far."""
     done: bool = False

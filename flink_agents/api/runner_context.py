@@ -7,10 +7,11 @@ action only talks to this interface, so it runs unchanged on either.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from flink_agents.api.events.event import Event
+from flink_agents.api.memory_object import MemoryObject
 from flink_agents.api.metric_group import MetricGroup
 from flink_agents.api.resource import Resource, ResourceType
 
@@ -36,10 +37,13 @@ class RunnerContext(ABC):
         goes downstream. The runner sets its ``id`` and lineage."""
 
     @abstractmethod
-    def get_resource(self, name: str, type: ResourceType) -> Resource:
+    def get_resource(
+        self, name: str, type: ResourceType, metric_group: MetricGroup | None = None
+    ) -> Resource:
         """The agent's resource of that name and type (built on first use, then shared).
 
-        Raises `KeyError` when there is none.
+        Raises `KeyError` when there is none. ``metric_group`` is upstream's parameter and is
+        not used: resources are shared by all actions.
         """
 
     @property
@@ -53,14 +57,24 @@ class RunnerContext(ABC):
 
     @property
     @abstractmethod
-    def sensory_memory(self) -> MutableMapping[str, Any]:
-        """Memory of this run only; gone when the run ends. Values must be JSON-able
-        (pydantic models too), because the run may be checkpointed between steps."""
+    def sensory_memory(self) -> MemoryObject:
+        """Memory of this run only, cleared when the run ends (the root `MemoryObject`).
+        Values must be JSON-able (pydantic models too): the run may be checkpointed between
+        steps."""
 
     @property
     @abstractmethod
-    def short_term_memory(self) -> MutableMapping[str, Any]:
-        """Memory of this key, kept across runs. Values must be JSON-able."""
+    def short_term_memory(self) -> MemoryObject:
+        """Memory of this key, kept across its runs (the root `MemoryObject`; see
+        ``short-term-memory.state-ttl.ms`` for expiry). Values must be JSON-able."""
+
+    @property
+    def long_term_memory(self) -> Any:
+        """Upstream's long-term memory: not available here (`NotImplementedError`)."""
+        raise NotImplementedError(
+            "long-term memory is not available in this project (see docs/status.md): keep "
+            "what must outlive a run in short_term_memory"
+        )
 
     @property
     @abstractmethod
