@@ -4,9 +4,10 @@ A connection holds the settings of one provider API (key, base URL, timeout, SDK
 retries, headers, an optional HTTP client) and gets its async SDK client from the
 process's `sdk_clients` cache, keyed by those settings and the running event loop.
 It sends through `_send`, which turns every SDK failure into a `ChatModelError` the
-same way for every adapter (key masked). The adapters subclass it, name their SDK
-client class, and implement ``achat``: build the request (their wire module), send it,
-parse the SDK's typed response.
+same way for every adapter (key masked): `_error_from_sdk` maps the SDK's exceptions
+(``anthropic``/``openai`` by default; an adapter on another SDK overrides it). The
+adapters subclass it, name their SDK client class, and implement ``achat``: build the
+request (their wire module), send it, parse the SDK's typed response.
 
 Pickling: no client travels; a connection unpickled on a Flink worker makes its own
 client on first use. An ``http_client`` instance cannot be pickled (it holds open
@@ -20,9 +21,10 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, Generic, TypeVar
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from flink_agents.api.chat_models.chat_model import BaseChatModelConnection
+from flink_agents.api.errors import ChatModelError
 from flink_agents.integrations.chat_models._sdk_clients import freeze, sdk_clients
 from flink_agents.integrations.chat_models._sdk_errors import (
     chat_model_error_from_sdk,
@@ -54,8 +56,8 @@ class ProviderConnection(BaseChatModelConnection, Generic[ClientT]):
     """Put in `ChatModelError.provider` and error messages."""
     sdk_client_class: ClassVar[Callable[..., Any]]
     """The SDK's async client class (connections of one class share clients)."""
-    sdk_error: ClassVar[type[Exception]]
-    """The base class of the SDK's exceptions."""
+    sdk_error: ClassVar[type[Exception] | tuple[type[Exception], ...]]
+    """The SDK's exception classes (its base class, or several) that `_error_from_sdk` maps."""
     sdk_environment: ClassVar[tuple[str, ...]] = ()
     """Environment variables the SDK client reads when it is made (part of the cache key)."""
 
@@ -121,9 +123,10 @@ class ProviderConnection(BaseChatModelConnection, Generic[ClientT]):
     async def _send(self, call: Callable[[ClientT], Awaitable[_T]]) -> _T:
         """``await call(client)``, with every SDK failure raised as a `ChatModelError`.
 
-        A body that is not JSON is ``kind="malformed_response"``; every other SDK
-        exception (made while the client is made, too) goes through
-        `chat_model_error_from_sdk`.
+        A body that is not JSON, or (for an SDK that validates what it parses) not the
+        shape the SDK's response model wants, is ``kind="malformed_response"``; every
+        other SDK exception (made while the client is made, too) goes through
+        `_error_from_sdk`.
         """
         client: Any = None
         try:
@@ -131,12 +134,21 @@ class ProviderConnection(BaseChatModelConnection, Generic[ClientT]):
             return await call(client)
         except json.JSONDecodeError:
             raise malformed_response(self.provider_name, "the body is not JSON") from None
+        except ValidationError as exc:
+            raise malformed_response(
+                self.provider_name,
+                f"the SDK could not read the response as a {exc.title} "
+                f"({exc.error_count()} errors)",
+            ) from None
         except self.sdk_error as exc:
             if client is not None:
                 register_client_secrets(client)  # again: the registry may have been cleared
-            raise chat_model_error_from_sdk(
-                exc, provider=self.provider_name, api_key=self.api_key
-            ) from None
+            raise self._error_from_sdk(exc) from None
+
+    def _error_from_sdk(self, exc: Exception) -> ChatModelError:
+        """The `ChatModelError` for an exception of the SDK (``sdk_error``); the key is
+        registered with the redactor and the message redacted."""
+        return chat_model_error_from_sdk(exc, provider=self.provider_name, api_key=self.api_key)
 
     def __getstate__(self) -> dict[Any, Any]:
         if _is_http_client(self.http_client):

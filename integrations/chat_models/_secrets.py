@@ -19,8 +19,11 @@ PROVIDER_SECRET_ENV_VARS: tuple[str, ...] = (
     "OPENAI_ADMIN_KEY",
     "AZURE_OPENAI_API_KEY",
     "AZURE_OPENAI_AD_TOKEN",
+    "OLLAMA_API_KEY",
+    "DASHSCOPE_API_KEY",
 )
-"""Environment variables the ``anthropic`` and ``openai`` SDKs read credentials from."""
+"""Environment variables the provider SDKs (``anthropic``, ``openai``, ``ollama``,
+``dashscope``) read credentials from."""
 
 _CLIENT_SECRET_ATTRIBUTES = ("api_key", "auth_token", "admin_api_key")
 

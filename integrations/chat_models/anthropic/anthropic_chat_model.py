@@ -37,7 +37,7 @@ class AnthropicChatModelConnection(ProviderConnection[anthropic.AsyncAnthropic])
 
     provider_name: ClassVar[str] = PROVIDER
     sdk_client_class: ClassVar[Callable[..., Any]] = anthropic.AsyncAnthropic
-    sdk_error: ClassVar[type[Exception]] = anthropic.AnthropicError
+    sdk_error = anthropic.AnthropicError
     sdk_environment: ClassVar[tuple[str, ...]] = (
         "ANTHROPIC_API_KEY",
         "ANTHROPIC_AUTH_TOKEN",

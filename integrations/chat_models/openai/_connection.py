@@ -22,7 +22,7 @@ class OpenAIConnection(ProviderConnection[openai.AsyncOpenAI]):
     """A connection through ``openai.AsyncOpenAI``; ``api_key`` defaults to ``OPENAI_API_KEY``."""
 
     sdk_client_class: ClassVar[Callable[..., Any]] = openai.AsyncOpenAI
-    sdk_error: ClassVar[type[Exception]] = openai.OpenAIError
+    sdk_error = openai.OpenAIError
     sdk_environment: ClassVar[tuple[str, ...]] = (
         "OPENAI_API_KEY",
         "OPENAI_ADMIN_KEY",
