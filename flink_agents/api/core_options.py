@@ -5,25 +5,37 @@ Option keys follow the upstream project where it has the option (``max-retries``
 in seconds...). The project's own options that hold a duration name its unit at the end
 of the key: ``-s`` for seconds (``tool-call.timeout-s``, ``durable-execution.stop-grace-s``).
 Values may be given typed or as strings (as they come from a Flink ``config.yaml``).
+
+Every option of upstream's ``core_options`` is declared here under its key and default.
+A few cannot be honoured by this runtime (a Kafka or Fluss action-state store, Java event
+listeners...): `UNSUPPORTED_OPTIONS` says what to use instead; setting one to anything but
+its default logs that as a warning, and ``actionStateStoreBackend`` (which would promise
+exactly-once calls that nothing here keeps) raises `ValueError`.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from enum import Enum
-from typing import Any, Generic, TypeVar, cast, overload
+from pathlib import Path
+from typing import Any, TypeVar, overload
 
+from flink_agents.api.configuration import ConfigOption, Configuration, agent_section
 from flink_agents.api.errors import UnknownOptionError, closest_names
 
 __all__ = [
+    "UNSUPPORTED_OPTIONS",
     "AgentConfigOptions",
     "AgentConfiguration",
     "AgentExecutionOptions",
+    "ConditionEvaluationFailureStrategy",
     "ConfigOption",
     "ErrorHandlingStrategy",
     "EventLogLevel",
     "InputFailurePolicy",
+    "LoggerType",
     "MemoryEventOptions",
     "ShortTermMemoryTtlUpdate",
     "ShortTermMemoryTtlVisibility",
@@ -31,6 +43,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+_LOG = logging.getLogger(__name__)
 
 
 class ErrorHandlingStrategy(str, Enum):
@@ -55,63 +69,22 @@ class EventLogLevel(str, Enum):
     """Every event in full (media still redacted), plus one record per action."""
 
 
-class ConfigOption(Generic[T]):
-    """A typed option: its key, its type and its default (``positive``: a number that
-    must be greater than 0)."""
+class LoggerType(str, Enum):
+    """Upstream's event logger types (``eventLoggerType``). Here the event log is the
+    JSON-lines file under ``baseLogDir``, whatever this says."""
 
-    def __init__(
-        self,
-        key: str,
-        config_type: type,
-        default: T,
-        description: str = "",
-        *,
-        positive: bool = False,
-    ) -> None:
-        self.key = key
-        self.config_type = config_type
-        self.default = default
-        self.description = description
-        self.positive = positive
+    SLF4J = "slf4j"
+    """Upstream: events to the Java logger."""
+    FILE = "file"
+    """Upstream: events to files under ``baseLogDir``."""
 
-    def convert(self, value: Any) -> T:
-        """``value`` as this option's type (strings are parsed)."""
-        if value is None:
-            return cast(T, None)
-        kind = self.config_type
-        if isinstance(kind, type) and issubclass(kind, Enum):
-            if isinstance(value, kind):
-                return cast(T, value)
-            text = str(value).strip()
-            for member in kind:
-                if text.lower() in (str(member.value).lower(), member.name.lower()):
-                    return cast(T, member)
-            raise ValueError(
-                f"option {self.key!r}: {value!r} is not one of {[m.value for m in kind]}"
-            )
-        if kind is bool:
-            if isinstance(value, bool):
-                return cast(T, value)
-            text = str(value).strip().lower()
-            if text in ("true", "1", "yes", "on"):
-                return cast(T, True)
-            if text in ("false", "0", "no", "off"):
-                return cast(T, False)
-            raise ValueError(f"option {self.key!r}: {value!r} is not a boolean")
-        if kind in (int, float, str):
-            try:
-                converted = kind(value)
-            except (TypeError, ValueError) as exc:
-                raise ValueError(
-                    f"option {self.key!r}: {value!r} is not a {kind.__name__}"
-                ) from exc
-            if self.positive and not (isinstance(converted, (int, float)) and converted > 0):
-                raise ValueError(f"option {self.key!r}: {value!r} is not greater than 0")
-            return cast(T, converted)
-        return cast(T, value)
 
-    def __repr__(self) -> str:
-        return f"ConfigOption({self.key!r}, default={self.default!r})"
+class ConditionEvaluationFailureStrategy(str, Enum):
+    """Upstream: what happens when an action's trigger condition fails to evaluate. Trigger
+    conditions are not available here (an ``@action`` listens to event types)."""
+
+    WARN_AND_SKIP = "WARN_AND_SKIP"
+    FAIL = "FAIL"
 
 
 class InputFailurePolicy(str, Enum):
@@ -148,7 +121,8 @@ class AgentExecutionOptions:
         "error-handling-strategy",
         ErrorHandlingStrategy,
         ErrorHandlingStrategy.RETRY,
-        "fail | retry | ignore, for failed chat model calls.",
+        "fail | retry | ignore, for failed chat model calls. Upstream's default is fail; "
+        "here retry, so a rate limit does not fail a streaming job.",
     )
     MAX_RETRIES: ConfigOption[int] = ConfigOption(
         "max-retries", int, 3, "Retries of a retryable model call after the first attempt."
@@ -193,8 +167,29 @@ class AgentExecutionOptions:
     NUM_ASYNC_THREADS: ConfigOption[int] = ConfigOption(
         "num-async-threads",
         int,
-        max(4, (os.cpu_count() or 1) * 2),
+        (os.cpu_count() or 1) * 2,
         "Threads for synchronous actions; synchronous tools get as many threads of their own.",
+    )
+    CHAT_ASYNC: ConfigOption[bool] = ConfigOption(
+        "chat.async",
+        bool,
+        True,
+        "Upstream: run model calls asynchronously. Here they always are (false is accepted "
+        "with a warning).",
+    )
+    TOOL_CALL_ASYNC: ConfigOption[bool] = ConfigOption(
+        "tool-call.async",
+        bool,
+        True,
+        "Upstream: run tool calls asynchronously. Here they always are (sync tools on their "
+        "own threads; false is accepted with a warning).",
+    )
+    RAG_ASYNC: ConfigOption[bool] = ConfigOption(
+        "rag.async",
+        bool,
+        True,
+        "Upstream: run context retrieval asynchronously. No vector stores here (false is "
+        "accepted with a warning).",
     )
     INPUT_FAILURE_POLICY: ConfigOption[InputFailurePolicy] = ConfigOption(
         "input-failure.policy",
@@ -257,6 +252,103 @@ class AgentConfigOptions:
         int,
         2000,
         "At the standard level, longer strings are truncated to this many characters.",
+    )
+    EVENT_LOG_MAX_ARRAY_ELEMENTS: ConfigOption[int] = ConfigOption(
+        "event-log.standard.max-array-elements",
+        int,
+        20,
+        "Upstream: at the standard level, longer arrays are truncated. Here arrays are kept "
+        "whole (another value is accepted with a warning).",
+    )
+    EVENT_LOG_MAX_DEPTH: ConfigOption[int] = ConfigOption(
+        "event-log.standard.max-depth",
+        int,
+        5,
+        "Upstream: at the standard level, deeper values are cut. Here values are kept whole "
+        "(another value is accepted with a warning).",
+    )
+    EVENT_LOG_TRACE_ENABLED: ConfigOption[bool] = ConfigOption(
+        "event-log.trace.enabled",
+        bool,
+        False,
+        "Upstream: execution lifecycle records in the event log. Here: tracing.enabled "
+        "(OpenTelemetry spans); true is accepted with a warning.",
+    )
+    EVENT_LOGGER_TYPE: ConfigOption[LoggerType] = ConfigOption(
+        "eventLoggerType",
+        LoggerType,
+        LoggerType.SLF4J,
+        "Upstream: slf4j | file. Here the event log is the file under baseLogDir (another "
+        "value is accepted with a warning).",
+    )
+    PRETTY_PRINT: ConfigOption[bool] = ConfigOption(
+        "prettyPrint",
+        bool,
+        False,
+        "Upstream: indented event log records. Here one JSON record per line (true is "
+        "accepted with a warning).",
+    )
+    EVENT_LISTENERS: ConfigOption[list[str] | None] = ConfigOption(
+        "event-listeners",
+        list,
+        None,
+        "Upstream: Java event listener classes. Not available here (accepted with a "
+        "warning); an action that listens to the event types does the same in Python.",
+    )
+    CONDITION_EVALUATION_FAILURE_STRATEGY: ConfigOption[ConditionEvaluationFailureStrategy] = (
+        ConfigOption(
+            "action.trigger-condition.evaluate-failure-strategy",
+            ConditionEvaluationFailureStrategy,
+            ConditionEvaluationFailureStrategy.WARN_AND_SKIP,
+            "Upstream: when a trigger condition fails to evaluate. No trigger conditions "
+            "here (accepted with a warning).",
+        )
+    )
+    ACTION_STATE_STORE_BACKEND: ConfigOption[str | None] = ConfigOption(
+        "actionStateStoreBackend",
+        str,
+        None,
+        "Upstream: kafka | fluss, the action-state store. Not available here: setting it "
+        "raises; use durable-execution.store (sqlite:// or postgresql://).",
+    )
+    KAFKA_BOOTSTRAP_SERVERS: ConfigOption[str] = ConfigOption(
+        "kafkaBootstrapServers", str, "localhost:9092", "Upstream's Kafka action-state store."
+    )
+    KAFKA_ACTION_STATE_TOPIC: ConfigOption[str | None] = ConfigOption(
+        "kafkaActionStateTopic", str, None, "Upstream's Kafka action-state store."
+    )
+    KAFKA_ACTION_STATE_TOPIC_NUM_PARTITIONS: ConfigOption[int] = ConfigOption(
+        "kafkaActionStateTopicNumPartitions", int, 64, "Upstream's Kafka action-state store."
+    )
+    KAFKA_ACTION_STATE_TOPIC_REPLICATION_FACTOR: ConfigOption[int] = ConfigOption(
+        "kafkaActionStateTopicReplicationFactor", int, 1, "Upstream's Kafka action-state store."
+    )
+    FLUSS_BOOTSTRAP_SERVERS: ConfigOption[str] = ConfigOption(
+        "flussBootstrapServers", str, "localhost:9123", "Upstream's Fluss action-state store."
+    )
+    FLUSS_ACTION_STATE_DATABASE: ConfigOption[str] = ConfigOption(
+        "flussActionStateDatabase", str, "flink_agents", "Upstream's Fluss action-state store."
+    )
+    FLUSS_ACTION_STATE_TABLE: ConfigOption[str | None] = ConfigOption(
+        "flussActionStateTable", str, None, "Upstream's Fluss action-state store."
+    )
+    FLUSS_ACTION_STATE_TABLE_BUCKETS: ConfigOption[int] = ConfigOption(
+        "flussActionStateTableBuckets", int, 64, "Upstream's Fluss action-state store."
+    )
+    FLUSS_SECURITY_PROTOCOL: ConfigOption[str] = ConfigOption(
+        "flussSecurityProtocol", str, "PLAINTEXT", "Upstream's Fluss action-state store."
+    )
+    FLUSS_SASL_MECHANISM: ConfigOption[str] = ConfigOption(
+        "flussSaslMechanism", str, "PLAIN", "Upstream's Fluss action-state store."
+    )
+    FLUSS_SASL_JAAS_CONFIG: ConfigOption[str | None] = ConfigOption(
+        "flussSaslJaasConfig", str, None, "Upstream's Fluss action-state store."
+    )
+    FLUSS_SASL_USERNAME: ConfigOption[str | None] = ConfigOption(
+        "flussSaslUsername", str, None, "Upstream's Fluss action-state store."
+    )
+    FLUSS_SASL_PASSWORD: ConfigOption[str | None] = ConfigOption(
+        "flussSaslPassword", str, None, "Upstream's Fluss action-state store."
     )
     DURABLE_EXECUTION_STORE: ConfigOption[str | None] = ConfigOption(
         "durable-execution.store",
@@ -380,12 +472,14 @@ class MemoryEventOptions:
         return not option.key.endswith("-read")
 
 
-class AgentConfiguration:
+class AgentConfiguration(Configuration):
     """Option values by key.
 
     Keys of your own are kept for actions to read (``ctx.config.get("myapp.threshold")``),
     but a key that is none of the project's options and looks like one raises
-    `UnknownOptionError` when it is set (see `check_user_key`).
+    `UnknownOptionError` when it is set (see `check_user_key`). Upstream's accessors work
+    too: ``get_int`` / ``get_float`` / ``get_bool`` / ``get_str`` and ``set_int`` ... by key,
+    ``load_from_file(path)`` (the ``agent:`` section of a YAML file), ``get_conf_data``.
     """
 
     def __init__(self, values: Mapping[str, Any] | None = None) -> None:
@@ -417,7 +511,9 @@ class AgentConfiguration:
     def set(self, option: ConfigOption[T] | str, value: Any) -> AgentConfiguration:
         """Set an option (checked against its type) or a raw key."""
         if isinstance(option, ConfigOption):
-            self._values[option.key] = option.convert(value)
+            converted = option.convert(value)
+            _check_supported(option.key, converted)
+            self._values[option.key] = converted
             self._resolved.pop(option.key, None)
         else:
             self.set_str(option, value)
@@ -430,9 +526,73 @@ class AgentConfiguration:
         option = _OPTIONS_BY_KEY.get(key)
         if option is None:
             check_user_key(key)
-        self._values[key] = option.convert(value) if option is not None else value
+            self._values[key] = value
+        else:
+            converted = option.convert(value)
+            _check_supported(key, converted)
+            self._values[key] = converted
         self._resolved.pop(key, None)
         return self
+
+    def set_int(self, key: str, value: int) -> AgentConfiguration:
+        """`set_str` (upstream's name for an int)."""
+        return self.set_str(key, value)
+
+    def set_float(self, key: str, value: float) -> AgentConfiguration:
+        """`set_str` (upstream's name for a float)."""
+        return self.set_str(key, value)
+
+    def set_bool(self, key: str, value: bool) -> AgentConfiguration:
+        """`set_str` (upstream's name for a boolean)."""
+        return self.set_str(key, value)
+
+    def get_int(self, key: str, default: int | None = None) -> int | None:
+        """The value of ``key`` as an int (``default`` when unset)."""
+        return self._typed(key, int, default)
+
+    def get_float(self, key: str, default: float | None = None) -> float | None:
+        """The value of ``key`` as a float (``default`` when unset)."""
+        return self._typed(key, float, default)
+
+    def get_bool(self, key: str, default: bool | None = None) -> bool | None:
+        """The value of ``key`` as a boolean (``"false"`` is False; ``default`` when unset)."""
+        return self._typed(key, bool, default)
+
+    def get_str(self, key: str, default: str | None = None) -> str | None:
+        """The value of ``key`` as a string (an option's enum as its value; ``default``
+        when unset)."""
+        value = self._values.get(key.removeprefix("agent."))
+        if value is None:
+            return default
+        return str(value.value) if isinstance(value, Enum) else str(value)
+
+    def _typed(self, key: str, kind: type, default: Any) -> Any:
+        key = key.removeprefix("agent.")
+        value = self._values.get(key)
+        if value is None:
+            return default
+        return ConfigOption(key, kind).convert(value)
+
+    def load_from_file(self, config_path: str | Path | None = None) -> AgentConfiguration:
+        """Set the options in the ``agent:`` section of the YAML file at ``config_path``
+        (nested or dotted keys, as in Flink's ``config.yaml``)."""
+        if config_path is None:
+            return self
+        for key, value in agent_section(config_path).items():
+            try:
+                self.set_str(key, value)
+            except ValueError as exc:
+                raise ValueError(f"agent option {key!r} in {config_path}: {exc}") from exc
+        return self
+
+    def get_conf_data(self) -> dict[str, Any]:
+        """The values that were set, by key (upstream's name for `to_dict`)."""
+        return self.to_dict()
+
+    def get_config_data_by_prefix(self, prefix: str) -> dict[str, Any]:
+        """The values under ``prefix.``, by the rest of their key."""
+        head = f"{prefix}."
+        return {k.removeprefix(head): v for k, v in self.to_dict().items() if k.startswith(head)}
 
     def to_dict(self) -> dict[str, Any]:
         """The values that were set, by key (enums as their string values)."""
@@ -459,6 +619,70 @@ _OPTIONS_BY_KEY: dict[str, ConfigOption[Any]] = {
     for opt in vars(holder).values()
     if isinstance(opt, ConfigOption)
 }
+
+_STORE_INSTEAD = (
+    "durable-execution.store (sqlite:///path.db or postgresql://...) records model and tool "
+    "calls so a restored run does not make them again"
+)
+
+UNSUPPORTED_OPTIONS: dict[str, str] = {
+    AgentExecutionOptions.CHAT_ASYNC.key: "model calls always run asynchronously here",
+    AgentExecutionOptions.TOOL_CALL_ASYNC.key: (
+        "tool calls always run asynchronously here (sync tools on their own threads)"
+    ),
+    AgentExecutionOptions.RAG_ASYNC.key: "there is no context retrieval (vector stores) here",
+    AgentConfigOptions.EVENT_LOG_MAX_ARRAY_ELEMENTS.key: (
+        "the standard event log level truncates long strings only "
+        "(event-log.standard.max-string-length)"
+    ),
+    AgentConfigOptions.EVENT_LOG_MAX_DEPTH.key: (
+        "the standard event log level truncates long strings only "
+        "(event-log.standard.max-string-length)"
+    ),
+    AgentConfigOptions.EVENT_LOG_TRACE_ENABLED.key: (
+        "set tracing.enabled for OpenTelemetry spans of runs, actions, model and tool calls"
+    ),
+    AgentConfigOptions.EVENT_LOGGER_TYPE.key: (
+        "the event log is the JSON-lines file under baseLogDir (event-log.level sets how much)"
+    ),
+    AgentConfigOptions.PRETTY_PRINT.key: "the event log writes one JSON record per line",
+    AgentConfigOptions.EVENT_LISTENERS.key: (
+        "Java event listeners are not available; an action that listens to the event types "
+        "does the same in Python"
+    ),
+    AgentConfigOptions.CONDITION_EVALUATION_FAILURE_STRATEGY.key: (
+        "there are no trigger conditions here; an action listens to event types"
+    ),
+    AgentConfigOptions.ACTION_STATE_STORE_BACKEND.key: _STORE_INSTEAD,
+    **{
+        option.key: _STORE_INSTEAD
+        for option in vars(AgentConfigOptions).values()
+        if isinstance(option, ConfigOption) and option.key.startswith(("kafka", "fluss"))
+    },
+}
+"""Upstream options this runtime accepts but cannot honour, and what to use instead.
+Setting one to anything but its default logs a warning (``actionStateStoreBackend``
+raises)."""
+
+_REFUSED = frozenset({AgentConfigOptions.ACTION_STATE_STORE_BACKEND.key})
+"""Unsupported options whose silent absence could cost data or money: setting them raises."""
+
+_warned: set[str] = set()
+
+
+def _check_supported(key: str, value: Any) -> None:
+    """Warn (once per key) about, or refuse, an upstream option this runtime cannot honour
+    when it is set to anything but its default."""
+    instead = UNSUPPORTED_OPTIONS.get(key)
+    if instead is None or value == _OPTIONS_BY_KEY[key].default:
+        return
+    message = f"agent option {key!r} (upstream's) is not available here: {instead}"
+    if key in _REFUSED:
+        raise ValueError(message)
+    if key not in _warned:
+        _warned.add(key)
+        _LOG.warning("%s; the setting is ignored", message)
+
 
 _NAMESPACES: frozenset[str] = frozenset(key.split(".", 1)[0] for key in _OPTIONS_BY_KEY)
 """First segments of the project's option keys (``chat``, ``tool-call``, ``max-retries``...)."""

@@ -1,12 +1,19 @@
-"""`AgentsExecutionEnvironment`: where an agent runs.
+"""`AgentsExecutionEnvironment`: where an agent runs (upstream's module and entry points).
 
 >>> env = AgentsExecutionEnvironment.get_execution_environment()  # local, no Flink
 >>> out = env.from_list([{"key": "t1", "value": "..."}]).apply(MyAgent()).to_list()
 >>> env.execute()
 
 With a PyFlink ``StreamExecutionEnvironment`` the same agent runs as a keyed
-operator in a Flink job (``from_datastream`` / ``from_table``). Nothing here
-imports pyflink: the environments are loaded when asked for.
+operator in a Flink job, as upstream:
+
+>>> agents_env = AgentsExecutionEnvironment.get_execution_environment(stream_env)
+>>> out = agents_env.from_datastream(ds, key_selector=lambda r: r.id).apply(MyAgent())
+>>> out.to_datastream().print()                   # or .to_table(schema, output_type)
+>>> agents_env.execute("my job")
+
+``get_config(path)`` reads the ``agent:`` section of a YAML file into the options.
+Nothing here imports pyflink: the environments are loaded when asked for.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import importlib
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
+from flink_agents.api.configuration import agent_section
 from flink_agents.api.core_options import AgentConfiguration
 from flink_agents.api.resource import Resource, ResourceDescriptor, ResourceType
 
@@ -38,12 +46,15 @@ class AgentBuilder(ABC):
         """The outputs as a list (local environment), filled by ``env.execute()``."""
         raise NotImplementedError(f"{type(self).__name__} does not produce a list")
 
-    def to_datastream(self, *args: Any, **kwargs: Any) -> Any:
-        """The outputs as a PyFlink DataStream (Flink environment)."""
+    def to_datastream(self, output_type: Any = None) -> Any:
+        """The outputs as a PyFlink DataStream (Flink environment), of ``output_type``
+        (a PyFlink ``TypeInformation``) when given, else of pickled Python objects."""
         raise NotImplementedError(f"{type(self).__name__} does not produce a DataStream")
 
-    def to_table(self, *args: Any, **kwargs: Any) -> Any:
-        """The outputs as a PyFlink Table (Flink environment)."""
+    def to_table(self, schema: Any, output_type: Any = None) -> Any:
+        """The outputs as a PyFlink Table (Flink environment): upstream's
+        ``to_table(schema, output_type)`` (a ``Schema`` and a ``RowTypeInfo``), or
+        ``to_table(row_type_info)``."""
         raise NotImplementedError(f"{type(self).__name__} does not produce a Table")
 
     def to_error_list(self) -> list[dict[str, Any]]:
@@ -91,9 +102,17 @@ class AgentsExecutionEnvironment(ABC):
         if not hasattr(self, "_resources"):
             self._resources = {t: {} for t in ResourceType}
 
-    def get_config(self) -> AgentConfiguration:
-        """The options every agent of this environment runs with."""
+    def get_config(self, path: str | None = None) -> AgentConfiguration:
+        """The options every agent of this environment runs with; with ``path``, first
+        read the options in the ``agent:`` section of that YAML file into them (as in
+        Flink's ``config.yaml``: nested or dotted keys)."""
         self._state()
+        if path is not None:
+            for key, value in agent_section(path).items():
+                try:
+                    self._config.set_str(key, value)
+                except ValueError as exc:
+                    raise ValueError(f"agent option {key!r} in {path}: {exc}") from exc
         return self._config
 
     @property
@@ -119,12 +138,21 @@ class AgentsExecutionEnvironment(ABC):
         raise NotImplementedError(f"{type(self).__name__} does not read lists")
 
     def from_datastream(self, input: Any, key_selector: Any = None) -> AgentBuilder:
-        """A PyFlink DataStream as input (Flink environment)."""
+        """A PyFlink DataStream as input (Flink environment); ``key_selector`` (a
+        function or a ``KeySelector``) gives each record's key."""
         raise NotImplementedError(f"{type(self).__name__} does not read DataStreams")
 
     def from_table(self, input: Any, key_selector: Any = None) -> AgentBuilder:
-        """A PyFlink Table as input (Flink environment)."""
+        """A PyFlink Table as input (Flink environment): each row becomes a dict of its
+        fields, which ``key_selector`` receives."""
         raise NotImplementedError(f"{type(self).__name__} does not read Tables")
+
+    def load_yaml(self, paths: Any) -> None:
+        """Upstream's YAML agent definitions: not available here."""
+        raise NotImplementedError(
+            "YAML agent definitions are not available here: define the agent as a Python "
+            "class (see docs/migrating-from-flink-agents.md)"
+        )
 
     @abstractmethod
     def execute(self, job_name: str | None = None) -> Any:

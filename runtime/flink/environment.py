@@ -28,10 +28,14 @@ from typing import Any, cast
 from pydantic import BaseModel
 from pyflink.common import Row, Types  # pyright: ignore[reportMissingImports]
 from pyflink.common.typeinfo import RowTypeInfo, TypeInformation  # pyright: ignore[reportMissingImports]
-from pyflink.datastream import DataStream, StreamExecutionEnvironment  # pyright: ignore[reportMissingImports]
+from pyflink.datastream import (  # pyright: ignore[reportMissingImports]
+    DataStream,
+    KeyedStream,
+    StreamExecutionEnvironment,
+)
 from pyflink.datastream.functions import KeySelector  # pyright: ignore[reportMissingImports]
 from pyflink.java_gateway import get_gateway  # pyright: ignore[reportMissingImports]
-from pyflink.table import StreamTableEnvironment, Table  # pyright: ignore[reportMissingImports]
+from pyflink.table import Schema, StreamTableEnvironment, Table  # pyright: ignore[reportMissingImports]
 from pyflink.util.java_utils import get_j_env_configuration, is_local_deployment  # pyright: ignore[reportMissingImports]
 
 from flink_agents.api.agents.agent import Agent
@@ -211,6 +215,10 @@ class _KeyText:
         return encode_key(self._selector(value))
 
 
+def _identity(value: Any) -> Any:
+    return value
+
+
 def _row_to_dict(row: Row) -> dict[str, Any]:
     return row.as_dict(recursive=True)
 
@@ -326,11 +334,18 @@ class AgentStream(AgentBuilder):
         )
         return self
 
-    def to_datastream(self, *args: Any, **kwargs: Any) -> DataStream:
-        """The agent's outputs (the values of its OutputEvents), as Python objects."""
+    def to_datastream(self, output_type: TypeInformation | None = None) -> DataStream:
+        """The agent's outputs (the values of its OutputEvents): Python objects, or of
+        `output_type` when given (upstream's signature; a `RowTypeInfo` turns each output
+        into a row as `to_table` does)."""
         if self._output is None:
             raise RuntimeError("apply(agent) first")
-        return self._output
+        if output_type is None:
+            return self._output
+        if isinstance(output_type, RowTypeInfo):
+            names = list(output_type.get_field_names())
+            return self._output.map(_ToRow(names), output_type=output_type)
+        return self._output.map(_identity, output_type=output_type)
 
     def to_error_datastream(self) -> DataStream:
         """Failure records of the inputs skipped under `input-failure.policy: skip` (dicts:
@@ -338,16 +353,24 @@ class AgentStream(AgentBuilder):
         once like outputs. Each is also logged at WARNING."""
         return self.to_datastream().get_side_output(ERROR_OUTPUT)
 
-    def to_table(self, schema: RowTypeInfo, *args: Any, **kwargs: Any) -> Table:
-        """The agent's outputs as a Table with `schema` (a `Types.ROW_NAMED(...)`).
+    def to_table(
+        self, schema: RowTypeInfo | Schema, output_type: RowTypeInfo | None = None
+    ) -> Table:
+        """The agent's outputs as a Table: `to_table(row_type)` with a
+        `Types.ROW_NAMED(...)`, or upstream's `to_table(schema, output_type)` with a table
+        `Schema` and the `RowTypeInfo` of the rows.
 
         Each output becomes a row: a dict or pydantic model by field name, a tuple/list by
-        position, a single value when the schema has one field.
+        position, a single value when the row has one field.
         """
         t_env = self._environment.table_environment
-        names = list(schema.get_field_names())
-        rows = self.to_datastream().map(_ToRow(names), output_type=schema)
-        return t_env.from_data_stream(rows)
+        if isinstance(schema, RowTypeInfo):
+            if output_type is not None:
+                raise TypeError("to_table(row_type) takes no output_type")
+            return t_env.from_data_stream(self.to_datastream(schema))
+        if not isinstance(output_type, RowTypeInfo):
+            raise TypeError("to_table(schema, output_type) needs the rows' RowTypeInfo")
+        return t_env.from_data_stream(self.to_datastream(output_type), schema)
 
 
 class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
@@ -456,8 +479,15 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
         raise TypeError(f"apply() takes an Agent, got {type(agent).__name__}")
 
     def from_datastream(self, input: DataStream, key_selector: Any = None) -> AgentStream:
-        """Agent input from a DataStream; `key_selector(record)` is the record's key."""
+        """Agent input from a DataStream; `key_selector(record)` (a function or a
+        `KeySelector`) is the record's key. A `KeyedStream` needs it too: PyFlink does not
+        give its key selector back."""
         if key_selector is None:
+            if isinstance(input, KeyedStream):
+                raise ValueError(
+                    "from_datastream(keyed_stream) needs the key_selector the stream was keyed "
+                    "by: PyFlink does not give it back (pass key_selector=...)"
+                )
             raise ValueError("from_datastream needs a key_selector")
         return AgentStream(self, input, _selector(key_selector))
 

@@ -216,7 +216,7 @@ def test_a_renamed_key_raises_naming_its_new_name_first(old: str, new: str) -> N
     )
 
 
-@pytest.mark.parametrize("key", ["chat.async", "tool-call.retries", "durable-execution.mode"])
+@pytest.mark.parametrize("key", ["chat.streaming", "tool-call.retries", "durable-execution.mode"])
 def test_unknown_keys_in_a_project_namespace_raise(key: str) -> None:
     namespace = key.split(".")[0]
     with pytest.raises(UnknownOptionError) as raised:
