@@ -7,6 +7,8 @@ The tagged form (`encode_value`, `decode_value`) gives back the value it was mad
   keys are themselves (subclasses of ``str``, ``int``, ``float``, ``list`` and mappings come
   back as the plain type);
 - a tuple is ``{"$tuple": [...]}``;
+- a PyFlink ``Row`` is ``{"$row": [...], "$names": [...]}`` (names when it has them; read
+  back as a ``Row``, which needs PyFlink, else as a dict or a list);
 - an enum member is ``{"$enum": "module:Class", "$value": value}``;
 - a pydantic model is ``{"$model": "module:Class", "$data": model.model_dump(mode="json")}``,
   rebuilt with ``Class.model_validate``; a pydantic model class (an output schema) is
@@ -73,6 +75,8 @@ _CLASS = "$class"
 _TUPLE = "$tuple"
 _ENUM = "$enum"
 _ENUM_VALUE = "$value"
+_ROW = "$row"
+_ROW_NAMES = "$names"
 _MAX_DEPTH = 200
 
 
@@ -131,6 +135,29 @@ def _named_class(path: Any, by_name: bool) -> type | None:
     return found if found is not None else find_class(path)
 
 
+def _is_row(value: Any) -> bool:
+    """A PyFlink ``Row`` (an output a ``RowTypeInfo`` schema asks for), known without
+    importing PyFlink."""
+    cls = type(value)
+    return cls.__name__ == "Row" and cls.__module__ == "pyflink.common.types"
+
+
+def _row_names(row: Any) -> list[str] | None:
+    names = getattr(row, "_fields", None)  # a Row without names has no such attribute
+    return list(names) if names is not None else None
+
+
+def _make_row(values: list[Any], names: Any) -> Any:
+    try:
+        from pyflink.common import Row  # pyright: ignore[reportMissingImports]
+    except ImportError:  # no PyFlink where it is read: its plain data
+        return dict(zip(names, values, strict=True)) if isinstance(names, list) else values
+    row = Row(*values)
+    if isinstance(names, list):
+        row.set_field_names(names)
+    return row
+
+
 def _is_model_class(value: Any) -> TypeGuard[type[BaseModel]]:
     return isinstance(value, type) and issubclass(value, BaseModel)
 
@@ -155,6 +182,10 @@ def check_state_value(value: Any, path: str = "value") -> None:
         return
     if isinstance(value, BaseModel) or _is_model_class(value):
         return  # a model, or a model class (an output schema)
+    if _is_row(value):
+        for i, v in enumerate(value):
+            check_state_value(v, f"{path}[{i}]")
+        return
     if isinstance(value, Mapping):
         for k, v in value.items():
             if not isinstance(k, str):
@@ -225,6 +256,12 @@ class _Writer:
             if not self.tagged:
                 return class_path(value)
             return {_CLASS: _class_name(value, self.by_name)}
+        if _is_row(value):
+            items = [self.write(item, depth + 1) for item in value]
+            names = _row_names(value)
+            if not self.tagged:
+                return dict(zip(names, items, strict=True)) if names is not None else items
+            return {_ROW: items, _ROW_NAMES: names}
         if isinstance(value, tuple):
             items = [self.write(item, depth + 1) for item in value]
             return {_TUPLE: items} if self.tagged else items
@@ -311,6 +348,8 @@ class _Reader:
             return node
         if _MODEL in node:
             return self.read_model(node[_MODEL], node.get(_DATA))
+        if _ROW in node:
+            return _make_row([self.read(item) for item in node[_ROW]], node.get(_ROW_NAMES))
         if _TUPLE in node:
             return tuple(self.read(item) for item in node[_TUPLE])
         if _ENUM in node:

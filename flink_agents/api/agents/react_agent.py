@@ -10,9 +10,10 @@
 
 An input becomes the user message(s), as upstream: a primitive (str, int, float, bool,
 None) as its text, through the prompt's ``{input}`` when there is a prompt; a dict, a
-pydantic model, a PyFlink ``Row`` or another object through the prompt's
-``{placeholders}`` (its keys, fields or attributes). Beyond upstream: without a prompt
-such an input is sent as JSON (upstream refuses it), and a `ChatMessage` or a list of
+pydantic model or a PyFlink ``Row`` through the prompt's ``{placeholders}`` (its keys or
+fields). Inputs are values agent state keeps, so upstream's plain objects ("pojos") are
+refused when they arrive: make them pydantic models. Beyond upstream: without a prompt a
+structured input is sent as JSON (upstream refuses it), and a `ChatMessage` or a list of
 them (text and media) is sent as it is.
 
 With an output schema, an instruction with its JSON schema follows the first system
@@ -184,15 +185,13 @@ def _input_messages(value: Any, prompt: Prompt | None) -> list[ChatMessage]:
 
 def _fields(value: Any) -> dict[str, Any]:
     """The placeholders a structured input fills: a dict's keys, a model's fields, a
-    ``Row``'s fields, an object's attributes."""
+    ``Row``'s fields."""
     if isinstance(value, BaseModel):
         data: Any = value.model_dump(mode="json")
     elif isinstance(value, Mapping):
         data = value
     elif callable(getattr(value, "as_dict", None)):  # a PyFlink Row
         data = value.as_dict(recursive=True)
-    elif hasattr(value, "__dict__"):
-        data = vars(value)
     else:  # no names to fill in
         return {"input": value}
     return {str(k): v for k, v in data.items()}
