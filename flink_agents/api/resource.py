@@ -19,6 +19,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from flink_agents.api._class_path import import_class
 from flink_agents.api._resource_names import ResourceName, class_name_here
 from flink_agents.api.errors import ResourceUnavailableError, UnknownOptionError
+from flink_agents.api.resource_context import ResourceContext
 
 __all__ = [
     "Resource",
@@ -92,6 +93,13 @@ class Resource(BaseModel, ABC):
         type(self).check_options(data)
         super().__init__(**data)
 
+    @property
+    def resource_context(self) -> ResourceContext | None:
+        """Upstream's way to the agent's other resources (``get_resource(name, type)``);
+        None until the runtime has given this resource its ``get_resource``."""
+        lookup = self.get_resource
+        return _LookupContext(lookup) if lookup is not None else None
+
     @classmethod
     def option_names(cls) -> dict[str, str]:
         """Every keyword the class takes (field names and their aliases), each mapped to
@@ -133,6 +141,14 @@ class Resource(BaseModel, ABC):
     @abstractmethod
     def resource_type(cls) -> ResourceType:
         """Which kind of resource this is."""
+
+
+class _LookupContext(ResourceContext):
+    def __init__(self, lookup: Callable[[str, ResourceType], Resource]) -> None:
+        self._lookup = lookup
+
+    def get_resource(self, name: str, resource_type: ResourceType) -> Resource:
+        return self._lookup(name, resource_type)
 
 
 class SerializableResource(Resource, ABC):

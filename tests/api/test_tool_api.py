@@ -12,9 +12,20 @@ import cloudpickle
 import pytest
 from pydantic import Field
 
-from flink_agents.api import FunctionTool
+from flink_agents.api import (
+    BaseChatModelSetup,
+    ChatMessage,
+    FunctionTool,
+    Prompt,
+    ReActAgent,
+    ResourceDescriptor,
+    ResourceType,
+    ScriptedChatModelConnection,
+    ToolCallBlock,
+)
 from flink_agents.api.tools.tool import BaseTool, Tool, ToolMetadata, ToolType
 from flink_agents.api.tools.utils import create_schema_from_function
+from flink_agents.runtime.local_runner import LocalExecutionEnvironment
 
 
 def foo(bar: int, baz: str) -> str:
@@ -144,3 +155,42 @@ def test_function_tool_still_validates_and_pickles() -> None:
         tool.bind(baz="x")
     copy = cloudpickle.loads(cloudpickle.dumps(tool))
     assert copy.bind(bar=3, baz="z")() == "3-z"
+
+
+class Greeting(Tool):
+    """Reads a prompt of its agent through upstream's ``resource_context``."""
+
+    metadata: ToolMetadata = ToolMetadata(
+        name="greet",
+        args_schema={"type": "object", "properties": {"name": {"type": "string"}}},
+    )
+
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        assert self.resource_context is not None
+        template = self.resource_context.get_resource("greeting", ResourceType.PROMPT)
+        return template.format_string(name=kwargs["name"])  # type: ignore[attr-defined]
+
+
+def test_a_tool_reaches_its_agents_resources_through_resource_context() -> None:
+    assert Greeting().resource_context is None  # not built by a runtime yet
+    model = ScriptedChatModelConnection(
+        replies=[
+            ChatMessage.assistant(
+                tool_calls=[ToolCallBlock(id="c1", name="greet", input={"name": "Ada"})]
+            ),
+            "done",
+        ]
+    )
+    env = LocalExecutionEnvironment()
+    env.add_resource("local", ResourceType.CHAT_MODEL_CONNECTION, model)
+    env.add_resource("greet", ResourceType.TOOL, Greeting())
+    env.add_resource("greeting", ResourceType.PROMPT, Prompt.from_text("Hello, {name}!"))
+    agent = ReActAgent(
+        chat_model=ResourceDescriptor(clazz=BaseChatModelSetup, connection="local", tools=["greet"])
+    )
+    out = env.from_list([{"key": "k", "value": "greet Ada"}]).apply(agent).to_list()
+    env.execute()
+    assert out == [{"k": "done"}]
+    result = model.calls[1].messages[-1].tool_result_block
+    assert result is not None
+    assert result.text == "Hello, Ada!"
