@@ -3,14 +3,20 @@
 Every block is a small pydantic model with a ``type`` discriminator, so a list of
 blocks round-trips through JSON exactly. Media blocks carry either base64 ``data``
 or a ``url`` (exactly one), plus optional descriptive fields that stay when a
-message is sanitized for logs.
+message is sanitized for logs. Raw ``bytes`` given as ``data`` are base64-encoded (and
+``size_bytes`` and ``sha256`` filled in when not given).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import base64
+import hashlib
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = [
     "AudioBlock",
@@ -58,7 +64,7 @@ class MediaBlock(_Block):
     mime_type: str = Field(min_length=1)
     """IANA media type, for example ``image/png`` or ``application/pdf``."""
     data: str | None = None
-    """Base64-encoded content (no ``data:`` prefix)."""
+    """Base64-encoded content (no ``data:`` prefix); raw ``bytes`` given here are encoded."""
     url: str | None = None
     """Where the content can be fetched (``https:``, ``gs:``, ``data:``...)."""
     name: str | None = None
@@ -71,6 +77,30 @@ class MediaBlock(_Block):
     """True in the log-safe form: ``data`` and ``url`` were removed."""
 
     _mime_prefix: str = ""
+
+    @classmethod
+    def from_bytes(cls, data: bytes, mime_type: str, *, name: str | None = None) -> Self:
+        """A block of raw ``data``: base64-encoded, with ``size_bytes`` and ``sha256``.
+        (``data=b"..."`` in the constructor does the same; this is the typed spelling.)"""
+        return cls(mime_type=mime_type, data=data, name=name)  # pyright: ignore[reportArgumentType]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _encode_bytes(cls, values: Any) -> Any:
+        # Without this, pydantic would read b"raw" as the text 'raw' (not base64).
+        if not isinstance(values, dict):
+            return values
+        raw = values.get("data")
+        if not isinstance(raw, (bytes, bytearray, memoryview)):
+            return values
+        raw = bytes(raw)
+        encoded = dict(values)
+        encoded["data"] = base64.b64encode(raw).decode("ascii")
+        if encoded.get("size_bytes") is None:
+            encoded["size_bytes"] = len(raw)
+        if encoded.get("sha256") is None:
+            encoded["sha256"] = hashlib.sha256(raw).hexdigest()
+        return encoded
 
     @model_validator(mode="after")
     def _check_source(self) -> MediaBlock:

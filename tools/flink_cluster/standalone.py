@@ -14,9 +14,15 @@ once. Left in `opt/` only, each job's class loader loads pemja again, and on Jav
 every thread-mode job after the first on a TaskManager fails in `open` with
 `NoSuchFieldException: loadedLibraryNames` (see docs/operations.md).
 
-    python tools/flink_cluster/standalone.py start --dir /tmp/flink-cluster
-    python tools/flink_cluster/standalone.py submit --dir /tmp/flink-cluster job.py
+    python tools/flink_cluster/standalone.py start --dir /tmp/flink-cluster   # prints the web UI
+    python tools/flink_cluster/standalone.py status --dir /tmp/flink-cluster  # REST /overview
+    python tools/flink_cluster/standalone.py submit --dir /tmp/flink-cluster job.py -- --my-arg 1
     python tools/flink_cluster/standalone.py stop --dir /tmp/flink-cluster
+
+`start` takes `--slots` (per TaskManager) and `--taskmanagers`; `status` prints the
+JobManager's overview (TaskManagers, slots, jobs) as JSON, or says that it does not answer;
+`submit` runs `flink run -d` (detached) and prints the job id; the job script may also be
+given as `--job job.py`, and its own arguments follow `--`.
 
 In tests: `with StandaloneCluster(path) as cluster: ...` always stops what it started.
 """
@@ -411,14 +417,33 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _split_job_arguments(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The command line before `--`, and the job's own arguments after it."""
+    items = list(argv)
+    if "--" in items:
+        index = items.index("--")
+        return items[:index], items[index + 1 :]
+    return items, []
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="A standalone Flink cluster on 127.0.0.1.")
+    parser = argparse.ArgumentParser(
+        description="A standalone Flink cluster on 127.0.0.1.",
+        epilog="submit: the job script's own arguments follow `--`.",
+    )
     parser.add_argument("command", choices=["start", "stop", "status", "submit"])
+    parser.add_argument("job_script", nargs="?", help="job script for `submit`")
     parser.add_argument("--dir", required=True, help="cluster folder (conf, logs, pids)")
-    parser.add_argument("--slots", type=int, default=2)
+    parser.add_argument("--slots", type=int, default=2, help="task slots per TaskManager")
     parser.add_argument("--taskmanagers", type=int, default=1)
-    parser.add_argument("--job", help="job script for `submit`; its arguments follow `--`")
-    args, job_args = parser.parse_known_args(argv)
+    parser.add_argument("--job", help="job script for `submit` (or give it after `submit`)")
+    own, job_args = _split_job_arguments(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_intermixed_args(own)
+    if args.job_script and args.job and args.job_script != args.job:
+        parser.error("give the job script once (after `submit`, or as --job)")
+    job = args.job or args.job_script
+    if job and args.command != "submit":
+        parser.error(f"{args.command} takes no job script")
     cluster = StandaloneCluster(args.dir, slots=args.slots)
     state_file = Path(args.dir) / "ports.json"
     if args.command == "start":
@@ -433,11 +458,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         cluster.stop()
         return 0
     if args.command == "status":
-        print(json.dumps(cluster.rest("/overview"), indent=2))
+        overview = cluster.rest("/overview") if state_file.exists() else None
+        if overview is None:
+            print(f"no cluster answers for {args.dir} (start it first)", file=sys.stderr)
+            return 1
+        print(json.dumps(overview, indent=2))
         return 0
-    if not args.job:
-        parser.error("submit needs --job")
-    print(cluster.submit(args.job, [a for a in job_args if a != "--"]))
+    if not job:
+        parser.error("submit needs a job script: submit --dir DIR job.py [-- job arguments]")
+    print(cluster.submit(job, job_args))
     return 0
 
 
