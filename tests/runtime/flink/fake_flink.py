@@ -1,8 +1,16 @@
-"""In-memory keyed state and timers shaped like Flink's, to drive `KeyedRuns` in tests."""
+"""In-memory keyed state and timers shaped like Flink's, to drive `KeyedRuns` in tests.
+
+Tests control time with gates, not sleeps: a `StandInEngine` run with ``"gate": name``
+waits until the test calls `FakeSubtask.open_gate(name)`. Waits for something the loop
+thread does (`wait_until`, `FakeSubtask.fire_polls_while`) are bounded by `BOUND`, a safety
+net that raises when reached, never the time a test expects to take.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -13,6 +21,36 @@ from flink_agents.runtime.flink.loop_thread import LoopThread
 from flink_agents.runtime.keys import encode_key
 from flink_agents.runtime.run_engine import RunEngine
 from flink_agents.runtime.scheduler import RunScheduler
+
+BOUND = 10.0
+"""Seconds a test waits at most for the loop thread (a safety net that fails the test)."""
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = BOUND) -> None:
+    """Block until `condition` holds (it reads what the loop thread changes); TimeoutError
+    after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"not met within {timeout} s")
+        time.sleep(0.001)
+
+
+class ManualClock:
+    """Time that moves only when the test moves it: `now` in milliseconds for the timers,
+    `monotonic` in seconds (patch it in as a module's ``time``)."""
+
+    def __init__(self, start_ms: int = 1_000_000) -> None:
+        self.ms = start_ms
+
+    def now(self) -> int:
+        return self.ms
+
+    def monotonic(self) -> float:
+        return self.ms / 1000.0
+
+    def advance(self, ms: int) -> None:
+        self.ms += ms
 
 
 @dataclass
@@ -79,12 +117,16 @@ class FakeBackend:
     slices: dict[str, KeySlice] = field(default_factory=dict)
     polls: set[tuple[int, str]] = field(default_factory=set)
     end_timers: set[str] = field(default_factory=set)
+    clock: Callable[[], int] | None = None
+    """Processing time in ms (None: the wall clock)."""
 
     def now(self) -> int:
-        return int(time.time() * 1000)
+        return self.clock() if self.clock is not None else int(time.time() * 1000)
 
     def checkpoint(self) -> FakeBackend:
-        return copy.deepcopy(self)
+        return FakeBackend(
+            copy.deepcopy(self.slices), set(self.polls), set(self.end_timers), self.clock
+        )
 
 
 class FakeSubtask:
@@ -104,8 +146,11 @@ class FakeSubtask:
         inline: bool = True,
     ) -> None:
         self.backend = backend or FakeBackend()
+        self.engine = engine
         self.loop_thread = LoopThread(inline=inline)
         self.loop_thread.start()
+        self.loop = self._the_loop()
+        self.wait_for_idle_loop()
         self.scheduler = RunScheduler(
             engine,
             max_in_flight=max_in_flight,
@@ -115,6 +160,34 @@ class FakeSubtask:
         )
         self.runs = KeyedRuns(engine, self.scheduler, max_cached_keys=max_cached_keys)
         self.emitted: list[Any] = []
+
+    def _the_loop(self) -> asyncio.AbstractEventLoop:
+        found: list[asyncio.AbstractEventLoop] = []
+        ready = threading.Event()
+
+        def grab() -> None:
+            found.append(asyncio.get_running_loop())
+            ready.set()
+
+        self.loop_thread.launch(grab)
+        if not ready.wait(BOUND):
+            raise TimeoutError("the loop thread did not start")
+        return found[0]
+
+    def wait_for_idle_loop(self) -> None:
+        """Block until the loop thread waits for I/O, having given up the loop: the next
+        `launch` (an input's run) then runs inline on this thread, not posted. (Reads
+        `LoopThread`'s ownership lock: a test knob, not something the operator needs.)"""
+        owner: threading.Lock = self.loop_thread._owner
+        if not owner.acquire(timeout=BOUND):
+            raise TimeoutError("the loop thread never went idle")
+        owner.release()
+
+    def open_gate(self, name: str) -> None:
+        """Let the engine's runs waiting at gate `name` go on, as a model's answer would:
+        on the loop thread (an asyncio event is set on its loop)."""
+        gate = self.engine.gate  # a StandInEngine
+        self.loop.call_soon_threadsafe(lambda: gate(name).set())
 
     def close(self) -> None:
         self.loop_thread.close(before_stop=self.scheduler.cancel)
@@ -128,7 +201,8 @@ class FakeSubtask:
     def fire_due_polls(self) -> int:
         b = self.backend
         now = b.now()
-        due = sorted(t for t in b.polls if t[0] <= now)
+        # Keys of different types (1, "1") do not compare: in time order, then by repr.
+        due = sorted((t for t in b.polls if t[0] <= now), key=lambda t: (t[0], repr(t[1])))
         for timestamp, key in due:
             b.polls.discard((timestamp, key))
             self.emitted += self.runs.on_poll(
@@ -141,21 +215,28 @@ class FakeSubtask:
         condition: Callable[[], bool] | None = None,
         *,
         after_each: Callable[[], None] | None = None,
-        timeout: float = 10.0,
+        timeout: float = BOUND,
     ) -> int:
-        """Fire due polls while `condition` holds (default: while polls are registered), at
-        most `timeout` seconds, calling `after_each` after every round; the polls fired."""
+        """Fire due polls while `condition` holds (default: while polls are registered),
+        calling `after_each` after every round; the polls fired. TimeoutError if it still
+        holds after `timeout` seconds."""
         keep_going = condition or (lambda: bool(self.backend.polls))
         deadline = time.monotonic() + timeout
         fired = 0
-        while keep_going() and time.monotonic() < deadline:
+        while keep_going():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"still going after {timeout} s")
             fired += self.fire_due_polls()
             if after_each is not None:
                 after_each()
             time.sleep(0.001)
         return fired
 
-    def run_until_idle(self, timeout: float = 10.0) -> None:
+    def fire_polls_until(self, condition: Callable[[], bool], timeout: float = BOUND) -> int:
+        """Fire due polls until `condition` holds; TimeoutError after `timeout` seconds."""
+        return self.fire_polls_while(lambda: not condition(), timeout=timeout)
+
+    def run_until_idle(self, timeout: float = BOUND) -> None:
         deadline = time.monotonic() + timeout
         while self.backend.polls:
             if time.monotonic() > deadline:
@@ -165,13 +246,21 @@ class FakeSubtask:
 
     def end_of_input(self) -> None:
         b = self.backend
-        for key in sorted(b.end_timers):
+        for key in sorted(b.end_timers, key=repr):
             self.end_of_input_for(key)
         b.end_timers.clear()
 
     def end_of_input_for(self, key: str) -> None:
-        """The final watermark reaches `key`."""
+        """The final watermark reaches `key` (it waits for the key's runs: after `BOUND`
+        seconds they are cancelled, and the key's work left over fails the test)."""
         b = self.backend
-        self.emitted += self.runs.on_end_of_input(
-            encode_key(key), FakeKeyState(b, key), FakeTimers(b, key)
+        watchdog = threading.Timer(
+            BOUND, lambda: self.loop.call_soon_threadsafe(self.scheduler.cancel)
         )
+        watchdog.start()
+        try:
+            self.emitted += self.runs.on_end_of_input(
+                encode_key(key), FakeKeyState(b, key), FakeTimers(b, key)
+            )
+        finally:
+            watchdog.cancel()

@@ -173,14 +173,14 @@ def test_the_default_pipeline_id_names_the_agent_and_its_operator(tmp_path: Path
 
 
 def _upgrade_agent(with_answer: bool) -> Agent:
-    """`ask` sends an `answer_me` event; `answer` (when kept) waits, then outputs."""
+    """`ask` sends an `answer_me` event; `answer` (when kept) waits for good."""
 
     async def ask(event: Event, ctx: RunnerContext) -> None:
         ctx.short_term_memory["asked"] = ctx.short_term_memory.get("asked", 0) + 1
         ctx.send_event(Event("answer_me", {"q": event.attributes["input"]}))
 
     async def answer(event: Event, ctx: RunnerContext) -> None:
-        await asyncio.sleep(0.5)  # the checkpoint is taken meanwhile
+        await asyncio.Event().wait()  # never answered: the checkpoint is taken meanwhile
         ctx.send_event(OutputEvent(output=event.attributes["q"]))
 
     agent = Agent().add_action("ask", InputEvent, ask)

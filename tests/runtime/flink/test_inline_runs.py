@@ -53,15 +53,16 @@ def test_a_run_without_waiting_finishes_in_the_input_callback(
 def test_a_waiting_run_is_left_to_the_loop_thread(engine: ThreadRecordingEngine) -> None:
     sub = FakeSubtask(engine)
     try:
-        sub.input("k", {"v": "slow", "delay": 0.05})
+        sub.input("k", {"v": "slow", "gate": "model"})
         assert sub.emitted == []
         # Waiting for the model: the input is in keyed state, a poll and an end timer set.
-        assert sub.backend.slices["k"].inputs == {0: json.dumps({"v": "slow", "delay": 0.05})}
+        assert sub.backend.slices["k"].inputs == {0: json.dumps({"v": "slow", "gate": "model"})}
         assert sub.backend.polls and sub.backend.end_timers == {"k"}
         # An input behind a busy key queues (and is stored) even if it needs no waiting.
         sub.input("k", {"v": "fast"})
         assert sub.emitted == []
         assert set(sub.backend.slices["k"].inputs) == {0, 1}
+        sub.open_gate("model")  # the model answers, on the loop thread
         sub.run_until_idle()
     finally:
         sub.close()
@@ -69,18 +70,19 @@ def test_a_waiting_run_is_left_to_the_loop_thread(engine: ThreadRecordingEngine)
     slice_ = sub.backend.slices["k"]
     assert slice_.inputs == {}
     assert json.loads(slice_.record or "")["head"] == 2
-    # The slow run resumed on the loop thread after its wait.
-    assert any(name != threading.current_thread().name for name in engine.step_threads)
+    # The slow run started here and went on on the loop thread, which ran the next input.
+    assert engine.step_threads == [threading.current_thread().name, "flink-agents-runs"]
 
 
 def test_inline_runs_interleave_with_waiting_ones(engine: ThreadRecordingEngine) -> None:
     sub = FakeSubtask(engine)
     try:
-        sub.input("slow", {"v": 1, "delay": 0.05})
+        sub.input("slow", {"v": 1, "gate": "model"})
         for k in range(20):
             sub.input(f"fast{k}", {"v": k})
-        # Fast keys were not held up by the slow key's model call.
+        # Fast keys were not held up by the slow key's model call (still unanswered).
         assert sorted(sub.emitted) == sorted(f"fast{k}:0:{k}" for k in range(20))
+        sub.open_gate("model")
         sub.end_of_input_for("slow")
     finally:
         sub.close()

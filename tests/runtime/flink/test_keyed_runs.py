@@ -5,13 +5,22 @@ from __future__ import annotations
 import json
 import random
 import threading
-import time
 from collections import defaultdict
+from typing import Any
 
 import pytest
 
+from flink_agents.runtime import scheduler as scheduler_module
+from flink_agents.runtime.flink import keyed_runs
 from flink_agents.runtime.flink.keyed_runs import PollPolicy
-from tests.runtime.flink.fake_flink import FakeKeyState, FakeSubtask
+from flink_agents.runtime.keys import encode_key
+from tests.runtime.flink.fake_flink import (
+    FakeBackend,
+    FakeKeyState,
+    FakeSubtask,
+    ManualClock,
+    wait_until,
+)
 from tests.runtime.stand_in_engine import StandInEngine
 
 
@@ -50,15 +59,27 @@ def test_every_input_once_in_key_order(engine: StandInEngine) -> None:
         record = json.loads(slice_.record or "")
         assert record["head"] == record["tail"] == 5
         assert record["key_state"]["next_seq"] == 5
+    assert len(sub.backend.slices) == 20
+
+
+def _new_loop_threads(before: set[threading.Thread]) -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t not in before and t.name == "flink-agents-runs"]
 
 
 def test_end_of_input_finishes_runs_still_in_flight(engine: StandInEngine) -> None:
     sub = FakeSubtask(engine)
+    original_wait_idle = sub.scheduler.wait_idle
+
+    def wait_idle_opening_the_gate(*args: Any, **kwargs: Any) -> None:
+        sub.open_gate("model")  # the model answers only once the end of input waits
+        original_wait_idle(*args, **kwargs)
+
     try:
         for k in range(10):
             for i in range(3):
-                sub.input(f"k{k}", {"v": i, "delay": 0.02})
-        assert len(sub.emitted) < 30  # nothing polled yet: runs are in flight
+                sub.input(f"k{k}", {"v": i, "gate": "model"})
+        assert sub.emitted == [] and engine.steps_run == []  # every run is in flight
+        sub.scheduler.wait_idle = wait_idle_opening_the_gate  # type: ignore[method-assign]
         sub.end_of_input()
     finally:
         sub.close()
@@ -71,7 +92,11 @@ def test_in_flight_runs_are_bounded(engine: StandInEngine) -> None:
     sub = FakeSubtask(engine, max_in_flight=3)
     try:
         for k in range(12):
-            sub.input(f"k{k}", {"v": k, "delay": 0.01})
+            sub.input(f"k{k}", {"v": k, "gate": "model"})
+        # Three runs hold the slots (waiting for their model); nine wait for a slot.
+        wait_until(lambda: engine.concurrent == 3)
+        assert sub.scheduler.running == 3 and sub.scheduler.buffered == 12
+        sub.open_gate("model")
         sub.run_until_idle()
     finally:
         sub.close()
@@ -85,7 +110,11 @@ def test_runs_waiting_for_a_slot_start_in_the_order_they_were_accepted(
     sub = FakeSubtask(engine, max_in_flight=2)
     try:
         for k in range(8):
-            sub.input(f"k{k}", {"v": k, "delay": 0.01})
+            sub.input(f"k{k}", {"v": k, "gate": "model"})
+        wait_until(lambda: engine.concurrent == 2)
+        # Once the model answers, each run ends at once: runs end in the order they
+        # got a slot.
+        sub.open_gate("model")
         sub.run_until_idle()
     finally:
         sub.close()
@@ -95,46 +124,53 @@ def test_runs_waiting_for_a_slot_start_in_the_order_they_were_accepted(
 
 
 def test_closing_cancels_runs_that_wait_for_a_slot(engine: StandInEngine) -> None:
+    before = set(threading.enumerate())
     sub = FakeSubtask(engine, max_in_flight=1)
+    [loop_thread] = _new_loop_threads(before)
     for k in range(5):
-        sub.input(f"k{k}", {"v": k, "delay": 0.5})
-    started = time.monotonic()
+        sub.input(f"k{k}", {"v": k, "gate": "never"})  # nobody opens it
+    wait_until(lambda: engine.concurrent == 1)
     sub.close()
-    assert time.monotonic() - started < 2.0  # not 5 runs x 0.5 s one after another
-    assert len(engine.steps_run) <= 1  # only the run holding the slot got to start
+    # Closing waited for no run: the loop thread is gone, no run finished a step.
+    assert not loop_thread.is_alive()
+    assert engine.steps_run == []
+    assert engine.concurrent == 0  # the run holding the slot was cancelled in its step
+    assert engine.max_concurrent == 1  # the four waiting for a slot never started
 
 
 def test_runs_of_different_keys_overlap(engine: StandInEngine) -> None:
     sub = FakeSubtask(engine)
-    started = time.monotonic()
     try:
         for k in range(50):
-            sub.input(f"k{k}", {"v": k, "delay": 0.1})
+            sub.input(f"k{k}", {"v": k, "gate": "model"})
+        # All fifty wait for their model at the same time.
+        wait_until(lambda: engine.concurrent == 50)
+        sub.open_gate("model")
         sub.run_until_idle()
     finally:
         sub.close()
     assert len(sub.emitted) == 50
-    assert time.monotonic() - started < 2.0  # 50 x 100 ms serially would be 5 s
-    assert engine.max_concurrent > 10
+    assert engine.max_concurrent == 50
+
+
+def _done_steps(run_json: str | None) -> int | None:
+    return None if run_json is None else json.loads(run_json)["done_steps"]
 
 
 def test_restore_resumes_runs_from_their_snapshot(engine: StandInEngine) -> None:
+    steps = ["b0", "b1", "b2", "b3"]
     sub = FakeSubtask(engine, snapshot_after=0.0)
     try:
         for k in range(4):
             sub.input(f"k{k}", {"v": "a", "steps": 1})
-            sub.input(f"k{k}", {"v": "b", "steps": 4, "delay": 0.03})
+            sub.input(f"k{k}", {"v": "b", "steps": 4, "gate": steps})
             sub.input(f"k{k}", {"v": "c", "steps": 1})
-        # Let the first runs finish and the long ones get two steps in, then checkpoint.
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            sub.fire_due_polls()
-            if len(sub.emitted) == 4 and all(
-                json.loads(s.run or "{}").get("done_steps", 0) >= 2
-                for s in sub.backend.slices.values()
-            ):
-                break
-            time.sleep(0.002)
+        # The first runs finish; the long ones get two steps in and wait at their third.
+        sub.open_gate("b0")
+        sub.open_gate("b1")
+        sub.fire_polls_until(
+            lambda: all(_done_steps(s.run) == 2 for s in sub.backend.slices.values())
+        )
         snapshot = sub.backend.checkpoint()
         emitted_before = list(sub.emitted)
     finally:
@@ -144,6 +180,8 @@ def test_restore_resumes_runs_from_their_snapshot(engine: StandInEngine) -> None
     restored_engine = StandInEngine()
     restored = FakeSubtask(restored_engine, snapshot)
     try:
+        restored.open_gate("b2")
+        restored.open_gate("b3")
         restored.run_until_idle()  # timers restored with state fire and find the keys
     finally:
         restored.close()
@@ -151,70 +189,82 @@ def test_restore_resumes_runs_from_their_snapshot(engine: StandInEngine) -> None
     for k in range(4):
         assert grouped[f"k{k}"] == [(0, "a"), (1, "b"), (2, "c")]
     # The long runs continued from their snapshots instead of starting over.
-    assert len(restored_engine.loaded_runs) == 4
-    assert all(run["done_steps"] >= 2 for run in restored_engine.loaded_runs)
-    resumed_first_steps = [s for s in restored_engine.steps_run if s[1] == 1]
-    assert all(step >= 2 for _, _, step in resumed_first_steps)
+    assert [run["done_steps"] for run in restored_engine.loaded_runs] == [2, 2, 2, 2]
+    assert sorted(restored_engine.steps_run) == sorted(
+        [(f"k{k}", 1, step) for k in range(4) for step in (2, 3)]
+        + [(f"k{k}", 2, 0) for k in range(4)]
+    )
 
 
 def test_outputs_are_emitted_as_a_run_sends_them(engine: StandInEngine) -> None:
     sub = FakeSubtask(engine)
-    seen_while_running: list[str] = []
     try:
-        sub.input("k", {"v": "a", "steps": 3, "delay": 0.05, "each": True})
+        sub.input("k", {"v": "a", "steps": 3, "each": True, "gate": ["s0", "s1", "s2"]})
         sub.input("k", {"v": "b"})
-
-        def look() -> None:
-            if sub.emitted and not seen_while_running and len(engine.steps_run) < 3:
-                seen_while_running.extend(sub.emitted)
-
-        sub.fire_polls_while(after_each=look)
+        sub.open_gate("s0")
+        sub.fire_polls_until(lambda: bool(sub.emitted))
+        # Emitted while the run waits for its second step.
+        assert sub.emitted == ["k:0:a:1"] and len(engine.steps_run) == 1
+        sub.open_gate("s1")
+        sub.fire_polls_until(lambda: len(sub.emitted) == 2)
+        assert sub.emitted == ["k:0:a:1", "k:0:a:2"] and len(engine.steps_run) == 2
+        sub.open_gate("s2")
+        sub.run_until_idle()
     finally:
         sub.close()
     assert sub.emitted == ["k:0:a:1", "k:0:a:2", "k:0:a", "k:1:b"]
-    assert seen_while_running and seen_while_running[0] == "k:0:a:1"
 
 
-def test_a_run_that_sends_outputs_is_looked_at_again_soon(engine: StandInEngine) -> None:
-    sub = FakeSubtask(engine)
+def test_a_run_that_sends_outputs_is_looked_at_again_soon(
+    engine: StandInEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = ManualClock()  # processing time and busy times stand still unless moved
+    monkeypatch.setattr(keyed_runs, "time", clock)
+    sub = FakeSubtask(engine, FakeBackend(clock=clock.now))
     try:
-        for k in range(5):  # runs here usually take 0.4 s
-            sub.input(f"w{k}", {"v": k, "delay": 0.4})
-        sub.run_until_idle()
-        assert sub.scheduler.typical_wait_s > 0.3
-        emitted_at: dict[str, float] = {}
-        started = time.monotonic()
-        # Sends an output at once, another after 0.1 s, and ends after 0.4 s.
-        sub.input("k", {"v": "a", "steps": 3, "delay": [0.0, 0.1, 0.3], "each": True})
+        sub.scheduler.typical_wait_s = 0.4  # runs here usually take 0.4 s
+        start = clock.now()
+        # Waits for its model, having sent nothing: first looked at when runs usually end.
+        sub.input("quiet", {"v": "q", "gate": "end"})
+        # Sends an output at once, another once "second" opens, then waits for "end".
+        sub.input("k", {"v": "a", "steps": 3, "each": True, "gate": [None, "second", "end"]})
+        assert sub.emitted == ["k:0:a:1"]  # sent before the run first waited
+        assert sub.backend.polls == {(start + 400, "quiet"), (start + 5, "k")}
 
-        def stamp() -> None:
-            for output in sub.emitted:
-                emitted_at.setdefault(output, time.monotonic() - started)
-
-        sub.fire_polls_while(after_each=stamp)
+        queue = sub.scheduler.get(encode_key("k"))
+        assert queue is not None
+        sub.open_gate("second")
+        wait_until(lambda: sub.scheduler.has_news(queue))
+        clock.advance(5)
+        assert sub.fire_due_polls() == 1
+        assert sub.emitted == ["k:0:a:1", "k:0:a:2"]
+        # Still sending: looked at again soon, not when runs usually end.
+        assert sub.backend.polls == {(start + 400, "quiet"), (start + 10, "k")}
     finally:
         sub.close()
-    assert emitted_at["k:0:a:1"] < 0.05  # sent before the run first waited
-    # The key is looked at again soon, not when runs usually end (0.4 s).
-    assert emitted_at["k:0:a:2"] < 0.3, emitted_at
 
 
 def test_outputs_emitted_before_a_restore_are_not_emitted_again(engine: StandInEngine) -> None:
     sub = FakeSubtask(engine)
     try:
-        sub.input("k", {"v": "a", "steps": 5, "delay": 0.03, "each": True})
+        gates = ["s0", "s1", "s2", "s3", "s4"]
+        sub.input("k", {"v": "a", "steps": 5, "each": True, "gate": gates})
         sub.input("k", {"v": "b"})
-        sub.fire_polls_while(lambda: len(sub.emitted) < 2)
+        sub.open_gate("s0")
+        sub.open_gate("s1")
+        sub.fire_polls_until(lambda: len(sub.emitted) == 2)
         snapshot = sub.backend.checkpoint()
         emitted_before = list(sub.emitted)
     finally:
         sub.close()  # the task dies with the run in progress
-    assert 2 <= len(emitted_before) < 5
-    assert json.loads(snapshot.slices["k"].record or "{}")["emitted"] == len(emitted_before)
+    assert emitted_before == ["k:0:a:1", "k:0:a:2"]
+    assert json.loads(snapshot.slices["k"].record or "{}")["emitted"] == 2
 
     restored_engine = StandInEngine()
     restored = FakeSubtask(restored_engine, snapshot)
     try:
+        for gate in gates[2:]:
+            restored.open_gate(gate)
         restored.run_until_idle()
     finally:
         restored.close()
@@ -232,13 +282,14 @@ def test_outputs_emitted_before_a_restore_are_not_emitted_again(engine: StandInE
 def test_restore_before_any_run_started_replays_inputs(engine: StandInEngine) -> None:
     sub = FakeSubtask(engine, max_in_flight=1)
     try:
-        sub.input("k", {"v": "x", "delay": 0.05})
+        sub.input("k", {"v": "x", "gate": "model"})  # no answer before the checkpoint
         sub.input("k", {"v": "y"})
         snapshot = sub.backend.checkpoint()  # nothing acknowledged yet
     finally:
         sub.close()
     restored = FakeSubtask(StandInEngine(), snapshot)
     try:
+        restored.open_gate("model")
         restored.end_of_input()
     finally:
         restored.close()
@@ -249,13 +300,10 @@ def test_a_failing_run_fails_the_next_callback(engine: StandInEngine) -> None:
     sub = FakeSubtask(engine)
     try:
         sub.input("k", {"v": 1, "fail": True})
-        deadline = time.monotonic() + 5
         with pytest.raises(RuntimeError, match="an agent run failed") as info:
-            while time.monotonic() < deadline:
-                sub.fire_due_polls()
-                time.sleep(0.002)
+            sub.fire_polls_while(lambda: True)  # until a poll raises (else TimeoutError)
         assert isinstance(info.value.__cause__, ValueError)
-        with pytest.raises(RuntimeError):
+        with pytest.raises(RuntimeError, match="an agent run failed: ValueError: injected"):
             sub.input("other", {"v": 2})
     finally:
         sub.close()
@@ -326,31 +374,50 @@ def test_end_of_input_surfaces_a_failure(engine: StandInEngine) -> None:
 
 def test_backpressure_blocks_input_until_runs_finish(engine: StandInEngine) -> None:
     sub = FakeSubtask(engine, max_buffered=2)
+    blocking = threading.Event()
+    original_wait = sub.scheduler.wait_for_capacity
+
+    def wait_for_capacity(*args: Any, **kwargs: Any) -> bool:
+        blocking.set()
+        return original_wait(*args, **kwargs)
+
+    finished_when_b_returned: list[tuple[str, int, int]] = []
+
+    def operator_thread() -> None:
+        sub.input("b", {"v": 2, "gate": "b"})  # buffered reaches 2: waits for a finish
+        finished_when_b_returned.extend(engine.steps_run)
+
     try:
-        sub.input("a", {"v": 1, "delay": 0.1})
-        started = time.monotonic()
-        sub.input("b", {"v": 2, "delay": 0.1})  # buffered reaches 2: waits for a finish
-        waited = time.monotonic() - started
+        sub.input("a", {"v": 1, "gate": "a"})
+        sub.scheduler.wait_for_capacity = wait_for_capacity  # type: ignore[method-assign]
+        thread = threading.Thread(target=operator_thread)
+        thread.start()
+        assert blocking.wait(10)  # b was accepted: its callback waits for capacity
+        sub.open_gate("a")
+        thread.join(10)
+        assert not thread.is_alive()
+        sub.open_gate("b")
         sub.run_until_idle()
     finally:
         sub.close()
-    assert waited >= 0.05
+    # The callback that accepted b returned only after a's run had finished.
+    assert finished_when_b_returned == [("a", 0, 0)]
     assert sorted(sub.emitted) == ["a:0:1", "b:0:2"]
 
 
 def test_state_holds_json_only(engine: StandInEngine) -> None:
     sub = FakeSubtask(engine, snapshot_after=0.0)
     try:
-        sub.input("k", {"v": "a", "steps": 3, "delay": 0.02})
+        sub.input("k", {"v": "a", "steps": 3, "gate": ["s0", "s1", "s2"]})
         sub.input("k", {"v": "b"})
-        time.sleep(0.03)
-        sub.fire_due_polls()
-        time.sleep(0.02)
-        sub.fire_due_polls()
+        sub.open_gate("s0")
+        sub.fire_polls_until(lambda: sub.backend.slices["k"].run is not None)
         slice_ = sub.backend.slices["k"]
         for text in [slice_.record, slice_.run, *slice_.inputs.values()]:
             assert text is None or isinstance(json.loads(text), dict)
-        assert slice_.run is not None  # a multi-step run in progress was snapshotted
+        assert _done_steps(slice_.run) == 1  # a multi-step run in progress was snapshotted
+        sub.open_gate("s1")
+        sub.open_gate("s2")
         sub.end_of_input()
     finally:
         sub.close()
@@ -442,48 +509,64 @@ def test_first_look_at_a_busy_key_is_when_runs_usually_end() -> None:
     assert policy.interval_ms(60_000, expected_ms=200) == 1000
 
 
-def test_the_scheduler_learns_how_long_waiting_runs_take(engine: StandInEngine) -> None:
+def test_the_scheduler_learns_how_long_waiting_runs_take(
+    engine: StandInEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = ManualClock()  # how long a run took, as the scheduler sees it
+    monkeypatch.setattr(scheduler_module, "time", clock)
     sub = FakeSubtask(engine)
+
+    def runs_that_wait(name: str, ms: int) -> None:
+        for k in range(20):
+            sub.input(f"k{k}", {"v": k, "gate": name})
+        wait_until(lambda: engine.concurrent == 20)
+        clock.advance(ms)  # the model answers after `ms`
+        sub.open_gate(name)
+        sub.run_until_idle()
+
     try:
         assert sub.scheduler.typical_wait_s == 0.0
         for k in range(5):
             sub.input(f"k{k}", {"v": k})  # done inline: says nothing about waiting
         assert sub.scheduler.typical_wait_s == 0.0
-        for k in range(20):
-            sub.input(f"k{k}", {"v": k, "delay": 0.05})
-        sub.run_until_idle()
-        assert 0.04 < sub.scheduler.typical_wait_s < 0.08
-        for k in range(20):
-            sub.input(f"k{k}", {"v": k, "delay": 0.01})
-        sub.run_until_idle()
-        # Shorter runs pull the estimate down quickly (else they would wait for the look).
-        assert sub.scheduler.typical_wait_s < 0.025
+        runs_that_wait("first", 50)
+        assert sub.scheduler.typical_wait_s == pytest.approx(0.05)
+        runs_that_wait("second", 10)
+        # Shorter runs pull the estimate down quickly (else they would wait for the look):
+        # each moves it 30% of the way.
+        assert sub.scheduler.typical_wait_s == pytest.approx(0.01 + 0.04 * 0.7**20)
     finally:
         sub.close()
 
 
-def test_a_run_that_ends_when_expected_is_seen_after_few_looks(engine: StandInEngine) -> None:
-    sub = FakeSubtask(engine)
+def test_a_run_that_ends_when_expected_is_seen_after_few_looks(
+    engine: StandInEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = ManualClock()
+    monkeypatch.setattr(keyed_runs, "time", clock)
+    sub = FakeSubtask(engine, FakeBackend(clock=clock.now))
     try:
-        for k in range(10):  # learn the usual time
-            sub.input(f"k{k}", {"v": k, "delay": 0.1})
-        sub.run_until_idle()
-        emitted = len(sub.emitted)
+        sub.scheduler.typical_wait_s = 0.1  # learned: runs here usually take 0.1 s
+        start = clock.now()
         for k in range(10):
-            sub.input(f"k{k}", {"v": k, "delay": 0.1})
-        polls = sub.fire_polls_while()
+            sub.input(f"k{k}", {"v": k, "gate": "model"})
+        # The first look at each key is when its run usually ends, not 5 ms from now.
+        assert sub.backend.polls == {(start + 100, f"k{k}") for k in range(10)}
+        sub.open_gate("model")  # the runs end when expected
+        wait_until(lambda: sub.scheduler.buffered == 0)
+        clock.advance(100)
+        assert sub.fire_due_polls() == 10
     finally:
         sub.close()
-    assert len(sub.emitted) == emitted + 10
-    # Polling from the start, every 25% of the busy time, would look about nine times.
-    assert polls <= 10 * 4, polls
+    # One look per key saw its run's end; none is left.
+    assert sorted(sub.emitted) == sorted(f"k{k}:0:{k}" for k in range(10))
+    assert sub.backend.polls == set()
 
 
 def test_close_stops_the_loop_thread(engine: StandInEngine) -> None:
-    before = {t.name for t in threading.enumerate()}
+    before = set(threading.enumerate())
     sub = FakeSubtask(engine)
-    sub.input("k", {"v": 1, "delay": 5.0})
+    [loop_thread] = _new_loop_threads(before)
+    sub.input("k", {"v": 1, "gate": "never"})
     sub.close()
-    time.sleep(0.05)
-    after = {t.name for t in threading.enumerate()}
-    assert "flink-agents-runs" not in after - before
+    assert not loop_thread.is_alive()
