@@ -95,6 +95,7 @@ def test_a_closure_runs_and_the_agent_pickles() -> None:
 
     agent = Agent().add_action("exclaim", [InputEvent], exclaim)
     _, stored, _ = agent.actions["exclaim"]
+    assert isinstance(stored, PythonFunction)
     assert stored.qualname.endswith("<locals>.exclaim")
     restored = cloudpickle.loads(cloudpickle.dumps(agent))
     env = LocalExecutionEnvironment()

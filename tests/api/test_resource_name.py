@@ -3,6 +3,8 @@ plan time that names the missing provider and what to use instead."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from flink_agents.api import Agent, ResourceDescriptor, ResourceType
@@ -89,7 +91,7 @@ def test_provider_here_maps_to_our_class() -> None:
     assert responses.clazz is OpenAIResponsesChatModelSetup
 
 
-def _agent_with(name: str, resource_type: ResourceType, **arguments: object) -> Agent:
+def _agent_with(name: str, resource_type: ResourceType, **arguments: Any) -> Agent:
     return Agent().add_resource("model", resource_type, ResourceDescriptor(clazz=name, **arguments))
 
 
