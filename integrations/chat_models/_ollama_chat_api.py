@@ -1,0 +1,387 @@
+"""Ollama's ``/api/chat`` on the wire: typed messages -> request JSON, response -> result.
+
+Pure functions, no I/O. `build_request` gives exactly the JSON body the ``ollama``
+SDK posts to ``/api/chat`` (its arguments are the body's fields); `parse_response`
+turns the SDK's `ChatResponse` into a `ChatResult`.
+
+What the API takes, and so what is sent:
+
+- A message has one ``content`` string: the text blocks are concatenated. Images go
+  in the message's ``images`` list as base64; Ollama takes no image URLs, no audio,
+  no video and no documents (those raise `UnsupportedContentBlockError` before
+  anything is sent).
+- Tool calls carry no id on this API: the calls of a response get generated ids
+  (``call_`` + uuid), which are never sent; a tool message names its tool
+  (``tool_name``, looked up from the call it answers).
+- Tool messages carry text only. With ``tool_media="user_message"`` (the default) a
+  tool result holding images becomes a tool message whose text lists them, and one
+  user message right after the run of tool messages carries the images; with
+  ``tool_media="error"`` such a result raises before anything is sent.
+- Reasoning (``thinking``) is kept as a `ReasoningBlock` (``provider="ollama"``) and
+  never sent back. With ``extract_reasoning`` (a response option) ``<think>...</think>``
+  sections of the answer's text are kept as reasoning too.
+- A tool's parameters are sent the way the SDK's ``Tool`` model and the server take
+  them: per parameter its ``type``, ``items``, ``description`` and ``enum``. A nullable
+  union (``anyOf`` of simple types) becomes a list of types, a reference to a nested
+  model becomes ``type: "object"``; other keywords are left out (ollama-python#724).
+- Model parameters that are not fields of the request (``temperature``, ``num_ctx``,
+  ``top_k``, ``seed``, ``stop``...) go into ``options``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from ollama import ChatResponse
+
+from flink_agents.api.chat_models.chat_model import ToolSpec
+from flink_agents.api.chat_result import ChatResult
+from flink_agents.api.content_blocks import (
+    AudioBlock,
+    ContentBlock,
+    DocumentBlock,
+    ImageBlock,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    VideoBlock,
+)
+from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
+from flink_agents.api.message import ChatMessage, MessageRole
+from flink_agents.api.tools.tool import ToolMetadata, as_tool_metadata
+from flink_agents.integrations.chat_models._media import (
+    ASSISTANT_MEDIA_REASON,
+    REDACTED_MEDIA_REASON,
+    inline_base64,
+)
+from flink_agents.integrations.chat_models._sdk_errors import malformed_response
+from flink_agents.integrations.chat_models._sdk_objects import field, str_field
+from flink_agents.integrations.chat_models._tool_arguments import (
+    parse_tool_arguments,
+    tool_call_id,
+)
+from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
+from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response
+
+__all__ = [
+    "IMAGE_URL_REASON",
+    "MEDIA_TYPE_REASON",
+    "PROVIDER",
+    "REQUEST_FIELDS",
+    "TOOL_ERROR_PREFIX",
+    "TOOL_MEDIA_ERROR_REASON",
+    "USAGE_FIELDS",
+    "ToolMedia",
+    "build_request",
+    "messages_to_wire",
+    "parse_response",
+    "split_reasoning",
+    "tool_to_wire",
+]
+
+PROVIDER = "ollama"
+"""Name used in errors and in `ReasoningBlock.provider`."""
+
+ToolMedia = Literal["user_message", "error"]
+"""What to do with images in tool results (tool messages carry text only)."""
+
+REQUEST_FIELDS = frozenset(
+    {"model", "think", "format", "keep_alive", "logprobs", "top_logprobs", "options"}
+)
+"""Parameters sent as fields of the request; every other one goes into ``options``."""
+
+TOOL_ERROR_PREFIX = "Error: "
+"""Put before the text of a tool result with ``is_error=True`` (the API has no error field)."""
+
+IMAGE_URL_REASON = "Ollama takes images as base64 data only, not by URL"
+MEDIA_TYPE_REASON = "Ollama takes text and images only"
+TOOL_MEDIA_ERROR_REASON = (
+    "tool messages can only carry text (tool_media='error'; "
+    "use tool_media='user_message' to send tool images in a user message)"
+)
+
+USAGE_FIELDS = UsageFields(input_tokens="prompt_eval_count", output_tokens="eval_count")
+"""Where a chat response holds its counts: on the response itself (Ollama reports no total;
+it leaves ``prompt_eval_count`` out when the whole prompt came from its cache)."""
+
+_THINK_TAG = re.compile(r"<think>(.*?)</think>", re.DOTALL | re.IGNORECASE)
+_PROPERTY_KEYS = ("type", "items", "description", "enum")
+_METADATA_FIELDS = (
+    "created_at",
+    "total_duration",
+    "load_duration",
+    "prompt_eval_duration",
+    "eval_duration",
+)
+_Media = ImageBlock | AudioBlock | VideoBlock | DocumentBlock
+_MEDIA_TYPES = (ImageBlock, AudioBlock, VideoBlock, DocumentBlock)
+
+
+# ============================================================================ request
+
+
+def build_request(
+    messages: Sequence[ChatMessage],
+    tools: Sequence[ToolSpec] | None = None,
+    **params: Any,
+) -> dict[str, Any]:
+    """The JSON body of a ``POST /api/chat`` call (``stream`` is always false, ``tools``
+    always a list).
+
+    ``params`` must name the ``model``. ``think``, ``format``, ``keep_alive``,
+    ``logprobs``, ``top_logprobs`` are request fields; an ``options`` dict and every
+    other parameter (``temperature``, ``num_ctx``...) go into ``options`` (a parameter
+    wins over the same key in ``options``). ``None`` values are not sent. Read here:
+    ``tool_media`` (`ToolMedia`); ``extract_reasoning`` is for `parse_response`.
+
+    Raises `UnsupportedContentBlockError` for a block Ollama cannot take and
+    ``ValueError`` for bad options, before anything is sent.
+    """
+    given = {key: value for key, value in params.items() if value is not None}
+    tool_media = given.pop("tool_media", "user_message")
+    if tool_media not in ("user_message", "error"):
+        raise ValueError(f"tool_media must be 'user_message' or 'error', got {tool_media!r}")
+    given.pop("extract_reasoning", None)
+    if given.pop("stream", False):
+        raise ValueError("streaming is not supported by this connection; do not pass stream")
+    model = given.pop("model", None)
+    if not isinstance(model, str) or not model:
+        raise ValueError("the model parameter is required (a model name Ollama serves)")
+    options = given.pop("options", None) or {}
+    if not isinstance(options, Mapping):
+        raise ValueError(f"options must be a dict of model options, got {type(options).__name__}")
+    fields = {key: given.pop(key) for key in list(given) if key in REQUEST_FIELDS}
+    options = {**options, **given}
+
+    request: dict[str, Any] = {
+        "model": model,
+        "messages": messages_to_wire(messages, tool_media=tool_media),
+        "stream": False,
+        # The SDK always sends the list, empty when there are no tools.
+        "tools": [tool_to_wire(as_tool_metadata(tool)) for tool in tools or ()],
+    }
+    request.update(fields)
+    if options:
+        request["options"] = options
+    return request
+
+
+def tool_to_wire(tool: ToolMetadata) -> dict[str, Any]:
+    """A function tool definition, its parameters as the SDK's ``Tool`` model keeps them."""
+    function: dict[str, Any] = {"name": tool.name}
+    if tool.description:
+        function["description"] = tool.description
+    function["parameters"] = _parameters(tool.args_schema)
+    return {"type": "function", "function": function}
+
+
+def _parameters(schema: Mapping[str, Any]) -> dict[str, Any]:
+    parameters: dict[str, Any] = {"type": "object"}
+    for key in ("$defs", "items", "required"):
+        if schema.get(key) is not None:
+            parameters[key] = schema[key]
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        parameters["properties"] = {
+            name: _property(value)
+            for name, value in properties.items()
+            if isinstance(value, Mapping)
+        }
+    return parameters
+
+
+def _property(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """One parameter: ``type``, ``items``, ``description``, ``enum``; a union of simple
+    types as a type list, a reference (a nested model) as an object."""
+    prop = {key: schema[key] for key in _PROPERTY_KEYS if schema.get(key) is not None}
+    if "type" not in prop:
+        union = schema.get("anyOf") or schema.get("oneOf")
+        if isinstance(union, list):
+            types = [m["type"] for m in union if isinstance(m, Mapping) and "type" in m]
+            if types and len(types) == len(union):
+                prop["type"] = types[0] if len(types) == 1 else types
+            items = [m["items"] for m in union if isinstance(m, Mapping) and "items" in m]
+            if items and "items" not in prop:
+                prop["items"] = items[0]
+        elif "$ref" in schema or "properties" in schema:
+            prop["type"] = "object"
+    return prop
+
+
+def messages_to_wire(
+    messages: Sequence[ChatMessage], *, tool_media: ToolMedia = "user_message"
+) -> list[dict[str, Any]]:
+    """The ``messages`` array, with tool images moved into a user message after each
+    run of tool messages. Fields the SDK would drop (empty ``content``) are left out."""
+    tool_names = {
+        block.id: block.name
+        for message in messages
+        if message.role is MessageRole.ASSISTANT
+        for block in message.tool_calls
+    }
+    wire: list[dict[str, Any]] = []
+    labels: list[str] = []
+    images: list[str] = []
+    for message in messages:
+        if message.role is not MessageRole.TOOL and images:
+            wire.append(_message("user", "\n".join(labels), images=images))
+            labels, images = [], []
+        if message.role is MessageRole.TOOL:
+            result = message.tool_result_block
+            assert result is not None
+            name = tool_names.get(result.call_id)
+            wire.append(_tool_message(result, name, tool_media, labels, images))
+        else:
+            wire.append(message_to_wire(message))
+    if images:
+        wire.append(_message("user", "\n".join(labels), images=images))
+    return wire
+
+
+def message_to_wire(message: ChatMessage) -> dict[str, Any]:
+    """One system, user or assistant message (tool messages go through `messages_to_wire`)."""
+    if message.role is MessageRole.SYSTEM:
+        return _message("system", message.text)
+    if message.role is MessageRole.USER:
+        images = [_image(block) for block in message.blocks if isinstance(block, _MEDIA_TYPES)]
+        return _message("user", message.text, images=images)
+    if message.role is MessageRole.ASSISTANT:
+        return _assistant(message)
+    raise ValueError("tool messages are converted by messages_to_wire")
+
+
+def _message(role: str, content: str, **extra: Any) -> dict[str, Any]:
+    wire: dict[str, Any] = {"role": role}
+    if content:
+        wire["content"] = content
+    wire.update({key: value for key, value in extra.items() if value})
+    return wire
+
+
+def _image(block: _Media) -> str:
+    """The base64 payload of an image, or the reason the block cannot be sent."""
+    if block.redacted:
+        raise UnsupportedContentBlockError(block.type, REDACTED_MEDIA_REASON, provider=PROVIDER)
+    if not isinstance(block, ImageBlock):
+        raise UnsupportedContentBlockError(block.type, MEDIA_TYPE_REASON, provider=PROVIDER)
+    data = inline_base64(block)
+    if data is None:
+        raise UnsupportedContentBlockError(block.type, IMAGE_URL_REASON, provider=PROVIDER)
+    return data
+
+
+def _assistant(message: ChatMessage) -> dict[str, Any]:
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for block in message.blocks:
+        if isinstance(block, TextBlock):
+            texts.append(block.text)
+        elif isinstance(block, ToolCallBlock):
+            calls.append({"function": {"name": block.name, "arguments": dict(block.input)}})
+        elif isinstance(block, _MEDIA_TYPES):
+            raise UnsupportedContentBlockError(
+                block.type, ASSISTANT_MEDIA_REASON, provider=PROVIDER
+            )
+        # Reasoning is kept in the history but never sent back (Ollama takes none).
+    return _message("assistant", "".join(texts), tool_calls=calls)
+
+
+def _tool_message(
+    result: ToolResultBlock,
+    name: str | None,
+    tool_media: ToolMedia,
+    labels: list[str],
+    images: list[str],
+) -> dict[str, Any]:
+    """The tool message; the result's images and their labels are added to ``images``
+    and ``labels`` (for the user message after the run)."""
+    media = [block for block in result.content if isinstance(block, _MEDIA_TYPES)]
+    text = result.text
+    if media:
+        if tool_media == "error":
+            raise UnsupportedContentBlockError(
+                media[0].type, TOOL_MEDIA_ERROR_REASON, provider=PROVIDER
+            )
+        listed: list[str] = []
+        for number, block in enumerate(media, start=1):
+            images.append(_image(block))  # same checks and reasons as in user messages
+            details = block.mime_type if block.name is None else f"{block.mime_type}, {block.name}"
+            listed.append(f"image {number} ({details})")
+            source = result.call_id if name is None else f"{result.call_id} ({name})"
+            labels.append(f"image {number} from tool call {source}")
+        line = f"[attached below: {', '.join(listed)}]"
+        text = f"{text}\n{line}" if text else line
+    if result.is_error:
+        text = f"{TOOL_ERROR_PREFIX}{text}" if text else TOOL_ERROR_PREFIX.rstrip(": ")
+    return _message("tool", text, tool_name=name)
+
+
+# =========================================================================== response
+
+
+def parse_response(response: ChatResponse, *, extract_reasoning: bool = False) -> ChatResult:
+    """The `ChatResult` of the SDK's `ChatResponse`.
+
+    ``extract_reasoning``: ``<think>...</think>`` sections of the text become reasoning
+    blocks (after the ``thinking`` field's, before the text). Raises `ChatModelError`
+    (``kind="malformed_response"``) for a response of the wrong shape.
+    """
+    if not isinstance(response, ChatResponse):
+        raise _malformed(f"the response is a {type(response).__name__}, not a chat response")
+    message = response.message
+    blocks: list[ContentBlock] = []
+    if message.thinking:
+        blocks.append(ReasoningBlock(text=message.thinking, provider=PROVIDER))
+    text = message.content or ""
+    if extract_reasoning and text:
+        text, sections = split_reasoning(text)
+        blocks.extend(ReasoningBlock(text=section, provider=PROVIDER) for section in sections)
+    if text:
+        blocks.append(TextBlock(text=text))
+    for call in message.tool_calls or []:
+        blocks.append(
+            ToolCallBlock(
+                id=tool_call_id(None),
+                name=call.function.name,
+                input=parse_tool_arguments(call.function.arguments),
+            )
+        )
+    unknown = [{"type": "image", "data": str(image.value)} for image in message.images or []]
+
+    raw_finish = response.done_reason
+    finish = raw_finish
+    if raw_finish in (None, "stop") and message.tool_calls:
+        finish = "tool_calls"
+    metadata: dict[str, Any] = {"raw_finish_reason": raw_finish}
+    for key in _METADATA_FIELDS:
+        if field(response, key) is not None:
+            metadata[key] = field(response, key)
+
+    try:
+        result = ChatResult(
+            message=ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks),
+            model=str_field(response, "model"),
+            usage=usage_from_response(response, USAGE_FIELDS),
+            finish_reason=finish,
+            metadata=metadata,
+        )
+    except ValueError as exc:  # pydantic: an empty tool name...
+        raise _malformed(f"the message does not make a valid assistant message: {exc}") from None
+    return keep_unknown_blocks(PROVIDER, result, unknown)
+
+
+def split_reasoning(text: str) -> tuple[str, list[str]]:
+    """``text`` without its ``<think>...</think>`` sections, and the sections' texts
+    (stripped, empty ones left out), in order."""
+    sections = [section.strip() for section in _THINK_TAG.findall(text)]
+    if not sections:
+        return text, []
+    cleaned = _THINK_TAG.sub("", text).strip()
+    return cleaned, [section for section in sections if section]
+
+
+def _malformed(detail: str) -> ChatModelError:
+    return malformed_response(PROVIDER, detail)
