@@ -1,10 +1,16 @@
-"""`ChatMessage`: a role plus ordered content blocks, with the role matrix enforced."""
+"""`ChatMessage`: a role plus ordered content blocks, with the role matrix enforced.
+
+Upstream's text form works too: ``ChatMessage(role=MessageRole.USER, content="hi")`` is
+``ChatMessage.user("hi")``, and ``message.content`` reads (and sets) the message's text.
+``content`` is no field of its own: it is a view of the text blocks, so the JSON form is
+only ``role``, ``blocks`` and ``metadata``, as before.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -50,16 +56,54 @@ class ChatMessage(BaseModel):
     The role decides which blocks it may hold: system takes text; user takes text
     and media; assistant takes text, media, reasoning and tool calls; a tool
     message holds exactly one `ToolResultBlock`.
+
+    ``content=`` (a string, or a list of blocks) may be given instead of ``blocks``, and
+    ``extra_args=`` instead of ``metadata`` (upstream's names).
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    role: MessageRole
-    """Who speaks."""
+    role: MessageRole = MessageRole.USER
+    """Who speaks (user unless given, as upstream)."""
     blocks: list[ContentBlock] = Field(default_factory=list)
     """Content, in order."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Free-form annotations (not sent to providers)."""
+
+    if TYPE_CHECKING:  # the constructor type checkers see, with upstream's names
+
+        def __init__(
+            self,
+            *,
+            role: MessageRole | str = MessageRole.USER,
+            blocks: Sequence[ContentBlock] = (),
+            metadata: Mapping[str, Any] = ...,
+            content: str | Sequence[ContentBlock] = "",
+            extra_args: Mapping[str, Any] = ...,
+        ) -> None: ...
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upstream_names(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping) or not ("content" in data or "extra_args" in data):
+            return data
+        fields = dict(data)
+        if "content" in fields:
+            content = fields.pop("content")
+            if "blocks" in fields:
+                raise ValueError("give a message's content or its blocks, not both")
+            role = fields.get("role", MessageRole.USER)
+            if content and str(getattr(role, "value", role)) == MessageRole.TOOL.value:
+                raise ValueError(
+                    "a tool message holds one tool_result block, not text content: use "
+                    "ChatMessage.tool_result(ToolResultBlock(call_id=..., content=[...]))"
+                )
+            fields["blocks"] = _as_blocks(content) if content else []
+        if "extra_args" in fields:
+            if "metadata" in fields:
+                raise ValueError("give a message's metadata or its extra_args, not both")
+            fields["metadata"] = fields.pop("extra_args")
+        return fields
 
     @model_validator(mode="after")
     def _check_role_matrix(self) -> ChatMessage:
@@ -119,6 +163,37 @@ class ChatMessage(BaseModel):
     def text(self) -> str:
         """The top-level text blocks, concatenated in order."""
         return "".join(b.text for b in self.blocks if isinstance(b, TextBlock))
+
+    @property
+    def content(self) -> str:
+        """Upstream's name for `text`. Setting it replaces the text blocks with one block
+        holding the new text (where the first text block was, else first), keeping every
+        other block; setting ``""`` removes them."""
+        return self.text
+
+    @content.setter
+    def content(self, text: str) -> None:
+        if not isinstance(text, str):
+            raise TypeError(f"a message's content is a string, got {type(text).__name__}")
+        if self.role is MessageRole.TOOL:
+            raise ValueError("a tool message holds one tool_result block, not text content")
+        blocks: list[ContentBlock] = []
+        placed = not text
+        for block in self.blocks:
+            if isinstance(block, TextBlock):
+                if not placed:
+                    blocks.append(TextBlock(text=text))
+                    placed = True
+            else:
+                blocks.append(block)
+        if not placed:
+            blocks.insert(0, TextBlock(text=text))
+        self.blocks = blocks
+
+    @property
+    def extra_args(self) -> dict[str, Any]:
+        """Upstream's name for `metadata`."""
+        return self.metadata
 
     @property
     def tool_calls(self) -> list[ToolCallBlock]:
