@@ -43,6 +43,9 @@ from flink_agents.api.core_options import (
     ErrorHandlingStrategy,
     EventLogLevel,
     InputFailurePolicy,
+    MemoryEventOptions,
+    ShortTermMemoryTtlUpdate,
+    ShortTermMemoryTtlVisibility,
 )
 from flink_agents.api.decorators import (
     action,
@@ -54,9 +57,20 @@ from flink_agents.api.decorators import (
 from flink_agents.api.errors import ChatModelError, ResourceUnavailableError, UnknownOptionError
 from flink_agents.api.events.chat_event import ChatError, ChatRequestEvent, ChatResponseEvent
 from flink_agents.api.events.event import Event, InputEvent, OutputEvent
+from flink_agents.api.events.event_type import EventType
+from flink_agents.api.events.memory_event import (
+    MemoryEvent,
+    SensoryReadEvent,
+    SensoryWriteEvent,
+    ShortTermReadEvent,
+    ShortTermWriteEvent,
+)
+from flink_agents.api.events.run_event import AgentRunBeginEvent
 from flink_agents.api.events.tool_event import ToolRequestEvent, ToolResponseEvent
 from flink_agents.api.execution_environment import AgentBuilder, AgentsExecutionEnvironment
 from flink_agents.api.function import JavaFunction, PythonFunction
+from flink_agents.api.memory_object import MemoryObject, MemoryType
+from flink_agents.api.memory_reference import MemoryRef
 from flink_agents.api.metric_group import Counter, Gauge, Histogram, MetricGroup
 from flink_agents.api.prompts.prompt import Prompt
 from flink_agents.api.resource import (
@@ -78,6 +92,7 @@ __all__ = [
     "AgentConfigOptions",
     "AgentConfiguration",
     "AgentExecutionOptions",
+    "AgentRunBeginEvent",
     "AgentsExecutionEnvironment",
     "AudioBlock",
     "BaseChatModelConnection",
@@ -96,6 +111,7 @@ __all__ = [
     "ErrorHandlingStrategy",
     "Event",
     "EventLogLevel",
+    "EventType",
     "FinishReason",
     "FunctionChatModelConnection",
     "FunctionTool",
@@ -107,6 +123,11 @@ __all__ = [
     "InputFailurePolicy",
     "JavaFunction",
     "MediaBlock",
+    "MemoryEvent",
+    "MemoryEventOptions",
+    "MemoryObject",
+    "MemoryRef",
+    "MemoryType",
     "MessageRole",
     "MetricGroup",
     "OutputEvent",
@@ -123,7 +144,13 @@ __all__ = [
     "ResourceUnavailableError",
     "RunnerContext",
     "ScriptedChatModelConnection",
+    "SensoryReadEvent",
+    "SensoryWriteEvent",
     "SerializableResource",
+    "ShortTermMemoryTtlUpdate",
+    "ShortTermMemoryTtlVisibility",
+    "ShortTermReadEvent",
+    "ShortTermWriteEvent",
     "TextBlock",
     "Tool",
     "ToolCallBlock",
