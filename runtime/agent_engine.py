@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from pydantic_core import from_json, to_json
 
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from flink_agents.runtime.durable.call_log import SupportsDurableExecute
     from flink_agents.runtime.tracing import RunTracing
 
-__all__ = ["AgentEngine", "Durability"]
+__all__ = ["AgentEngine", "Durability", "ResourceSource"]
 
 _LOG = logging.getLogger(__name__)
 
@@ -64,6 +64,21 @@ class Durability(Protocol):
     def run_acknowledged(self, key: str, seq: int) -> None: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class ResourceSource(Protocol):
+    """A resource that offers others by name: an MCP server
+    (`flink_agents.integrations.mcp.MCPServer`) offers its tools and prompts. A tool or
+    prompt name the agent does not declare is looked up in its MCP servers."""
+
+    def offered_resource(self, name: str, resource_type: ResourceType) -> Resource | None:
+        """The resource of that name and type, or None when this source has none."""
+        ...
+
+
+_OFFERED_TYPES = (ResourceType.TOOL, ResourceType.PROMPT)
+"""The types a name of which may come from a `ResourceSource`."""
 
 
 class AgentEngine:
@@ -217,17 +232,57 @@ class AgentEngine:
         return self._tool_threads
 
     def get_resource(self, name: str, type: ResourceType) -> Resource:
-        """The named resource, built on first use and shared by all runs; `KeyError` when
-        the agent declares none of that name and type."""
+        """The named resource, built on first use and shared by all runs. A tool or
+        prompt the agent does not declare comes from its MCP servers (`ResourceSource`);
+        `KeyError` when none has it either."""
         cached = self._resources.get((type, name))
         if cached is not None:
             return cached
         with self._lock:
             cached = self._resources.get((type, name))
             if cached is None:
-                cached = self._build_resource(self.plan.resource_spec(name, type), name, type)
+                cached = self._resolve_resource(name, type)
                 self._resources[(type, name)] = cached
         return cached
+
+    def _resolve_resource(self, name: str, type: ResourceType) -> Resource:
+        try:
+            spec = self.plan.resource_spec(name, type)
+        except KeyError as undeclared:
+            sources = list(self.plan.resources.get(ResourceType.MCP_SERVER, {}))
+            if type not in _OFFERED_TYPES or not sources:
+                raise
+            offered = self._offered_resource(name, type, sources)
+            if offered is None:
+                message = f"{undeclared.args[0]}, and no MCP server ({sources}) offers it"
+                raise KeyError(message) from None
+            return offered
+        return self._build_resource(spec, name, type)
+
+    def _offered_resource(
+        self, name: str, type: ResourceType, sources: list[str]
+    ) -> Resource | None:
+        """The tool or prompt ``name`` of the agent's MCP servers (each lists what it has
+        on first use: a server that cannot be reached raises); `ValueError` when two
+        offer it."""
+        found: dict[str, Resource] = {}
+        for source_name in sources:
+            source = self.get_resource(source_name, ResourceType.MCP_SERVER)
+            if isinstance(source, ResourceSource):
+                offered = source.offered_resource(name, type)
+                if offered is not None:
+                    found[source_name] = offered
+        if len(found) > 1:
+            raise ValueError(
+                f"the {type.value} {name!r} is offered by more than one MCP server "
+                f"({sorted(found)}): declare it yourself, or keep one of the servers"
+            )
+        if not found:
+            return None
+        [resource] = found.values()
+        if resource.get_resource is None:
+            resource.get_resource = self.get_resource
+        return resource
 
     def _build_resource(self, spec: ResourceSpec, name: str, type: ResourceType) -> Resource:
         if isinstance(spec, ResourceDescriptor):

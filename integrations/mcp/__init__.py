@@ -1,0 +1,32 @@
+"""MCP servers as sources of an agent's tools and prompts (`MCPServer`), on the official
+``mcp`` SDK: ``pip install 'pyflink-agents[mcp]'``."""
+
+from __future__ import annotations
+
+try:
+    import mcp as _sdk  # noqa: F401
+except ImportError as error:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "flink_agents.integrations.mcp needs the MCP SDK: pip install 'pyflink-agents[mcp]'"
+    ) from error
+
+from flink_agents.integrations.errors import (
+    MCPConnectionError,
+    MCPRequestError,
+    MCPServerError,
+    MCPTimeoutError,
+    MCPToolError,
+)
+from flink_agents.integrations.mcp.mcp import MCPPrompt, MCPPromptArgument, MCPServer, MCPTool
+
+__all__ = [
+    "MCPConnectionError",
+    "MCPPrompt",
+    "MCPPromptArgument",
+    "MCPRequestError",
+    "MCPServer",
+    "MCPServerError",
+    "MCPTimeoutError",
+    "MCPTool",
+    "MCPToolError",
+]
