@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from flink_agents.api.events.event import Event
 from flink_agents.api.memory_object import MemoryObject, MemoryType, validate_memory_value
 from flink_agents.api.memory_reference import MemoryRef
 from flink_agents.runtime.memory import MemoryAccess, MemoryNode, StateMemoryObject
@@ -204,3 +205,13 @@ def test_memory_and_its_times_are_rewound_together() -> None:
     assert key_state.memory_touched_ms == {"a": 5}
     assert key_state.next_seq == 4
     assert KeyState.from_json(key_state.to_json()).memory_touched_ms == {"a": 5}
+
+
+def test_a_reference_sent_in_an_event_survives_the_run_json() -> None:
+    run = RunState(key="k", seq=0)
+    ref = memory(run.sensory_memory, MemoryType.SENSORY).set("draft", "text")
+    run.pending_events.append(Event(type="review", draft=ref))
+    restored = RunState.from_json(run.to_json())
+    sent = restored.pending_events[0].get_attr("draft")
+    assert sent == ref and isinstance(sent, MemoryRef)
+    assert memory(restored.sensory_memory, MemoryType.SENSORY).get(sent) == "text"
