@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from flink_agents.api.content_blocks import ToolCallBlock
 from flink_agents.api.message import ChatMessage, MessageRole
 
 __all__ = ["CANONICAL_FINISH_REASONS", "ChatResult", "FinishReason", "Usage"]
@@ -83,3 +84,14 @@ class ChatResult(BaseModel):
                 f"a ChatResult holds an assistant message, got a {message.role.value} message"
             )
         return message
+
+    @property
+    def content(self) -> str:
+        """The assistant message's text. Upstream's ``chat()`` returns the message itself,
+        so code that reads ``model.chat(...).content`` reads the same here."""
+        return self.message.text
+
+    @property
+    def tool_calls(self) -> list[ToolCallBlock]:
+        """The assistant message's tool calls (as ``.content``: upstream's reading)."""
+        return self.message.tool_calls

@@ -71,6 +71,8 @@ def test_chat_sends_the_prompt_then_the_messages_with_tools_and_parameters() -> 
     result = setup.chat([ChatMessage.user("hi")], prompt_args={"team": "billing"})
     assert isinstance(result, ChatResult)
     assert result.message.text == "system:You handle billing tickets. | user:hi"
+    # Upstream's chat() returns the message: its .content reads the same here.
+    assert result.content == result.message.text and result.tool_calls == []
     call = model.calls[0]
     assert [t.name for t in call.tools] == ["lookup"]
     assert call.params == {"model": "m1", "temperature": 0.5}
