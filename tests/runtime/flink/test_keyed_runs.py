@@ -15,6 +15,7 @@ from flink_agents.runtime.flink import keyed_runs
 from flink_agents.runtime.flink.keyed_runs import PollPolicy
 from flink_agents.runtime.keys import encode_key
 from tests.runtime.flink.fake_flink import (
+    BOUND,
     FakeBackend,
     FakeKeyState,
     FakeSubtask,
@@ -375,11 +376,13 @@ def test_end_of_input_surfaces_a_failure(engine: StandInEngine) -> None:
 def test_backpressure_blocks_input_until_runs_finish(engine: StandInEngine) -> None:
     sub = FakeSubtask(engine, max_buffered=2)
     blocking = threading.Event()
+    waited: list[bool] = []
     original_wait = sub.scheduler.wait_for_capacity
 
     def wait_for_capacity(*args: Any, **kwargs: Any) -> bool:
         blocking.set()
-        return original_wait(*args, **kwargs)
+        waited.append(original_wait(*args, **kwargs))
+        return waited[-1]
 
     finished_when_b_returned: list[tuple[str, int, int]] = []
 
@@ -392,15 +395,16 @@ def test_backpressure_blocks_input_until_runs_finish(engine: StandInEngine) -> N
         sub.scheduler.wait_for_capacity = wait_for_capacity  # type: ignore[method-assign]
         thread = threading.Thread(target=operator_thread)
         thread.start()
-        assert blocking.wait(10)  # b was accepted: its callback waits for capacity
+        assert blocking.wait(BOUND)  # b was accepted: its callback waits for capacity
         sub.open_gate("a")
-        thread.join(10)
+        thread.join(BOUND)
         assert not thread.is_alive()
         sub.open_gate("b")
         sub.run_until_idle()
     finally:
         sub.close()
-    # The callback that accepted b returned only after a's run had finished.
+    # The callback that accepted b waited, and returned only after a's run had finished.
+    assert waited == [True]
     assert finished_when_b_returned == [("a", 0, 0)]
     assert sorted(sub.emitted) == ["a:0:1", "b:0:2"]
 
