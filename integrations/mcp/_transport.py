@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
@@ -24,6 +25,7 @@ __all__ = [
     "TransportNotes",
     "endpoint_for_display",
     "http_auth",
+    "server_errlog",
 ]
 
 Streams = tuple[Any, Any]
@@ -129,6 +131,29 @@ class HttpTransport:
             yield streams[0], streams[1]
 
 
+_fallback_errlog: TextIO | None = None
+
+
+def server_errlog() -> TextIO:
+    """Where a stdio server's stderr goes: this process's stderr. A Flink worker in thread
+    mode replaces ``sys.stderr`` with an object that has no file descriptor, which a child
+    process cannot write to: then file descriptor 2 itself (the TaskManager's log), or
+    nowhere when there is none."""
+    global _fallback_errlog
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None and stream.fileno() >= 0:
+                return stream
+        except (AttributeError, OSError, ValueError):
+            continue
+    if _fallback_errlog is None:
+        try:
+            _fallback_errlog = os.fdopen(os.dup(2), "w", buffering=1)
+        except OSError:
+            _fallback_errlog = open(os.devnull, "w")  # noqa: SIM115 (kept for the process)
+    return _fallback_errlog
+
+
 @dataclass(frozen=True)
 class StdioTransport:
     """A server process started with ``command`` and ``args``, spoken to over its stdin
@@ -140,6 +165,7 @@ class StdioTransport:
     """Variables set over the SDK's safe default environment (``PATH``, ``HOME``...)."""
     cwd: str | None = None
     errlog: TextIO | None = None
+    """Where its stderr goes (`server_errlog` when None)."""
 
     @property
     def display(self) -> str:
@@ -154,7 +180,7 @@ class StdioTransport:
             env=dict(self.env) if self.env is not None else None,
             cwd=self.cwd,
         )
-        async with stdio_client(parameters, errlog=self.errlog or sys.stderr) as streams:
+        async with stdio_client(parameters, errlog=self.errlog or server_errlog()) as streams:
             yield streams[0], streams[1]
 
 

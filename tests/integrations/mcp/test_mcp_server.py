@@ -282,3 +282,27 @@ def test_upstreams_resource_name_is_this_class() -> None:
     descriptor = ResourceDescriptor(clazz=ResourceName.MCP_SERVER, endpoint="http://h/mcp")
     assert descriptor.resolve_class() is MCPServer
     assert isinstance(descriptor.build(), MCPServer)
+
+
+class _StdErrCatcher:
+    """What a Flink worker in thread mode has as ``sys.stderr``: no file descriptor."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_a_stdio_server_starts_where_stderr_has_no_file_descriptor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    monkeypatch.setattr(sys, "stderr", _StdErrCatcher())
+    monkeypatch.setattr(sys, "__stderr__", _StdErrCatcher())
+    server = stdio_server(timeout=21, max_retries=0)
+    try:
+        assert server.call_tool("add", {"a": 4, "b": 4}) == [TextBlock(text="8")]
+    finally:
+        server.close()
