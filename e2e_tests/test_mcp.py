@@ -128,3 +128,27 @@ def test_a_worker_process_opens_one_session_per_server(job: dict[str, list[Any]]
         assert isinstance(block, TextBlock) and int(block.text) not in pids
     finally:
         here.close()
+
+
+def test_an_unreachable_server_fails_the_job_naming_its_endpoint(
+    stream_env: Callable[..., Any],
+) -> None:
+    from flink_agents.runtime.errors import FlinkJobFailedError
+    from flink_agents.runtime.flink import FlinkAgentsExecutionEnvironment
+    from tests.integrations.mcp.conftest import free_port
+
+    endpoint = f"http://127.0.0.1:{free_port()}/mcp"
+    env = stream_env(parallelism=1)
+    agents_env = FlinkAgentsExecutionEnvironment(env)
+    stream = agents_env.from_datastream(
+        env.from_collection([{"key": "u0", "a": 1, "b": 2}]), key_selector=lambda r: r["key"]
+    )
+    secret_endpoint = endpoint.replace("//", "//ops:pw-41c9e7@")
+    agent = WarehouseAgent(http_descriptor(secret_endpoint, max_retries=1, timeout=10))
+    stream.apply(agent, name="mcp-unreachable")
+    collect = stream.to_datastream().execute_and_collect
+    with pytest.raises(FlinkJobFailedError) as caught, collect("e2e-mcp-unreachable") as results:
+        list(results)
+    first_line = str(caught.value).splitlines()[0]
+    assert first_line.startswith(f"MCPConnectionError: MCP server {endpoint} is unreachable: ")
+    assert "pw-41c9e7" not in str(caught.value)
