@@ -150,6 +150,8 @@ async def chat_model_action(event: Event, ctx: RunnerContext) -> None:
     """Start a chat request's loop, or continue it with its tool responses."""
     if isinstance(event, ChatRequestEvent):
         setup = _setup(ctx, event.model)
+        if event.output_schema is not None:
+            setup.check_structured_output()
         state = trusted_model(
             ChatLoopState,
             request_id=event.id,

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from flink_agents.api import (
     BaseChatModelSetup,
@@ -20,6 +21,7 @@ from flink_agents.api import (
     TextBlock,
     ToolCallBlock,
 )
+from flink_agents.api.chat_models.chat_model import StructuredOutputStrategy
 from flink_agents.api.tools.function_tool import FunctionTool
 
 
@@ -194,3 +196,39 @@ def test_a_connection_name_that_is_no_connection_is_refused() -> None:
     }
     with pytest.raises(TypeError, match="not a chat model connection"):
         setup_with(registry).chat([ChatMessage.user("hi")])
+
+
+@pytest.mark.parametrize("raw", ["NATIVE", "native", "Native"])
+def test_structured_output_strategy_by_name_or_value(raw: str) -> None:
+    setup = BaseChatModelSetup(connection="c", structured_output_strategy=raw)
+    assert setup.structured_output_strategy is StructuredOutputStrategy.NATIVE
+
+
+def test_structured_output_strategy_defaults_to_auto_and_null_is_auto() -> None:
+    assert BaseChatModelSetup(connection="c").structured_output_strategy is (
+        StructuredOutputStrategy.AUTO
+    )
+    none: Any = None
+    setup = BaseChatModelSetup(connection="c", structured_output_strategy=none)
+    assert setup.structured_output_strategy is StructuredOutputStrategy.AUTO
+    with pytest.raises(ValidationError):
+        BaseChatModelSetup(connection="c", structured_output_strategy="bogus")
+
+
+def test_the_strategy_resolves_against_the_capability() -> None:
+    assert StructuredOutputStrategy.AUTO.resolves_to_native(True) is True
+    assert StructuredOutputStrategy.AUTO.resolves_to_native(False) is False
+    assert StructuredOutputStrategy.NATIVE.resolves_to_native(False) is True
+    assert StructuredOutputStrategy.PROMPT.resolves_to_native(True) is False
+
+
+def test_native_structured_output_is_refused_saying_what_to_use() -> None:
+    connection = FunctionChatModelConnection(function=echo)
+    assert connection.supports_native_structured_output("any") is False
+    for strategy in ("auto", "prompt"):
+        setup_with(
+            resources(connection), structured_output_strategy=strategy
+        ).check_structured_output()
+    native = setup_with(resources(connection), structured_output_strategy="native")
+    with pytest.raises(ValueError, match="use AUTO"):
+        native.check_structured_output()

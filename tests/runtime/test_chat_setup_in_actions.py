@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from flink_agents.api import (
     Agent,
@@ -32,6 +33,7 @@ from flink_agents.api import (
     ToolMetadata,
 )
 from flink_agents.runtime import builtin_actions
+from flink_agents.runtime.errors import ActionExecutionError
 from tests.runtime.chat_agents import only_response, run_local
 
 
@@ -292,3 +294,20 @@ def test_the_chat_action_still_sends_through_a_plain_setup() -> None:
     response = only_response(outputs)
     assert response.response is not None and response.response.text == "system:P 1 | user:q"
     assert asyncio.iscoroutinefunction(BaseChatModelSetup.achat)
+
+
+def test_a_request_with_a_schema_to_a_native_setup_fails_saying_what_to_use() -> None:
+    class Answer(BaseModel):
+        text: str
+
+    async def start(event: Event, ctx: RunnerContext) -> None:
+        ctx.send_event(
+            ChatRequestEvent(model="model", messages=[ChatMessage.user("q")], output_schema=Answer)
+        )
+
+    agent = base_agent(
+        FunctionChatModelConnection(function=echo), structured_output_strategy="native"
+    )
+    agent.add_action("start", [InputEvent], start)
+    with pytest.raises(ActionExecutionError, match="structured_output_strategy NATIVE"):
+        run_local(agent, [{"key": "k", "value": "x"}])

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Coroutine, Mapping, Sequence
+from enum import Enum
 from typing import Any, TypeVar
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, field_validator
 
 from flink_agents.api.chat_models.chat_reply import as_chat_result
 from flink_agents.api.chat_result import ChatResult
@@ -17,7 +18,12 @@ from flink_agents.api.prompts.prompt import Prompt
 from flink_agents.api.resource import Resource, ResourceType
 from flink_agents.api.tools.tool import BaseTool, ToolMetadata
 
-__all__ = ["BaseChatModelConnection", "BaseChatModelSetup", "ToolSpec"]
+__all__ = [
+    "BaseChatModelConnection",
+    "BaseChatModelSetup",
+    "StructuredOutputStrategy",
+    "ToolSpec",
+]
 
 ToolSpec = ToolMetadata | BaseTool
 """What a connection accepts as a tool: its metadata, or the tool itself."""
@@ -53,6 +59,39 @@ def _run_on_sync_loop(coro: Coroutine[Any, Any, _T]) -> _T:
     return asyncio.run_coroutine_threadsafe(coro, loop).result()
 
 
+class StructuredOutputStrategy(str, Enum):
+    """How a request's output schema is applied (upstream's policy): through the
+    provider's native structured-output API, or by parsing the answer's text.
+
+    No connection here applies a schema natively (`supports_native_structured_output`
+    is False), so ``AUTO`` (the default) and ``PROMPT`` parse the text, and ``NATIVE``
+    fails the request saying so.
+    """
+
+    AUTO = "auto"
+    """Native when the connection can for the model, else parse the text."""
+    NATIVE = "native"
+    """Always native."""
+    PROMPT = "prompt"
+    """Never native: parse the text."""
+
+    def resolves_to_native(self, model_capable: bool) -> bool:
+        """Whether to go native, given whether the connection can for the model."""
+        if self is StructuredOutputStrategy.NATIVE:
+            return True
+        if self is StructuredOutputStrategy.PROMPT:
+            return False
+        return model_capable
+
+    @classmethod
+    def _missing_(cls, value: object) -> StructuredOutputStrategy | None:
+        if isinstance(value, str):
+            for member in cls:
+                if value.lower() in (member.value, member.name.lower()):
+                    return member
+        return None
+
+
 class BaseChatModelConnection(Resource):
     """Talks to one provider API: credentials, endpoint, client.
 
@@ -63,6 +102,11 @@ class BaseChatModelConnection(Resource):
     @classmethod
     def resource_type(cls) -> ResourceType:
         return ResourceType.CHAT_MODEL_CONNECTION
+
+    def supports_native_structured_output(self, effective_model: str | None) -> bool:
+        """Whether this connection applies an output schema natively for that model
+        (upstream's capability check). None here does."""
+        return False
 
     def _overrides(self, name: str) -> bool:
         return getattr(type(self), name) is not getattr(BaseChatModelConnection, name)
@@ -120,6 +164,13 @@ class BaseChatModelSetup(Resource):
     """Extra provider parameters, passed through (also accepted as ``additional_kwargs``,
     the upstream project's name). Only these pass through: any other keyword that is
     not a field raises `UnknownOptionError`."""
+    structured_output_strategy: StructuredOutputStrategy = StructuredOutputStrategy.AUTO
+    """How an output schema is applied (upstream's option; None means ``AUTO``)."""
+
+    @field_validator("structured_output_strategy", mode="before")
+    @classmethod
+    def _null_strategy_is_auto(cls, value: Any) -> Any:
+        return StructuredOutputStrategy.AUTO if value is None else value
 
     @classmethod
     def resource_type(cls) -> ResourceType:
@@ -133,6 +184,24 @@ class BaseChatModelSetup(Resource):
             kwargs["model"] = self.model
         kwargs.update(self.params)
         return kwargs
+
+    def check_structured_output(self) -> None:
+        """Raise `ValueError` when this setup's ``structured_output_strategy`` asks for
+        native structured output, which no connection here gives (the chat action calls
+        this for a request with an output schema)."""
+        strategy = self.structured_output_strategy
+        if strategy is StructuredOutputStrategy.PROMPT:
+            return
+        try:
+            capable = self.resolve_connection().supports_native_structured_output(self.model)
+        except (KeyError, TypeError, RuntimeError):  # a setup with a chat of its own
+            capable = False
+        if strategy.resolves_to_native(capable):
+            raise ValueError(
+                f"structured_output_strategy {strategy.name}: no connection here applies an "
+                "output schema natively; use AUTO (the default) or PROMPT, and the answer's "
+                "text is parsed into the schema"
+            )
 
     def overrides_chat(self) -> bool:
         """Whether this setup's class overrides `chat` or `achat` (what it sends is then
