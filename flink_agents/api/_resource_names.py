@@ -7,12 +7,14 @@ value is here: the path of the class that implements it, or `Missing` (the provi
 implemented here, and what to use instead). Resolving a missing one raises
 `ResourceUnavailableError` when the plan is built.
 
-To add a provider, put the path of its class in place of its `Missing` entry (or add a
-constant and an entry for a provider upstream does not name).
+An adapter added at upstream's module path is found there even while its entry still says
+`Missing`; one added elsewhere replaces its entry with the path of its class (or adds a
+constant and an entry, for a provider upstream does not name).
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import NamedTuple
 
 from flink_agents.api.errors import ResourceUnavailableError
@@ -296,8 +298,25 @@ CLASS_NAMES: dict[str, str | Missing] = {
 
 def class_name_here(name: str) -> str:
     """The class path ``name`` stands for here: itself unless `CLASS_NAMES` maps it;
-    `ResourceUnavailableError` when it names something this project does not have."""
+    `ResourceUnavailableError` when it names something this project does not have (an
+    entry says `Missing` and there is no such module here)."""
     entry = CLASS_NAMES.get(name, name)
     if isinstance(entry, Missing):
+        if _module_here(name):
+            return name  # the adapter has been added at upstream's path
         raise ResourceUnavailableError(f"{entry.what} ({name})", entry.alternative)
     return entry
+
+
+def _module_here(name: str) -> bool:
+    """Whether the module of class path ``name`` exists here (an adapter whose SDK is not
+    installed raises its `ImportError`, which says what to install)."""
+    module = name.rpartition(".")[0]
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if module == missing or module.startswith(missing + "."):
+            return False
+        raise
+    return True
