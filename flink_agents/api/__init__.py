@@ -51,6 +51,7 @@ from flink_agents.api.decorators import (
     action,
     chat_model_connection,
     chat_model_setup,
+    mcp_server,
     prompt,
     tool,
 )
@@ -171,6 +172,7 @@ __all__ = [
     "as_tool_metadata",
     "chat_model_connection",
     "chat_model_setup",
+    "mcp_server",
     "normalize_tool_output",
     "prompt",
     "tool",

@@ -32,8 +32,8 @@ from flink_agents.api import (
     action,
     chat_model_connection,
     chat_model_setup,
+    mcp_server,
 )
-from flink_agents.api.decorators import mcp_server
 from flink_agents.integrations.mcp import MCPServer, MCPTool
 from tests.integrations.mcp.agents import (
     WarehouseAgent,
