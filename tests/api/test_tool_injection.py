@@ -102,32 +102,13 @@ def test_an_injected_name_must_be_a_parameter() -> None:
     assert Tool.from_callable(anything, injected_args={"nope": InjectedArg()}).injected_args
 
 
-def _ctx(config: dict[str, Any], sensory: Any, short_term: Any) -> Any:
-    return SimpleNamespace(
-        config=AgentConfiguration(config), sensory_memory=sensory, short_term_memory=short_term
-    )
-
-
-def test_values_are_read_from_config_and_memory_paths() -> None:
-    ctx = _ctx(
-        {"tenant_id": "tenant-a"},
-        {"request": {"trace_id": "t-1"}},
-        {"user": "ann"},
-    )
-    args = {
-        "tenant_id": InjectedArg.from_config("tenant_id"),
-        "trace": InjectedArg.from_sensory_memory("request.trace_id"),
-        "user": InjectedArg.from_short_term_memory("user"),
-    }
-    assert injected_arguments(args, ctx) == {"tenant_id": "tenant-a", "trace": "t-1", "user": "ann"}
-
-
-def test_a_missing_value_names_where_it_was_looked_for() -> None:
-    ctx = _ctx({}, {"request": {}}, {})
+def test_a_config_value_is_read_by_key_and_a_missing_one_named() -> None:
+    ctx = SimpleNamespace(config=AgentConfiguration({"tenant_id": "tenant-a"}))
+    arg = {"tenant_id": InjectedArg.from_config("tenant_id")}
+    assert injected_arguments(arg, ctx) == {"tenant_id": "tenant-a"}  # type: ignore[arg-type]
+    empty = SimpleNamespace(config=AgentConfiguration())
     with pytest.raises(LookupError, match="agent configuration has no 'tenant_id'"):
-        injected_arguments({"tenant_id": InjectedArg.from_config("tenant_id")}, ctx)
-    with pytest.raises(LookupError, match=r"sensory memory has no 'request\.trace_id'"):
-        injected_arguments({"t": InjectedArg.from_sensory_memory("request.trace_id")}, ctx)
+        injected_arguments(arg, empty)  # type: ignore[arg-type]
 
 
 # ------------------------------------------------------------------ in an agent
@@ -137,8 +118,8 @@ class OrderAgent(Agent):
     @tool(
         injected_args={
             "tenant_id": InjectedArg.from_config("tenant_id"),
-            "trace_id": InjectedArg.from_sensory_memory("trace_id"),
-            "user": InjectedArg.from_short_term_memory("user"),
+            "trace_id": InjectedArg.from_sensory_memory("request.trace_id"),
+            "user": InjectedArg.from_short_term_memory("user.name"),
         }
     )
     @staticmethod
@@ -153,8 +134,8 @@ class OrderAgent(Agent):
     @action(InputEvent)
     @staticmethod
     def start(event: Event, ctx: RunnerContext) -> None:
-        ctx.sensory_memory["trace_id"] = "trace-1"
-        ctx.short_term_memory["user"] = "ann"
+        ctx.sensory_memory.set("request.trace_id", "trace-1")
+        ctx.short_term_memory.set("user.name", "ann")
         text = str(event.input)  # type: ignore[attr-defined]
         ctx.send_event(ChatRequestEvent(model="orders", messages=[ChatMessage.user(text)]))
 
@@ -165,7 +146,27 @@ class OrderAgent(Agent):
         ctx.send_event(OutputEvent(output=response.text if response is not None else ""))
 
 
-def _run(config: dict[str, Any]) -> tuple[list[Any], ScriptedChatModelConnection]:
+class NoTraceAgent(OrderAgent):
+    @action(InputEvent)
+    @staticmethod
+    def start(event: Event, ctx: RunnerContext) -> None:
+        ctx.sensory_memory.set("request.other", 1)
+        ctx.short_term_memory.set("user.name", "ann")
+        ctx.send_event(ChatRequestEvent(model="orders", messages=[ChatMessage.user("o-7?")]))
+
+
+class TraceObjectAgent(OrderAgent):
+    @action(InputEvent)
+    @staticmethod
+    def start(event: Event, ctx: RunnerContext) -> None:
+        ctx.sensory_memory.set("request.trace_id.part", 1)  # an object, not a value
+        ctx.short_term_memory.set("user.name", "ann")
+        ctx.send_event(ChatRequestEvent(model="orders", messages=[ChatMessage.user("o-7?")]))
+
+
+def _run(
+    config: dict[str, Any], agent: Agent | None = None
+) -> tuple[list[Any], ScriptedChatModelConnection]:
     model = ScriptedChatModelConnection(
         replies=[
             ChatMessage.assistant(
@@ -187,7 +188,8 @@ def _run(config: dict[str, Any]) -> tuple[list[Any], ScriptedChatModelConnection
         ResourceType.CHAT_MODEL,
         ResourceDescriptor(clazz=BaseChatModelSetup, connection="local", tools=["query_order"]),
     )
-    out = env.from_list([{"key": "k", "value": "where is o-7?"}]).apply(OrderAgent()).to_list()
+    records = [{"key": "k", "value": "where is o-7?"}]
+    out = env.from_list(records).apply(agent or OrderAgent()).to_list()
     env.execute()
     return out, model
 
@@ -210,3 +212,19 @@ def test_a_missing_injected_value_is_a_tool_error_the_model_reads() -> None:
     assert result is not None
     assert result.is_error
     assert "the agent configuration has no 'tenant_id'" in result.text
+
+
+@pytest.mark.parametrize(
+    ("agent", "says"),
+    [
+        (NoTraceAgent(), "sensory memory has no 'request.trace_id'"),
+        (TraceObjectAgent(), "'request.trace_id' in sensory memory is an object, not a value"),
+    ],
+)
+def test_a_memory_path_must_lead_to_a_value(agent: Agent, says: str) -> None:
+    out, model = _run({"tenant_id": "tenant-a"}, agent)
+    assert out == [{"k": "done"}]
+    result = model.calls[1].messages[-1].tool_result_block
+    assert result is not None
+    assert result.is_error
+    assert says in result.text

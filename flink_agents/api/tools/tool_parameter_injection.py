@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
+from flink_agents.api.memory_object import MemoryObject
+
 if TYPE_CHECKING:
     from flink_agents.api.runner_context import RunnerContext
 
@@ -180,24 +182,12 @@ def _value(arg: InjectedArg, name: str, ctx: RunnerContext) -> Any:
     return _memory_value(ctx.short_term_memory, "short-term memory", key, name)
 
 
-def _memory_value(memory: Any, where: str, path: str, name: str) -> Any:
-    """The value at dotted ``path``: through the memory's own ``is_exist``/``get`` when it
-    has them (upstream's `MemoryObject`), else by walking mappings."""
-    missing = LookupError(f"injected tool parameter {name!r}: {where} has no {path!r}")
-    is_exist = getattr(memory, "is_exist", None)
-    if callable(is_exist):
-        if not is_exist(path):
-            raise missing
-        value = memory.get(path)
-        if callable(getattr(value, "get_field_names", None)):
-            raise TypeError(
-                f"injected tool parameter {name!r}: {path!r} in {where} holds an object, "
-                "not a value"
-            )
-        return value
-    value = memory
-    for part in path.split("."):
-        if not isinstance(value, Mapping) or part not in value:
-            raise missing
-        value = value[part]
+def _memory_value(memory: MemoryObject, where: str, path: str, name: str) -> Any:
+    if not memory.is_exist(path):
+        raise LookupError(f"injected tool parameter {name!r}: {where} has no {path!r}")
+    value = memory.get(path)
+    if isinstance(value, MemoryObject):
+        raise TypeError(
+            f"injected tool parameter {name!r}: {path!r} in {where} is an object, not a value"
+        )
     return value
