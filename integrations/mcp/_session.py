@@ -215,6 +215,8 @@ class ServerLink:
         """Cached listings (``tools``, ``prompts``) of this server."""
         self._session: _Session | None = None
         self._opening = asyncio.Lock()
+        self._closing: set[asyncio.Future[None]] = set()
+        """Failed sessions closing in the background."""
 
     @property
     def server(self) -> str:
@@ -233,11 +235,17 @@ class ServerLink:
                 self._session = current
             return current
 
-    async def _drop(self, session: _Session | None) -> None:
-        if session is not None and self._session is session:
+    def _drop(self, session: _Session | None) -> None:
+        """Stop using a failed session; it closes in the background (an HTTP session says
+        goodbye to its server, which may take the timeout when the server is gone), so
+        the next attempt need not wait for that."""
+        if session is None:
+            return
+        if self._session is session:
             self._session = None
-        if session is not None:
-            await session.aclose()
+        closing = asyncio.ensure_future(session.aclose())
+        self._closing.add(closing)
+        closing.add_done_callback(self._closing.discard)
 
     async def request(self, what: str, send: Callable[[ClientSession], Awaitable[_T]]) -> _T:
         """``send(session)`` on this server's session, opened if need be; tried again on
@@ -253,16 +261,16 @@ class ServerLink:
                 session = await self._open_session()
                 return await session.run(send)
             except _Broken as broken:
-                await self._drop(session)
+                self._drop(session)
                 failure = broken
             except _NoAnswer:
-                await self._drop(session)  # its writes are stuck: start afresh next time
+                self._drop(session)  # its writes are stuck: start afresh next time
                 raise self._timeout_error(what) from None
             except Exception as error:
                 # A server that restarted has forgotten the session: open a new one.
                 lost = session is not None and session.notes.session_lost
                 if lost or _is_connection_failure(error):
-                    await self._drop(session)
+                    self._drop(session)
                     explained = session.explain(error) if session is not None else error
                     failure = _Broken(explained, opening=False)
                 elif isinstance(error, (TimeoutError, asyncio.TimeoutError)) or (
@@ -317,6 +325,8 @@ class ServerLink:
         self.listings.clear()
         if session is not None:
             await session.aclose()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
 
 
 # ------------------------------------------------------------------ one link per server
