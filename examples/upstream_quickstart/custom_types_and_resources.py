@@ -1,16 +1,15 @@
 """Types, prompts, the tool and the model connection of the two quickstart agents.
 
 Written as the Apache Flink Agents quickstart has them (same modules, names and API
-calls), with one change: the model. Upstream's quickstart talks to qwen3:8b on Ollama;
-here the connection is an offline stand-in (`offline_review_model.review_model`), so the
-examples run with no model server. The model section at the end is the only part that
-differs from what an upstream user writes.
+calls), with one change: the model connection. Upstream's quickstart talks to qwen3:8b
+on an Ollama server; here ``ollama_server_descriptor`` is an offline stand-in
+(`offline_review_model.review_model`), so the examples run with no model server. The
+agents keep upstream's Ollama chat model setup (``ResourceName.ChatModel.OLLAMA_SETUP``).
 """
 
 from pydantic import BaseModel
 
 from flink_agents.api.chat_message import ChatMessage, MessageRole
-from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
 from flink_agents.api.chat_models.function_model import FunctionChatModelConnection
 from flink_agents.api.prompts.prompt import Prompt
 from flink_agents.api.resource import ResourceDescriptor
@@ -106,20 +105,15 @@ class ProductReviewAnalysisRes(BaseModel):
     reasons: list[str]
 
 
-# ---------------------------------------------------------------------------- the model
-# Upstream:
+# ------------------------------------------------------------------ the model connection
+# Upstream (and here, with an Ollama server running qwen3:8b):
 #     ollama_server_descriptor = ResourceDescriptor(
 #         clazz=ResourceName.ChatModel.OLLAMA_CONNECTION, request_timeout=120
 #     )
-#     chat model setups: clazz=ResourceName.ChatModel.OLLAMA_SETUP, model="qwen3:8b"
-# Here: the offline model, and the plain setup class (it sends the prompt, the messages
-# and the tools through the connection). For a real model, put a provider's classes here
-# (ResourceName.ChatModel.OPENAI_COMPLETIONS_CONNECTION with a base_url works for Ollama's
-# OpenAI-compatible endpoint).
+# Here: the offline model, so the examples run anywhere.
 
-from offline_review_model import review_model  # noqa: E402 (the model section)
+from offline_review_model import review_model  # noqa: E402 (the model connection)
 
 ollama_server_descriptor = ResourceDescriptor(
     clazz=FunctionChatModelConnection, function=review_model
 )
-CHAT_MODEL_SETUP = BaseChatModelSetup

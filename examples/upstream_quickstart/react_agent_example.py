@@ -14,7 +14,6 @@ import sys
 
 from _harness import REVIEWS, print_results, result_line, reviews, share_this_folder_with_workers
 from custom_types_and_resources import (
-    CHAT_MODEL_SETUP,
     ProductReview,
     ProductReviewAnalysisRes,
     notify_shipping_manager,
@@ -25,7 +24,7 @@ from custom_types_and_resources import (
 from flink_agents.api.agents.react_agent import ReActAgent
 from flink_agents.api.core_options import AgentExecutionOptions
 from flink_agents.api.execution_environment import AgentsExecutionEnvironment
-from flink_agents.api.resource import ResourceDescriptor, ResourceType
+from flink_agents.api.resource import ResourceDescriptor, ResourceName, ResourceType
 from flink_agents.api.tools.tool import Tool
 
 
@@ -33,7 +32,7 @@ def review_analysis_react_agent() -> ReActAgent:
     """The ReAct agent: the chat model with the tool, the prompt and the output schema."""
     return ReActAgent(
         chat_model=ResourceDescriptor(
-            clazz=CHAT_MODEL_SETUP,
+            clazz=ResourceName.ChatModel.OLLAMA_SETUP,
             connection="ollama_server",
             model="qwen3:8b",
             tools=["notify_shipping_manager"],

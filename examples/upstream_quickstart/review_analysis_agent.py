@@ -1,15 +1,11 @@
-"""The workflow agent of the quickstart: `ReviewAnalysisAgent`.
-
-As an Apache Flink Agents user writes it (same imports, decorators, events and calls);
-only the chat model setup's class comes from the model section of
-`custom_types_and_resources` instead of ``ResourceName.ChatModel.OLLAMA_SETUP`` (and
-``extract_reasoning``, an option of upstream's Ollama setup, is left out).
+"""The workflow agent of the quickstart: `ReviewAnalysisAgent`, as an Apache Flink Agents
+user writes it (same imports, decorators, resources, events and calls). The connection
+its chat model setup names, ``ollama_server``, is added to the environment by the script.
 """
 
 import json
 
 from custom_types_and_resources import (
-    CHAT_MODEL_SETUP,
     ProductReview,
     ProductReviewAnalysisRes,
     notify_shipping_manager,
@@ -28,7 +24,7 @@ from flink_agents.api.events.chat_event import ChatRequestEvent, ChatResponseEve
 from flink_agents.api.events.event import Event, InputEvent, OutputEvent
 from flink_agents.api.events.event_type import EventType
 from flink_agents.api.prompts.prompt import Prompt
-from flink_agents.api.resource import ResourceDescriptor
+from flink_agents.api.resource import ResourceDescriptor, ResourceName
 from flink_agents.api.runner_context import RunnerContext
 
 
@@ -65,11 +61,12 @@ class ReviewAnalysisAgent(Agent):
     def review_analysis_model() -> ResourceDescriptor:
         """The chat model that analyzes reviews."""
         return ResourceDescriptor(
-            clazz=CHAT_MODEL_SETUP,
+            clazz=ResourceName.ChatModel.OLLAMA_SETUP,
             connection="ollama_server",
             model="qwen3:8b",
             prompt="review_analysis_prompt",
             tools=["notify_shipping_manager"],
+            extract_reasoning=True,
         )
 
     @action(EventType.InputEvent)
