@@ -1,0 +1,90 @@
+"""Azure OpenAI Chat Completions: `AzureOpenAIChatModelConnection` and `AzureOpenAIChatModelSetup`.
+
+Upstream's module path, class names and fields (connection: ``api_key``,
+``api_version``, ``azure_endpoint``, ``timeout``, ``max_retries``; setup: ``model`` (the
+deployment), ``model_of_azure_deployment``, ``temperature``, ``max_tokens``,
+``logprobs``, ``additional_kwargs``), so upstream descriptors work unchanged. The
+request and the answer are the OpenAI Chat Completions wire module's
+(`openai._chat_completions_api`): what `OpenAIChatModelConnection` sends and accepts, an
+Azure deployment sends and accepts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from flink_agents.api.chat_models.chat_model import ToolSpec
+from flink_agents.api.chat_result import ChatResult
+from flink_agents.api.message import ChatMessage
+from flink_agents.integrations.chat_models.azure._connection import AzureOpenAIConnection
+from flink_agents.integrations.chat_models.openai.openai_chat_model import (
+    OpenAIChatModelConnection,
+    OpenAIChatModelSetup,
+)
+
+__all__ = ["AzureOpenAIChatModelConnection", "AzureOpenAIChatModelSetup"]
+
+
+class AzureOpenAIChatModelConnection(AzureOpenAIConnection, OpenAIChatModelConnection):
+    """Chat Completions on an Azure OpenAI deployment
+    (``POST {azure_endpoint}/openai/deployments/{model}/chat/completions?api-version=...``).
+
+    Settings: see `AzureOpenAIConnection` (``api_key`` or an Entra ID token,
+    ``api_version``, ``azure_endpoint``...) and the shared ones (``timeout`` 60 s,
+    ``max_retries`` 0: the built-in chat action retries; ``default_headers``,
+    ``http_client``).
+    """
+
+    async def achat(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec] | None = None,
+        **params: Any,
+    ) -> ChatResult:
+        """Send the conversation to the deployment named by ``model`` (the call's
+        parameters as `OpenAIChatModelConnection.achat`'s, plus
+        ``model_of_azure_deployment``, which is not sent)."""
+        return await self._achat_on_azure(super().achat, messages, tools, params)
+
+
+class AzureOpenAIChatModelSetup(OpenAIChatModelSetup):
+    """A deployment and its options for an `AzureOpenAIChatModelConnection`.
+
+    The options of `OpenAIChatModelSetup` (``max_tokens``, ``temperature``,
+    ``tool_choice``, ``response_format``, ``tool_media``, ``params`` /
+    ``additional_kwargs``), with ``model`` required: the deployment's name.
+    """
+
+    model: str | None = Field(default=None, validate_default=True)
+    """The deployment's name (not the model behind it); required."""
+    model_of_azure_deployment: str | None = None
+    """The model behind the deployment (``gpt-4o``): the result's ``model`` when the
+    response names none (Azure usually does). Not sent."""
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    """Sampling temperature (reasoning models take none)."""
+    max_tokens: int | None = Field(default=None, gt=0)
+    """Most tokens to generate (``max_tokens_param`` names the field it is sent as)."""
+    logprobs: bool | None = None
+    """Ask for log probabilities of the output tokens."""
+
+    @field_validator("model")
+    @classmethod
+    def _deployment_required(cls, value: str | None) -> str:
+        if value is None or not value.strip():
+            raise ValueError("model is required: the name of the Azure OpenAI deployment")
+        return value
+
+    @property
+    def model_kwargs(self) -> dict[str, Any]:
+        kwargs = super().model_kwargs
+        extra = {
+            "model_of_azure_deployment": self.model_of_azure_deployment,
+            "logprobs": self.logprobs,
+        }
+        for key, value in extra.items():
+            if value is not None:
+                kwargs.setdefault(key, value)
+        return kwargs
