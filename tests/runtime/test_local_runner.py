@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-import time
+import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -23,6 +23,10 @@ from flink_agents.api import (
 )
 from flink_agents.runtime.errors import ActionExecutionError
 from flink_agents.runtime.local_runner import AgentOutput, LocalExecutionEnvironment, LocalRunner
+
+BOUND = 10.0
+"""Seconds a test waits at most for something that must happen (a safety net that fails
+the test, never the time it expects to take)."""
 
 
 class Tracker:
@@ -73,10 +77,21 @@ def test_runs_of_a_key_are_in_input_order_and_never_overlap() -> None:
 
 def test_keys_run_concurrently() -> None:
     tracker = Tracker()
-    started = time.perf_counter()
-    outputs = run(sleeping_agent(tracker, 0.2), [{"key": i, "value": i} for i in range(50)])
-    assert time.perf_counter() - started < 0.6
-    assert len(outputs) == 50 and tracker.max_total == 50
+    all_in = asyncio.Event()
+
+    async def work(event: Event, ctx: RunnerContext) -> None:
+        tracker.enter(ctx.key)
+        if tracker.total == 50:
+            all_in.set()
+        # Each run waits until all fifty are in flight: one after another, none would end.
+        await asyncio.wait_for(all_in.wait(), BOUND)
+        tracker.leave(ctx.key)
+        ctx.send_event(OutputEvent(output=event.attributes["input"]))
+
+    agent = Agent().add_action("work", InputEvent, work)
+    outputs = run(agent, [{"key": i, "value": i} for i in range(50)])
+    assert sorted(o.value for o in outputs) == list(range(50))
+    assert tracker.max_total == 50
 
 
 def test_in_flight_runs_are_bounded() -> None:
@@ -91,28 +106,43 @@ def test_in_flight_runs_are_bounded() -> None:
 
 
 def test_a_sync_action_does_not_stall_other_keys() -> None:
+    fast_done = threading.Event()
+    lock = threading.Lock()
+    fast_finished = 0
+
     def blocking(event: Event, ctx: RunnerContext) -> None:
+        nonlocal fast_finished
         if ctx.key == "slow":
-            time.sleep(0.4)
-        ctx.send_event(OutputEvent(output=time.perf_counter()))
+            # Blocks its thread until every other key has finished: on the loop's
+            # thread it would stall them, and never see them finish.
+            ctx.send_event(OutputEvent(output=fast_done.wait(BOUND)))
+            return
+        with lock:
+            fast_finished += 1
+            if fast_finished == 5:
+                fast_done.set()
+        ctx.send_event(OutputEvent(output=True))
 
     agent = Agent().add_action("blocking", InputEvent, blocking)
     inputs = [{"key": "slow", "value": 0}] + [{"key": f"fast{i}", "value": 0} for i in range(5)]
-    started = time.perf_counter()
     outputs = run(agent, inputs)
-    finished = {o.key: o.value - started for o in outputs}
-    assert outputs[-1].key == "slow"
-    assert all(finished[f"fast{i}"] < 0.2 for i in range(5))
+    # "slow" saw every other key finish while it blocked its thread.
+    assert {o.key: o.value for o in outputs} == {
+        "slow": True,
+        **{f"fast{i}": True for i in range(5)},
+    }
 
 
 async def test_streaming_yields_outputs_before_the_input_ends() -> None:
     produced: list[int] = []
+    output_seen = [asyncio.Event() for _ in range(5)]
 
     async def inputs() -> AsyncIterator[dict[str, Any]]:
         for i in range(5):
             produced.append(i)
             yield {"key": i, "value": i}
-            await asyncio.sleep(0.05)
+            # The next input comes only once this one's output came out of the stream.
+            await asyncio.wait_for(output_seen[i].wait(), BOUND)
 
     async def echo(event: Event, ctx: RunnerContext) -> None:
         ctx.send_event(OutputEvent(output=event.attributes["input"] * 10))
@@ -121,8 +151,9 @@ async def test_streaming_yields_outputs_before_the_input_ends() -> None:
     seen: list[tuple[int, int]] = []
     async for output in runner.stream(inputs()):
         seen.append((output.value, len(produced)))
-    assert [v for v, _ in seen] == [0, 10, 20, 30, 40]
-    assert seen[0][1] < 5  # the first output came while the input was still being read
+        output_seen[output.value // 10].set()
+    # Each output came while the input was still being read, before the next input.
+    assert seen == [(0, 1), (10, 2), (20, 3), (30, 4), (40, 5)]
 
 
 async def test_outputs_arrive_as_a_run_sends_them() -> None:
@@ -147,11 +178,20 @@ async def test_outputs_arrive_as_a_run_sends_them() -> None:
 
 
 async def test_stopping_a_stream_early_cancels_the_rest() -> None:
+    release = asyncio.Event()
+    started: list[int] = []
     finished: list[int] = []
+    cancelled: list[int] = []
 
     async def work(event: Event, ctx: RunnerContext) -> None:
         value = event.attributes["input"]
-        await asyncio.sleep(0.0 if value == 0 else 0.3)
+        started.append(value)
+        if value != 0:
+            try:
+                await release.wait()
+            except asyncio.CancelledError:
+                cancelled.append(value)
+                raise
         finished.append(value)
         ctx.send_event(OutputEvent(output=value))
 
@@ -161,8 +201,16 @@ async def test_stopping_a_stream_early_cancels_the_rest() -> None:
         async for output in outputs:
             assert output.value == 0
             break
-    await asyncio.sleep(0.4)
-    assert finished == [0]  # the other runs were cancelled
+    assert len(started) > 1  # other runs were in flight when the stream stopped
+    release.set()  # a run that was not cancelled would now finish
+
+    async def every_started_run_ended() -> None:
+        while len(finished) + len(cancelled) < len(started):
+            await asyncio.sleep(0)
+
+    await asyncio.wait_for(every_started_run_ended(), BOUND)
+    assert finished == [0]
+    assert sorted(cancelled) == sorted(started[1:])
 
 
 def test_a_failing_action_fails_the_stream() -> None:
