@@ -28,6 +28,7 @@ from flink_agents.api.chat_message import (
 from flink_agents.api.chat_models.chat_model import (
     BaseChatModelConnection,
     BaseChatModelSetup,
+    StructuredOutputStrategy,
     ToolSpec,
 )
 from flink_agents.api.chat_models.function_model import (
@@ -73,7 +74,7 @@ from flink_agents.api.function import JavaFunction, PythonFunction
 from flink_agents.api.memory_object import MemoryObject, MemoryType
 from flink_agents.api.memory_reference import MemoryRef
 from flink_agents.api.metric_group import Counter, Gauge, Histogram, MetricGroup
-from flink_agents.api.prompts.prompt import Prompt
+from flink_agents.api.prompts.prompt import LocalPrompt, Prompt
 from flink_agents.api.resource import (
     Resource,
     ResourceDescriptor,
@@ -123,6 +124,7 @@ __all__ = [
     "InputEvent",
     "InputFailurePolicy",
     "JavaFunction",
+    "LocalPrompt",
     "MediaBlock",
     "MemoryEvent",
     "MemoryEventOptions",
@@ -152,6 +154,7 @@ __all__ = [
     "ShortTermMemoryTtlVisibility",
     "ShortTermReadEvent",
     "ShortTermWriteEvent",
+    "StructuredOutputStrategy",
     "TextBlock",
     "Tool",
     "ToolCallBlock",
