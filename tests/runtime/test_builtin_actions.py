@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import pytest
@@ -130,26 +129,56 @@ def test_tool_round_trip_history_holds_messages_only() -> None:
     assert response.structured_output is None
 
 
+class ToolsInFlight:
+    """Two async tools that record how many of their calls are in flight at once."""
+
+    def __init__(self, wait_for_both: bool) -> None:
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.log: list[str] = []
+        self._both = asyncio.Event()
+        self._wait_for_both = wait_for_both
+
+    async def _call(self, name: str, ticket: str) -> str:
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        self.log.append(f"start {name}")
+        if self.in_flight == 2:
+            self._both.set()
+        try:
+            if self._wait_for_both:
+                # Answers once both calls are in flight: one after the other, it would not.
+                await asyncio.wait_for(self._both.wait(), 10)
+            else:
+                for _ in range(3):  # gives another call, if one was started, time to start
+                    await asyncio.sleep(0)
+        finally:
+            self.log.append(f"end {name}")
+            self.in_flight -= 1
+        return f"{name} {ticket}"
+
+    def tools(self) -> dict[str, Any]:
+        async def slow(ticket: str) -> str:
+            """Slow lookup.
+
+            Args:
+                ticket: Id.
+            """
+            return await self._call("slow", ticket)
+
+        async def fast(ticket: str) -> str:
+            """Fast lookup.
+
+            Args:
+                ticket: Id.
+            """
+            return await self._call("fast", ticket)
+
+        return {"slow": slow, "fast": fast}
+
+
 def test_tool_messages_follow_call_order_and_calls_run_concurrently() -> None:
-    async def slow(ticket: str) -> str:
-        """Slow lookup.
-
-        Args:
-            ticket: Id.
-        """
-        await asyncio.sleep(0.3)
-        return f"slow {ticket}"
-
-    async def fast(ticket: str) -> str:
-        """Fast lookup.
-
-        Args:
-            ticket: Id.
-        """
-        await asyncio.sleep(0.3)
-        return f"fast {ticket}"
-
-    def replies(parallel: bool) -> ScriptedChatModelConnection:
+    def two_calls() -> ScriptedChatModelConnection:
         return ScriptedChatModelConnection(
             replies=[
                 ChatMessage.assistant(
@@ -159,22 +188,24 @@ def test_tool_messages_follow_call_order_and_calls_run_concurrently() -> None:
             ]
         )
 
-    model = replies(True)
-    started = time.perf_counter()
-    run_local(chat_agent(model, tools={"slow": slow, "fast": fast}), [{"key": "k", "value": "x"}])
-    parallel_time = time.perf_counter() - started
-    assert parallel_time < 0.55
+    model = two_calls()
+    parallel = ToolsInFlight(wait_for_both=True)
+    run_local(chat_agent(model, tools=parallel.tools()), [{"key": "k", "value": "x"}])
+    assert parallel.max_in_flight == 2
     results = [m.tool_result_block for m in model.calls[1].messages[2:]]
     assert [(r.call_id, r.text) for r in results if r] == [("a", "slow 1"), ("b", "fast 2")]
 
-    model = replies(False)
-    started = time.perf_counter()
+    model = two_calls()
+    serial = ToolsInFlight(wait_for_both=False)
     run_local(
-        chat_agent(model, tools={"slow": slow, "fast": fast}),
+        chat_agent(model, tools=serial.tools()),
         [{"key": "k", "value": "x"}],
         {"tool-call.parallel": False},
     )
-    assert time.perf_counter() - started >= 0.6
+    assert serial.max_in_flight == 1
+    assert serial.log == ["start slow", "end slow", "start fast", "end fast"]
+    results = [m.tool_result_block for m in model.calls[1].messages[2:]]
+    assert [(r.call_id, r.text) for r in results if r] == [("a", "slow 1"), ("b", "fast 2")]
 
 
 def test_missing_unavailable_and_raising_tools_become_error_results() -> None:
@@ -394,24 +425,40 @@ def test_fail_strategy_fails_the_run() -> None:
     assert cause.retryable and cause.status_code == 429 and cause.retry_after == 1.0
 
 
-def test_a_retry_wait_does_not_block_other_keys() -> None:
-    def reply(messages: list[ChatMessage], tools: list[ToolMetadata]) -> str:
-        if messages[0].text == "slow" and len(waiting) == 0:
-            waiting.append(time.perf_counter())
-            raise retryable(retry_after=0.4)
-        return f"answer to {messages[0].text}"
+def test_a_retry_wait_does_not_block_other_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    others_answered = asyncio.Event()
+    answered: list[str] = []
+    waits: list[float] = []
 
-    waiting: list[float] = []
+    async def wait_until_the_others_are_answered(seconds: float) -> None:
+        waits.append(seconds)
+        # The retry wait ends once every other key has its answer: a wait that held
+        # them up would never end (and fail the run).
+        await asyncio.wait_for(others_answered.wait(), 10)
+
+    monkeypatch.setattr(builtin_actions, "_sleep", wait_until_the_others_are_answered)
+
+    def reply(messages: list[ChatMessage], tools: list[ToolMetadata]) -> str:
+        text = messages[0].text
+        if text == "slow" and not waits:
+            raise retryable(retry_after=0.4)
+        if text == "fast":
+            answered.append(text)
+            if len(answered) == 5:
+                others_answered.set()
+        return f"answer to {text}"
+
     model = FunctionChatModelConnection(function=reply)
-    started = time.perf_counter()
     outputs, _ = run_local(
         chat_agent(model),
         [{"key": "a", "value": "slow"}] + [{"key": f"b{i}", "value": "fast"} for i in range(5)],
     )
-    elapsed = time.perf_counter() - started
-    order = [o.key for o in outputs]
-    assert order[-1] == "a"  # every other key finished while "a" waited
-    assert 0.4 <= elapsed < 1.0
+    # "a" waited (at least retry-after), and the other keys got their answers meanwhile.
+    assert len(waits) == 1 and waits[0] >= 0.4
+    assert sorted(o.key for o in outputs) == ["a", "b0", "b1", "b2", "b3", "b4"]
+    assert only_response([o for o in outputs if o.key == "a"]).response == ChatMessage.assistant(
+        "answer to slow"
+    )
 
 
 # ---------------------------------------------------------------------------- metrics
