@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
@@ -76,11 +75,21 @@ async def test_recorded_messages_are_copies() -> None:
 
 
 async def test_latency_is_slept_without_blocking_the_loop() -> None:
-    model = FunctionChatModelConnection(function=lambda m, t: "ok", latency=0.1, record_calls=False)
-    started = time.perf_counter()
+    received_before_answering: list[int] = []
+
+    def answer(messages: list[ChatMessage], tools: list[ToolMetadata]) -> str:
+        received_before_answering.append(len(model.calls))
+        return "ok"
+
+    model = FunctionChatModelConnection(function=answer, latency=0.01)
     await asyncio.gather(*(model.achat([ChatMessage.user("x")]) for _ in range(20)))
-    assert time.perf_counter() - started < 0.5
-    assert model.calls == []
+    # All twenty calls were received before the first answer: they waited out their
+    # latency together (a blocking wait answers each before the next is received).
+    assert received_before_answering == [20] * 20
+
+    quiet = FunctionChatModelConnection(function=lambda m, t: "ok", record_calls=False)
+    await quiet.achat([ChatMessage.user("x")])
+    assert quiet.calls == []
 
 
 async def test_scripted_model_plays_replies_in_order_and_raises_errors() -> None:

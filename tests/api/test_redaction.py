@@ -157,16 +157,20 @@ def test_long_base64_runs_are_redacted_short_ones_kept() -> None:
     )
 
 
-def test_large_payloads_are_fast() -> None:
+def test_large_payloads_take_linear_time() -> None:
     big = base64.b64encode(b"\x01\x02\x03" * 3_500_000).decode()  # 14 MB
     prose = ("word " * 10 + "x" * 199 + " ") * 5_000  # 1.25 MB of near-miss runs
-    started = time.perf_counter()
+    # A guard against catastrophic backtracking, not a benchmark: linear scans take about
+    # 0.1 s here, while a pattern that backtracks over the text is quadratic in these
+    # sizes and takes hours. The bound only has to tell those apart, so it is generous,
+    # and counts this thread's CPU time, which a busy machine does not stretch.
+    started = time.thread_time()
     assert (
         redact(f"data:image/png;base64,{big}") == "data:image/png;base64,<10500000 bytes redacted>"
     )
     assert redact(big) == f"<base64, {len(big)} chars redacted>"
     assert redact(prose) == prose
-    assert time.perf_counter() - started < 2.0
+    assert time.thread_time() - started < 20.0
 
 
 # ---------------------------------------------------------------------------- JSON values
