@@ -567,15 +567,23 @@ async def test_finish_calls_lets_calls_in_flight_record_and_starts_no_new_one(
     assert log.in_flight == 1
     # The operator thread waits (here: another thread) while the loop finishes the call.
     waiting = asyncio.get_running_loop().run_in_executor(None, log.finish_calls, 5.0)
-    await asyncio.sleep(0.01)
+
+    async def finishing_began() -> None:
+        while not log._stopping:  # set by finish_calls before it waits
+            await asyncio.sleep(0.001)
+
+    await asyncio.wait_for(finishing_began(), 10)
     later = asyncio.create_task(log.execute(key(call_index=1), model_call, ("b",), {}))
+    await asyncio.sleep(0)  # the new call's first step: refused, it waits to be cancelled
+    assert log.in_flight == 1 and not later.done()
+    assert not waiting.done()  # finish_calls waits for the call in flight
     release.set()
     assert await waiting == 0  # the call in flight finished and was recorded
     assert await first == "A"
     record = store.get(key(call_index=0))
     assert record is not None and record.outcome is not None
-    await asyncio.sleep(0.01)
     assert started == ["a"] and not later.done()  # no new call started
+    assert log.in_flight == 0
     later.cancel()
     assert store.get(key(call_index=1)) is None
     log.close()
