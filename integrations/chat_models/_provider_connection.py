@@ -60,6 +60,9 @@ class ProviderConnection(BaseChatModelConnection, Generic[ClientT]):
     """The SDK's exception classes (its base class, or several) that `_error_from_sdk` maps."""
     sdk_environment: ClassVar[tuple[str, ...]] = ()
     """Environment variables the SDK client reads when it is made (part of the cache key)."""
+    credential_environment: ClassVar[tuple[str, ...]] = ()
+    """Environment variables that give the provider's credentials when ``api_key`` is None
+    (the first is the one to set); empty: the provider needs none (no check)."""
 
     api_key: str | None = Field(default=None, exclude=True, repr=False)
     """The API key; when None the SDK reads its environment variable. Never dumped or shown."""
@@ -112,7 +115,31 @@ class ProviderConnection(BaseChatModelConnection, Generic[ClientT]):
         key = (self.sdk_client_class, freeze(options), environment, freeze(self.http_client))
         return sdk_clients.get(key, lambda: self._new_client(options))
 
+    def _has_credentials(self) -> bool:
+        """Whether the SDK will find credentials: ``api_key``, one of the
+        `credential_environment` variables, or an authorization header of your own."""
+        if self.api_key or not self.credential_environment:
+            return True
+        if any(os.environ.get(name) for name in self.credential_environment):
+            return True
+        headers = {name.lower() for name in self.default_headers or {}}
+        return bool(headers & _AUTHORIZATION_HEADERS)
+
+    def _missing_credentials(self) -> ChatModelError:
+        first, *others = self.credential_environment
+        alternatives = f" (or {', '.join(others)})" if others else ""
+        return ChatModelError(
+            f"{self.provider_name}: no API key: set {first}{alternatives} in the environment "
+            "of the process that runs the agent (on Flink: of every TaskManager), or pass "
+            f"api_key=... to {type(self).__name__} (its ResourceDescriptor)",
+            retryable=False,
+            provider=self.provider_name,
+            kind="authentication",
+        )
+
     def _new_client(self, options: dict[str, Any]) -> Any:
+        if not self._has_credentials():  # the SDK's own error does not say what to set
+            raise self._missing_credentials()
         http_client = self.http_client
         if http_client is not None and not _is_http_client(http_client):
             http_client = http_client()  # a function that makes the HTTP client
@@ -158,6 +185,10 @@ class ProviderConnection(BaseChatModelConnection, Generic[ClientT]):
                 "a function that makes the client instead (http_client=make_client)"
             )
         return super().__getstate__()
+
+
+_AUTHORIZATION_HEADERS = frozenset({"authorization", "x-api-key", "api-key"})
+"""Headers that carry credentials themselves (an SDK then needs no key)."""
 
 
 def _is_http_client(value: object) -> bool:

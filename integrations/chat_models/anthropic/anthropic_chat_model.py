@@ -44,6 +44,10 @@ class AnthropicChatModelConnection(ProviderConnection[anthropic.AsyncAnthropic])
         "ANTHROPIC_BASE_URL",
         "ANTHROPIC_CUSTOM_HEADERS",
     )
+    credential_environment: ClassVar[tuple[str, ...]] = (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+    )
 
     async def achat(
         self,

@@ -57,6 +57,10 @@ class AzureOpenAIConnection(OpenAIConnection):
         "OPENAI_ORG_ID",
         "OPENAI_PROJECT_ID",
     )
+    credential_environment: ClassVar[tuple[str, ...]] = (
+        "AZURE_OPENAI_API_KEY",
+        "AZURE_OPENAI_AD_TOKEN",
+    )
 
     api_version: str | None = None
     """The REST API version (``"2024-10-21"``, ``"2025-04-01-preview"``...), sent as
@@ -103,6 +107,13 @@ class AzureOpenAIConnection(OpenAIConnection):
             azure_ad_token_provider=self.azure_ad_token_provider,
         )
         return options
+
+    def _has_credentials(self) -> bool:
+        return (
+            self.azure_ad_token is not None
+            or self.azure_ad_token_provider is not None
+            or super()._has_credentials()
+        )
 
     def _new_client(self, options: dict[str, Any]) -> Any:
         provider = options.get("azure_ad_token_provider")

@@ -30,6 +30,7 @@ class OpenAIConnection(ProviderConnection[openai.AsyncOpenAI]):
         "OPENAI_PROJECT_ID",
         "OPENAI_BASE_URL",
     )
+    credential_environment: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY", "OPENAI_ADMIN_KEY")
 
     organization: str | None = None
     """OpenAI organization id; ``None`` for the SDK default (``OPENAI_ORG_ID``)."""
