@@ -110,12 +110,14 @@ def test_a_call_waiting_for_a_thread_is_not_timed_out_by_the_wait(
     pool = ToolThreadPool(2)
 
     async def main() -> tuple[Any, ...]:
-        # Both threads hang; the quick call waits for one, then runs once they are
-        # written off: its timeout counts from its start, not from its submission.
+        # Both threads hang; the quick call waits for one (0.5 s), then runs once they
+        # are written off: its timeout (0.25 s) counts from its start, not from its
+        # submission. (The quarter second is a margin for a busy machine to start a
+        # thread and run it: the call itself takes microseconds.)
         return await asyncio.gather(
-            pool.run(hang(release), 0.05),
-            pool.run(hang(release), 0.05),
-            pool.run(lambda: "quick", 0.05),
+            pool.run(hang(release), 0.5),
+            pool.run(hang(release), 0.5),
+            pool.run(lambda: "quick", 0.25),
             return_exceptions=True,
         )
 
