@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 QUICKSTART = Path(__file__).resolve().parents[1] / "examples" / "upstream_quickstart"
+TABLE_JOB = Path(__file__).resolve().parent / "upstream_table_job.py"
 
 EXPECTED = [
     {"id": "p-101", "score": 1, "reasons": ["poor quality"]},
@@ -36,7 +37,7 @@ NOTIFIED = {"p-101", "p-103"}
 """Products whose review complains about the shipping: the model calls the tool first."""
 
 
-def _run(script: str, *args: str) -> tuple[list[dict[str, Any]], str]:
+def _run(script: str | Path, *args: str) -> tuple[list[dict[str, Any]], str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     done = subprocess.run(
@@ -89,3 +90,13 @@ def test_quickstart_as_a_flink_job(script: str) -> None:
     results, stdout = _run(script)
     _check(results)
     assert _notified(stdout) == NOTIFIED
+
+
+@pytest.mark.flink
+@pytest.mark.parametrize("mode", ["table", "stream"])
+def test_upstream_table_and_typed_stream_outputs(mode: str) -> None:
+    """from_table, then upstream's to_table(schema, output_type) or
+    to_datastream(output_type): each analysis becomes a row of (id, score)."""
+    results, _ = _run(TABLE_JOB, mode)
+    expected = [{"id": e["id"], "score": e["score"]} for e in EXPECTED]
+    assert sorted(results, key=json.dumps) == sorted(expected, key=json.dumps)
