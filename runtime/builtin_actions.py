@@ -47,6 +47,7 @@ from flink_agents.api.runner_context import RunnerContext
 from flink_agents.api.tool_response import ToolResponse, raw_arguments
 from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.api.tools.tool import BaseTool, ToolMetadata
+from flink_agents.api.tools.tool_parameter_injection import injected_arguments
 from flink_agents.plan.agent_plan import ActionSpec
 from flink_agents.runtime.action_context import ActionContext
 from flink_agents.runtime.errors import StructuredOutputError, ToolCallTimeoutError
@@ -509,6 +510,12 @@ def _tool_caller(
             return ToolResponse.invalid_arguments(
                 call_id, name, raw, started_at=started_at, duration_s=time.perf_counter() - started
             )
+        if isinstance(tool, FunctionTool) and tool.injected_args:
+            # Injected parameters win over the model's: it cannot choose a tenant, say.
+            try:
+                arguments = {**arguments, **injected_arguments(tool.injected_args, ctx)}
+            except (LookupError, TypeError) as exc:
+                return failed(f"tool {name!r} could not run: {exc}")
         try:
             output = await _run_tool(tool, arguments, timeout, threads)
             return ToolResponse.from_output(
