@@ -107,9 +107,9 @@ def test_media_block_checks_its_mime_family() -> None:
 
 
 def test_tool_result_content_takes_only_text_and_media() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="Input tag 'tool_call' found using 'type' does not"):
         ToolResultBlock(call_id="c1", content=[CALL])  # type: ignore[list-item]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="Input tag 'reasoning' found using 'type' does not"):
         ToolResultBlock(call_id="c1", content=[REASONING])  # type: ignore[list-item]
 
 

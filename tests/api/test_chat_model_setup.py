@@ -25,6 +25,11 @@ from flink_agents.api.chat_models.chat_model import StructuredOutputStrategy
 from flink_agents.api.tools.function_tool import FunctionTool
 
 
+def _failures(error: ValidationError) -> list[tuple[Any, str]]:
+    """Where validation failed and why: a ValidationError for another field does not pass."""
+    return [(e["loc"], e["type"]) for e in error.errors()]
+
+
 def lookup(ticket: str) -> str:
     """Look a ticket up.
 
@@ -211,8 +216,9 @@ def test_structured_output_strategy_defaults_to_auto_and_null_is_auto() -> None:
     none: Any = None
     setup = BaseChatModelSetup(connection="c", structured_output_strategy=none)
     assert setup.structured_output_strategy is StructuredOutputStrategy.AUTO
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError) as raised:
         BaseChatModelSetup(connection="c", structured_output_strategy="bogus")
+    assert _failures(raised.value) == [(("structured_output_strategy",), "enum")]
 
 
 def test_the_strategy_resolves_against_the_capability() -> None:

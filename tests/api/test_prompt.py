@@ -83,7 +83,7 @@ def test_from_messages_keeps_roles_fills_text_and_keeps_media() -> None:
 
 
 def test_prompt_is_abstract() -> None:
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="abstract class Prompt"):
         Prompt()  # type: ignore[abstract]
 
 

@@ -17,6 +17,11 @@ from flink_agents.api.tools.utils import (
 )
 
 
+def _failures(error: ValidationError) -> list[tuple[Any, str]]:
+    """Where validation failed and why: a ValidationError for another field does not pass."""
+    return [(e["loc"], e["type"]) for e in error.errors()]
+
+
 def sample(a: int, b: str = "x", c=5, d: Annotated[int, "annotated desc"] = 0) -> None:
     """Sample.
 
@@ -51,8 +56,9 @@ def test_schema_from_function_keeps_a_field_default() -> None:
     model = create_schema_from_function("f", f)
     assert model().n == 3  # type: ignore[attr-defined]
     assert model.model_fields["n"].description == "A count."
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError) as raised:
         model(n=-1)
+    assert _failures(raised.value) == [(("n",), "greater_than_equal")]
 
 
 class Inner(BaseModel):
@@ -91,12 +97,15 @@ def test_model_from_schema_validates_nested_models_and_constraints(
     rebuilt: type[BaseModel],
 ) -> None:
     assert rebuilt(name="a", count=5, inner={"x": 1}).count == 5  # type: ignore[attr-defined]
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError) as raised:
         rebuilt(name="a", inner={})  # the nested x is required
-    with pytest.raises(ValidationError):
+    assert _failures(raised.value) == [(("inner", "x"), "missing")]
+    with pytest.raises(ValidationError) as raised:
         rebuilt(name="a", count=99, inner={"x": 1})  # le=10
-    with pytest.raises(ValidationError):
+    assert _failures(raised.value) == [(("count",), "less_than_equal")]
+    with pytest.raises(ValidationError) as raised:
         rebuilt(name="a", inner={"x": 1}, colors={"c": {"shade": "green"}})  # an enum
+    assert _failures(raised.value) == [(("colors", "c", "shade"), "literal_error")]
     ok = rebuilt(name="a", inner={"x": 1}, colors={"c": {"shade": "red"}})
     assert ok.model_dump()["colors"] == {"c": {"shade": "red"}}
 

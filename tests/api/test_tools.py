@@ -136,10 +136,14 @@ def test_name_and_description_overrides_and_pydantic_parameters() -> None:
 async def test_call_validates_and_coerces_arguments() -> None:
     tool = FunctionTool.from_function(google_style)
     assert await tool.acall(city="Lyon", days="3") == "Lyon:3:C"
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError) as raised:
         await tool.acall(days=2)  # city missing
-    with pytest.raises(ValidationError):
+    assert [(e["loc"], e["type"]) for e in raised.value.errors()] == [(("city",), "missing")]
+    with pytest.raises(ValidationError) as raised:
         await tool.acall(city="Lyon", unknown=1)
+    assert [(e["loc"], e["type"]) for e in raised.value.errors()] == [
+        (("unknown",), "extra_forbidden")
+    ]
     address_tool = FunctionTool.from_function(takes_model)
     assert await address_tool.acall(address={"street": "Main St 1", "zip_code": "1000"}) == (
         "Main St 1, 1000"

@@ -87,9 +87,9 @@ def test_given_back_runs_are_offered_again() -> None:
 
 
 def test_invalid_settings() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="clock_skew_ms must be >= 0"):
         FinishedRuns(clock_skew_ms=-1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="max_batches >= 2"):
         FinishedRuns(max_batches=1)
 
 

@@ -181,7 +181,7 @@ def test_pipeline_ids() -> None:
     for bad in ("", "  "):
         with pytest.raises(ValueError, match="non-blank"):
             check_pipeline_id(bad)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="pipeline id is a non-blank string"):
         SqliteActionStateStore("x.sqlite", pipeline="")
     assert default_pipeline_id(TriageAgent()) == f"{__name__}:TriageAgent"
     assert default_pipeline_id(TriageAgent(), "triage") == f"{__name__}:TriageAgent/triage"

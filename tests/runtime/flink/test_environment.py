@@ -43,5 +43,5 @@ def test_key_selector_objects_and_functions() -> None:
 
     assert _selector(ByUser())({"user": "u1"}) == "u1"
     assert _selector(len)("abc") == 3
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="must be callable or a KeySelector, got 'user'"):
         _selector("user")
