@@ -167,22 +167,6 @@ def _compatible(provider: str, url: str, why: str) -> Missing:
     return Missing(f"the {provider} chat model", _COMPLETIONS.format(url=url, why=why))
 
 
-_OLLAMA = _compatible(
-    "Ollama", "http://localhost:11434/v1", "Ollama serves an OpenAI-compatible API; any api_key"
-)
-_VLLM = _compatible(
-    "vLLM", "http://localhost:8000/v1", "vLLM serves an OpenAI-compatible API; any api_key"
-)
-_AZURE = _compatible(
-    "Azure OpenAI",
-    "https://<resource>.openai.azure.com/openai/v1/",
-    "Azure OpenAI's v1 API, with the Azure key as api_key",
-)
-_TONGYI = _compatible(
-    "Tongyi (DashScope)",
-    "https://dashscope.aliyuncs.com/compatible-mode/v1",
-    "DashScope's OpenAI-compatible mode, with the DashScope key as api_key",
-)
 _GEMINI = _compatible(
     "Gemini",
     "https://generativelanguage.googleapis.com/v1beta/openai/",
@@ -208,8 +192,9 @@ def _java(kind: str, python_name: str | None) -> Missing:
 _JAVA_WRAPPER = Missing(
     "the Java chat model wrapper (there is no Java runtime here)",
     "use the Python connection and setup of the provider: ResourceName.ChatModel."
-    "ANTHROPIC_*, OPENAI_COMPLETIONS_* or OPENAI_RESPONSES_* (OpenAI-compatible servers "
-    "through OPENAI_COMPLETIONS_* with a base_url)",
+    "ANTHROPIC_*, OPENAI_COMPLETIONS_*, OPENAI_RESPONSES_*, AZURE_OPENAI_*, OLLAMA_*, "
+    "VLLM_* or TONGYI_* (other OpenAI-compatible servers through OPENAI_COMPLETIONS_* "
+    "with a base_url)",
 )
 _NO_EMBEDDING = Missing(
     "embedding models",
@@ -228,15 +213,20 @@ CLASS_NAMES: dict[str, str | Missing] = {
     _CM.OPENAI_COMPLETIONS_SETUP: _CM.OPENAI_COMPLETIONS_SETUP,
     _CM.OPENAI_RESPONSES_CONNECTION: _CM.OPENAI_RESPONSES_CONNECTION,
     _CM.OPENAI_RESPONSES_SETUP: _CM.OPENAI_RESPONSES_SETUP,
+    **{
+        name: name
+        for name in (
+            _CM.OLLAMA_CONNECTION,
+            _CM.OLLAMA_SETUP,
+            _CM.VLLM_CONNECTION,
+            _CM.VLLM_SETUP,
+            _CM.AZURE_OPENAI_CONNECTION,
+            _CM.AZURE_OPENAI_SETUP,
+            _CM.TONGYI_CONNECTION,
+            _CM.TONGYI_SETUP,
+        )
+    },
     # Chat models without one (yet): what to use instead.
-    _CM.OLLAMA_CONNECTION: _OLLAMA,
-    _CM.OLLAMA_SETUP: _OLLAMA,
-    _CM.VLLM_CONNECTION: _VLLM,
-    _CM.VLLM_SETUP: _VLLM,
-    _CM.AZURE_OPENAI_CONNECTION: _AZURE,
-    _CM.AZURE_OPENAI_SETUP: _AZURE,
-    _CM.TONGYI_CONNECTION: _TONGYI,
-    _CM.TONGYI_SETUP: _TONGYI,
     _CM.JAVA_WRAPPER_CONNECTION: _JAVA_WRAPPER,
     _CM.JAVA_WRAPPER_SETUP: _JAVA_WRAPPER,
     _CM.Java.ANTHROPIC_CONNECTION: _java("chat model", "ChatModel.ANTHROPIC_CONNECTION"),
@@ -249,12 +239,12 @@ CLASS_NAMES: dict[str, str | Missing] = {
         "chat model", "ChatModel.OPENAI_RESPONSES_CONNECTION"
     ),
     _CM.Java.OPENAI_RESPONSES_SETUP: _java("chat model", "ChatModel.OPENAI_RESPONSES_SETUP"),
-    _CM.Java.OLLAMA_CONNECTION: _OLLAMA,
-    _CM.Java.OLLAMA_SETUP: _OLLAMA,
-    _CM.Java.VLLM_CONNECTION: _VLLM,
-    _CM.Java.VLLM_SETUP: _VLLM,
-    _CM.Java.AZURE_OPENAI_CONNECTION: _AZURE,
-    _CM.Java.AZURE_OPENAI_SETUP: _AZURE,
+    _CM.Java.OLLAMA_CONNECTION: _java("chat model", "ChatModel.OLLAMA_CONNECTION"),
+    _CM.Java.OLLAMA_SETUP: _java("chat model", "ChatModel.OLLAMA_SETUP"),
+    _CM.Java.VLLM_CONNECTION: _java("chat model", "ChatModel.VLLM_CONNECTION"),
+    _CM.Java.VLLM_SETUP: _java("chat model", "ChatModel.VLLM_SETUP"),
+    _CM.Java.AZURE_OPENAI_CONNECTION: _java("chat model", "ChatModel.AZURE_OPENAI_CONNECTION"),
+    _CM.Java.AZURE_OPENAI_SETUP: _java("chat model", "ChatModel.AZURE_OPENAI_SETUP"),
     _CM.Java.GEMINI_CONNECTION: _GEMINI,
     _CM.Java.GEMINI_SETUP: _GEMINI,
     _CM.Java.BEDROCK_CONNECTION: _BEDROCK,

@@ -94,36 +94,44 @@ def _agent_with(name: str, resource_type: ResourceType, **arguments: Any) -> Age
     return Agent().add_resource("model", resource_type, ResourceDescriptor(clazz=name, **arguments))
 
 
-@pytest.fixture
-def no_new_adapters(monkeypatch: pytest.MonkeyPatch) -> None:
-    """As before an adapter for Ollama, vLLM... is added at upstream's path (others are
-    adding them: the table's entries still say what to use without one)."""
-    from flink_agents.api import _resource_names
-
-    monkeypatch.setattr(_resource_names, "_module_here", lambda name: False)
-
-
-@pytest.mark.usefixtures("no_new_adapters")
-def test_ollama_fails_the_plan_and_names_the_openai_compatible_alternative() -> None:
-    agent = _agent_with(
-        ResourceName.ChatModel.OLLAMA_CONNECTION,
-        ResourceType.CHAT_MODEL_CONNECTION,
-        base_url="http://localhost:11434",
+@pytest.mark.parametrize(
+    ("name", "module", "class_name"),
+    [
+        (
+            ResourceName.ChatModel.OLLAMA_CONNECTION,
+            "ollama_chat_model",
+            "OllamaChatModelConnection",
+        ),
+        (ResourceName.ChatModel.OLLAMA_SETUP, "ollama_chat_model", "OllamaChatModelSetup"),
+        (ResourceName.ChatModel.VLLM_CONNECTION, "vllm.vllm_chat_model", "VLLMChatModelConnection"),
+        (ResourceName.ChatModel.VLLM_SETUP, "vllm.vllm_chat_model", "VLLMChatModelSetup"),
+        (
+            ResourceName.ChatModel.AZURE_OPENAI_CONNECTION,
+            "azure.azure_openai_chat_model",
+            "AzureOpenAIChatModelConnection",
+        ),
+        (
+            ResourceName.ChatModel.AZURE_OPENAI_SETUP,
+            "azure.azure_openai_chat_model",
+            "AzureOpenAIChatModelSetup",
+        ),
+        (
+            ResourceName.ChatModel.TONGYI_CONNECTION,
+            "tongyi_chat_model",
+            "TongyiChatModelConnection",
+        ),
+        (ResourceName.ChatModel.TONGYI_SETUP, "tongyi_chat_model", "TongyiChatModelSetup"),
+    ],
+)
+def test_native_adapters_resolve_at_upstreams_paths(
+    name: str, module: str, class_name: str
+) -> None:
+    assert CLASS_NAMES[name] == name
+    cls = ResourceDescriptor(clazz=name).clazz
+    assert (cls.__module__, cls.__name__) == (
+        f"flink_agents.integrations.chat_models.{module}",
+        class_name,
     )
-    with pytest.raises(ResourceUnavailableError) as caught:
-        AgentPlan.from_agent(agent)
-    message = str(caught.value)
-    assert "Ollama" in message
-    assert "OPENAI_COMPLETIONS_CONNECTION" in message
-    assert "base_url='http://localhost:11434/v1'" in message
-    assert isinstance(caught.value, ValueError)
-
-
-@pytest.mark.usefixtures("no_new_adapters")
-def test_vllm_setup_names_its_alternative_too() -> None:
-    agent = _agent_with(ResourceName.ChatModel.VLLM_SETUP, ResourceType.CHAT_MODEL, connection="c")
-    with pytest.raises(ResourceUnavailableError, match=r"vLLM.*OPENAI_COMPLETIONS_SETUP"):
-        AgentPlan.from_agent(agent)
 
 
 def test_java_names_fail_the_plan_pointing_at_the_python_class() -> None:
@@ -153,7 +161,7 @@ def test_a_name_declared_in_a_decorated_method_fails_the_plan() -> None:
             )
 
     agent = OllamaAgent()  # declaring it is fine
-    with pytest.raises(ResourceUnavailableError, match="11434"):
+    with pytest.raises(ResourceUnavailableError, match=r"Java.*ChatModel\.OLLAMA_SETUP"):
         AgentPlan.from_agent(agent)
 
 
