@@ -101,7 +101,9 @@ class EventLog:
         if level is EventLogLevel.OFF:
             return cls(None, level)
         path.mkdir(parents=True, exist_ok=True)
-        stream = (path / file_name).open("a", encoding="utf-8")
+        # Line-buffered: each record is in the file when its line is written, so the log
+        # can be followed (tail -f) while the job runs, not only after close().
+        stream = (path / file_name).open("a", encoding="utf-8", buffering=1)
         log = cls(stream, level, max_string_length=max_string_length)
         log._owned = True
         return log

@@ -129,6 +129,16 @@ def test_verbose_log_keeps_strings_and_adds_action_records(tmp_path: Path) -> No
     assert actions[0]["sent_event_ids"] == [events[1]["id"]]
 
 
+def test_a_record_is_in_the_file_as_soon_as_it_is_logged(tmp_path: Path) -> None:
+    log = EventLog.for_directory(tmp_path)
+    try:
+        log.log_event("u1", 0, InputEvent(input="hi"))
+        lines = (tmp_path / "events.jsonl").read_text().splitlines()
+        assert [json.loads(line)["type"] for line in lines] == ["_input_event"]
+    finally:
+        log.close()
+
+
 def test_off_writes_nothing(tmp_path: Path) -> None:
     assert run_logged(tmp_path, "off") == []
     assert not (tmp_path / "events.jsonl").exists()
