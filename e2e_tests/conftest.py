@@ -17,6 +17,19 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True)
+def _no_gateway_switch_left_behind() -> Iterator[None]:
+    """A process-mode job run in this process sets PYFLINK_GATEWAY_DISABLED in its
+    environment; job scripts a later test starts as subprocesses would inherit it and refuse
+    to start their own gateway. Whatever a test leaves there is taken back after it."""
+    before = os.environ.get("PYFLINK_GATEWAY_DISABLED")
+    yield
+    if before is None:
+        os.environ.pop("PYFLINK_GATEWAY_DISABLED", None)
+    else:
+        os.environ["PYFLINK_GATEWAY_DISABLED"] = before
+
+
 @pytest.fixture(scope="session")
 def flink_prepared() -> Iterator[Any]:
     """Java and the worker environment exported for the gateway JVM (once per session)."""
