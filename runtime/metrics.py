@@ -29,7 +29,23 @@ __all__ = [
 # ------------------------------------------------------------------ in memory
 
 
-class _Counter(Counter):
+class _Locked:
+    """Pickles without its lock (a new one where it is unpickled): an engine and its
+    metric group travel to Flink workers with cloudpickle, used or not."""
+
+    __slots__ = ()
+
+    def __getstate__(self) -> dict[str, Any]:
+        slots: tuple[str, ...] = type(self).__slots__  # type: ignore[attr-defined]
+        return {name: getattr(self, name) for name in slots if name != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+        self._lock = threading.Lock()
+
+
+class _Counter(_Locked, Counter):
     __slots__ = ("_count", "_lock")
 
     def __init__(self) -> None:
@@ -48,7 +64,7 @@ class _Counter(Counter):
         return self._count
 
 
-class _Histogram(Histogram):
+class _Histogram(_Locked, Histogram):
     __slots__ = ("_count", "_lock", "_max", "_min", "_sum")
 
     def __init__(self) -> None:

@@ -114,13 +114,6 @@ def test_a_snapshot_is_a_copy() -> None:
     assert group.snapshot() == {"c": 2}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="bug: _Counter and _Histogram hold a threading.Lock in __slots__ and do not "
-    "pickle, so a group with metrics (an AgentEngine after use, whose docstring says it "
-    "pickles after use) cannot be pickled; remove this mark with the fix",
-)
 def test_the_group_pickles_with_its_values_and_keeps_working() -> None:
     group = InMemoryMetricGroup()
     group.get_counter("c").inc(3)
