@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from flink_agents.api._values import ModelClassRef
 from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
 from flink_agents.api.chat_models.chat_reply import as_chat_result
+from flink_agents.api.chat_models.rate_limit import LimitReport, report_limits
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.core_options import AgentExecutionOptions, ErrorHandlingStrategy
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
@@ -55,6 +56,7 @@ from flink_agents.runtime.metrics import (
     record_chat_call,
     record_chat_error,
     record_chat_retry,
+    record_request_limits,
     record_tool_call,
 )
 from flink_agents.runtime.model_request import model_request_fingerprint
@@ -293,7 +295,17 @@ async def _call_model(
         params = {**params, "$prompt_args": state.prompt_args}
     else:
         messages = setup.apply_prompt(history, state.prompt_args)
-    caller = _model_caller(setup, history, state.prompt_args)
+    label = _metric_label(setup, state.model)
+    metrics = ctx.agent_metric_group
+    paced = False
+
+    def limits_seen(report: LimitReport) -> None:
+        nonlocal paced
+        paced = report.paced
+        if report.limiter is not None:
+            record_request_limits(metrics, setup.connection, report)
+
+    caller = _model_caller(setup, history, state.prompt_args, limits_seen)
     # What is sent enters the durable call's digest (as a compact fingerprint), so a record
     # made for another question (another run at the same key and seq) never answers this one.
     request = model_request_fingerprint(
@@ -303,12 +315,11 @@ async def _call_model(
         tools=tools,
         params=params,
     )
-    label = _metric_label(setup, state.model)
-    metrics = ctx.agent_metric_group
     action_ctx = ctx if isinstance(ctx, ActionContext) else None
     first_call = action_ctx.next_call_index if action_ctx is not None else 0
     attempt = 0
     while True:
+        paced = False  # a replayed call leaves it False: its wait is the backoff below
         raw = await ctx.durable_execute_async(
             caller, state.model, state.request_id, state.model_calls, attempt, request
         )
@@ -334,7 +345,9 @@ async def _call_model(
                 kind=error.kind,
             )
         if strategy is ErrorHandlingStrategy.RETRY and error.retryable and attempt < max_retries:
-            wait = retry_delay(attempt, base_wait, max_wait, outcome.retry_after)
+            # An overload the connection's limiter took pauses the connection for the
+            # provider's retry-after: the retry waits its turn there, not a backoff too.
+            wait = 0.0 if paced else retry_delay(attempt, base_wait, max_wait, outcome.retry_after)
             record_chat_retry(metrics, label, wait)
             tracing = _tracing(ctx)
             if tracing is not None:
@@ -380,7 +393,10 @@ def _tools(ctx: RunnerContext, setup: BaseChatModelSetup) -> list[ToolMetadata]:
 
 
 def _model_caller(
-    setup: BaseChatModelSetup, history: list[ChatMessage], prompt_args: Mapping[str, Any]
+    setup: BaseChatModelSetup,
+    history: list[ChatMessage],
+    prompt_args: Mapping[str, Any],
+    limits_seen: Callable[[LimitReport], None],
 ) -> Callable[[str, str, int, int, str], Awaitable[ModelCallOutcome]]:
     async def call_chat_model(
         model: str, request_id: str, turn: int, attempt: int, request: str
@@ -388,21 +404,24 @@ def _model_caller(
         # The arguments identify the call for a durable call log (``request`` is the
         # fingerprint of the messages, tools, model and parameters the closure holds).
         started = time.perf_counter()
-        try:
-            reply: Any = await setup.achat(history, prompt_args or None)
-        except ChatModelError as exc:
-            return ModelCallOutcome(
-                error=ChatError.from_model_error(exc),
-                retry_after=exc.retry_after,
-                latency_s=time.perf_counter() - started,
-            )
-        except UnsupportedContentBlockError as exc:
-            return ModelCallOutcome(
-                error=ChatError(
-                    message=str(exc), kind="unsupported_content", provider=exc.provider
-                ),
-                latency_s=time.perf_counter() - started,
-            )
+        with report_limits() as limits:  # the wait for the connection's limiter
+            try:
+                reply: Any = await setup.achat(history, prompt_args or None)
+            except ChatModelError as exc:
+                return ModelCallOutcome(
+                    error=ChatError.from_model_error(exc),
+                    retry_after=exc.retry_after,
+                    latency_s=_call_latency(started, limits),
+                )
+            except UnsupportedContentBlockError as exc:
+                return ModelCallOutcome(
+                    error=ChatError(
+                        message=str(exc), kind="unsupported_content", provider=exc.provider
+                    ),
+                    latency_s=_call_latency(started, limits),
+                )
+            finally:
+                limits_seen(limits)
         try:
             # A setup written for the upstream API may answer with the assistant message.
             result = as_chat_result(reply, model=setup.model)
@@ -417,10 +436,15 @@ def _model_caller(
             result=result,
             error=None,
             retry_after=None,
-            latency_s=time.perf_counter() - started,
+            latency_s=_call_latency(started, limits),
         )
 
     return call_chat_model
+
+
+def _call_latency(started: float, limits: LimitReport) -> float:
+    """Seconds since ``started`` (`time.perf_counter`), less the limiter's wait."""
+    return max(0.0, time.perf_counter() - started - limits.wait_s)
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)

@@ -13,6 +13,7 @@ import threading
 import weakref
 from typing import Any
 
+from flink_agents.api.chat_models.rate_limit import LimitReport
 from flink_agents.api.chat_result import ChatResult, Usage
 from flink_agents.api.metric_group import Counter, Gauge, Histogram, MetricGroup
 
@@ -22,6 +23,7 @@ __all__ = [
     "record_chat_call",
     "record_chat_error",
     "record_chat_retry",
+    "record_request_limits",
     "record_tool_call",
 ]
 
@@ -270,6 +272,23 @@ def record_chat_retry(group: MetricGroup, model: str, wait_s: float) -> None:
     target = _model_group(group, model)
     target.get_counter("retries").inc()
     target.get_histogram("retryWaitMs").update(wait_s * 1000.0)
+
+
+def record_request_limits(group: MetricGroup, connection: str, report: LimitReport) -> None:
+    """What a connection's limiter did to one model call, under
+    ``chatModelConnection.<connection>``: ``concurrencyLimit`` (the limit now; no value
+    while unlimited), ``limiterWaits`` and ``limiterWaitMs`` (calls that waited for their
+    turn, and how long), ``overloads`` (429, 529 and ``overloaded`` answers)."""
+    limiter = report.limiter
+    if limiter is None:
+        return
+    target = group.get_sub_group("chatModelConnection").get_sub_group(connection)
+    target.get_gauge("concurrencyLimit").update(limiter.limit)
+    if report.waits:
+        target.get_counter("limiterWaits").inc(report.waits)
+        target.get_histogram("limiterWaitMs").update(report.wait_s * 1000.0)
+    if report.overloads:
+        target.get_counter("overloads").inc(report.overloads)
 
 
 def record_tool_call(group: MetricGroup, tool: str, success: bool, duration_s: float) -> None:

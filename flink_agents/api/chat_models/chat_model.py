@@ -11,6 +11,11 @@ from typing import Any, TypeVar
 from pydantic import AliasChoices, Field, field_validator
 
 from flink_agents.api.chat_models.chat_reply import as_chat_result
+from flink_agents.api.chat_models.rate_limit import (
+    RequestLimiter,
+    limiter_for,
+    send_within_limits,
+)
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.content_blocks import TextBlock
 from flink_agents.api.message import ChatMessage, MessageRole
@@ -97,7 +102,32 @@ class BaseChatModelConnection(Resource):
 
     Subclasses implement `achat` (preferred) or `chat`; the base gives the other.
     Both return a `ChatResult` whose message is the assistant's reply.
+
+    Calls through a chat model setup (the built-in chat action, ``model.chat(...)``) wait
+    for the connection's limits (`flink_agents.api.chat_models.rate_limit`): at most
+    ``max_concurrent_requests`` at once, ``requests_per_second``, ``tokens_per_minute``;
+    with ``adaptive_limit`` the concurrency adapts to the provider's 429/529 answers and
+    their ``retry-after``. The limits hold per connection object, which the runtime makes
+    once per local runner and once per Flink subtask.
     """
+
+    max_concurrent_requests: int | None = Field(default=None, ge=1)
+    """Requests in flight at once; None: adaptive (``adaptive_limit``) or unlimited."""
+    requests_per_second: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """Requests started per second, evenly spaced; None: not limited."""
+    tokens_per_minute: int | None = Field(default=None, ge=1)
+    """Tokens per minute, estimated before each call (characters / 4 plus ``max_tokens``)
+    and corrected by the usage the provider reports; None: not limited."""
+    adaptive_limit: bool = True
+    """Adapt to overloads (HTTP 429, 529, ``overloaded``): halve the concurrency (unless
+    ``max_concurrent_requests`` fixes it) and grow it back one by one on success, and
+    start no call before the ``retry-after`` the provider sent. False: only the limits
+    set here, and overloads are left to the chat action's retries."""
+
+    def rate_limiter(self) -> RequestLimiter | None:
+        """This connection's `RequestLimiter` in this process (None when it limits
+        nothing)."""
+        return limiter_for(self)
 
     @classmethod
     def resource_type(cls) -> ResourceType:
@@ -292,7 +322,8 @@ class BaseChatModelSetup(Resource):
     ) -> ChatResult:
         sent = self.apply_prompt(messages, prompt_args)
         params = {**self.model_kwargs, **kwargs}
-        return await self.resolve_connection().achat(sent, self.resolve_tools(), **params)
+        connection = self.resolve_connection()
+        return await send_within_limits(connection, sent, self.resolve_tools(), params)
 
     def _resource(self, name: str, resource_type: ResourceType) -> Resource:
         if self.get_resource is None:

@@ -51,7 +51,9 @@ class FunctionChatModelConnection(BaseChatModelConnection):
     """A chat model whose answers come from ``function(messages, tools)``.
 
     ``latency`` (seconds) is slept on the event loop before each answer, to stand in
-    for a provider's response time in benchmarks.
+    for a provider's response time in benchmarks. No provider stands behind it, so it
+    does not adapt to overloads unless told (``adaptive_limit=True``); the fixed limits
+    (``max_concurrent_requests``...) apply as on any connection.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -64,6 +66,8 @@ class FunctionChatModelConnection(BaseChatModelConnection):
     """Reported as `ChatResult.model` when the reply does not name one."""
     record_calls: bool = True
     """Keep every received call in `calls` (turn off for long benchmarks)."""
+    adaptive_limit: bool = False
+    """Adapt to the overloads the function raises (off: it is no provider)."""
 
     _calls: list[RecordedChatCall] = PrivateAttr(default_factory=list)
 

@@ -1,0 +1,108 @@
+"""The built-in chat action and the connection's limiter: an overload the limiter took is
+retried when the limiter lets the call go again, not after a backoff of its own; the
+limiter's work shows in the metrics."""
+
+from __future__ import annotations
+
+import pytest
+
+from flink_agents.api import ChatModelError, ScriptedChatModelConnection
+from flink_agents.api.chat_models.rate_limit import (
+    INITIAL_ADAPTIVE_LIMIT,
+    RequestLimiter,
+    RequestLimits,
+    use_limiter,
+)
+from flink_agents.runtime import builtin_actions
+from flink_agents.runtime.metrics import InMemoryMetricGroup
+from tests.runtime.chat_agents import CONNECTION, chat_agent, only_response, run_local
+
+
+@pytest.fixture
+def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The chat action's retry waits, recorded instead of slept."""
+    recorded: list[float] = []
+
+    async def fake_sleep(seconds: float) -> None:
+        recorded.append(seconds)
+
+    monkeypatch.setattr(builtin_actions, "_sleep", fake_sleep)
+    return recorded
+
+
+class SkippingClock:
+    """A fake clock whose sleep moves time on at once (one waiter at a time here)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def rate_limited(retry_after: float | None) -> ChatModelError:
+    return ChatModelError(
+        "slow down", status_code=429, retryable=True, retry_after=retry_after, kind="rate_limit"
+    )
+
+
+def test_an_overload_waits_in_the_limiter_for_retry_after_not_in_a_backoff_too(
+    sleeps: list[float],
+) -> None:
+    model = ScriptedChatModelConnection(
+        replies=[rate_limited(retry_after=2.0), "ok"], adaptive_limit=True
+    )
+    clock = SkippingClock()
+    use_limiter(model, RequestLimiter(RequestLimits(), clock=clock, sleep=clock.sleep))
+    outputs, runner = run_local(
+        chat_agent(model), [{"key": "k", "value": "x"}], {"retry-wait-interval": 5.0}
+    )
+    response = only_response(outputs)
+    assert response.ok and response.response is not None and response.response.text == "ok"
+    assert sleeps == [0.0]  # no backoff of its own: the limiter held the retry
+    assert clock.slept == [2.0]  # ... until the provider's retry-after had passed
+    metrics = runner.metrics
+    assert isinstance(metrics, InMemoryMetricGroup)
+    limits = metrics.snapshot()["chatModelConnection"][CONNECTION]
+    assert limits["overloads"] == 1
+    assert limits["limiterWaits"] == 1
+    assert limits["limiterWaitMs"]["mean"] == 2000.0
+    assert limits["concurrencyLimit"] == INITIAL_ADAPTIVE_LIMIT // 2
+    chat = metrics.snapshot()["chatModel"]["test-model"]
+    assert chat["retries"] == 1 and chat["callLatencyMs"]["max"] < 2000.0  # the wait is not
+
+
+def test_without_a_limiter_the_chat_action_backs_off_itself(sleeps: list[float]) -> None:
+    model = ScriptedChatModelConnection(replies=[rate_limited(retry_after=2.0), "ok"])
+    assert model.rate_limiter() is None  # a function connection does not adapt by default
+    outputs, runner = run_local(
+        chat_agent(model), [{"key": "k", "value": "x"}], {"retry-wait-interval": 0.1}
+    )
+    assert only_response(outputs).ok
+    assert sleeps == [2.0]
+    metrics = runner.metrics
+    assert isinstance(metrics, InMemoryMetricGroup)
+    assert "chatModelConnection" not in metrics.snapshot()
+
+
+def test_a_limiter_that_does_not_adapt_leaves_the_backoff_to_the_chat_action(
+    sleeps: list[float],
+) -> None:
+    model = ScriptedChatModelConnection(
+        replies=[rate_limited(retry_after=2.0), "ok"], max_concurrent_requests=2
+    )
+    outputs, runner = run_local(
+        chat_agent(model), [{"key": "k", "value": "x"}], {"retry-wait-interval": 0.1}
+    )
+    assert only_response(outputs).ok
+    assert sleeps == [2.0]
+    metrics = runner.metrics
+    assert isinstance(metrics, InMemoryMetricGroup)
+    limits = metrics.snapshot()["chatModelConnection"][CONNECTION]
+    assert limits["overloads"] == 1 and limits["concurrencyLimit"] == 2
+    assert "limiterWaits" not in limits
