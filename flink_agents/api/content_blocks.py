@@ -193,6 +193,9 @@ class ToolCallBlock(_Block):
     """The tool's name."""
     input: dict[str, Any] = Field(default_factory=dict)
     """Arguments, as a JSON object."""
+    signature: str | None = None
+    """The provider's opaque signature of the call (Gemini's thought signature, base64),
+    sent back with the call on later turns."""
 
 
 ToolResultContent = Annotated[

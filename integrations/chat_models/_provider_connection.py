@@ -187,7 +187,7 @@ class ProviderConnection(BaseChatModelConnection, Generic[ClientT]):
         return super().__getstate__()
 
 
-_AUTHORIZATION_HEADERS = frozenset({"authorization", "x-api-key", "api-key"})
+_AUTHORIZATION_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-goog-api-key"})
 """Headers that carry credentials themselves (an SDK then needs no key)."""
 
 

@@ -21,9 +21,14 @@ PROVIDER_SECRET_ENV_VARS: tuple[str, ...] = (
     "AZURE_OPENAI_AD_TOKEN",
     "OLLAMA_API_KEY",
     "DASHSCOPE_API_KEY",
+    "GOOGLE_API_KEY",
+    "GEMINI_API_KEY",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_BEARER_TOKEN_BEDROCK",
 )
 """Environment variables the provider SDKs (``anthropic``, ``openai``, ``ollama``,
-``dashscope``) read credentials from."""
+``dashscope``, ``google-genai``, ``boto3``) read credentials from."""
 
 _CLIENT_SECRET_ATTRIBUTES = ("api_key", "auth_token", "admin_api_key")
 

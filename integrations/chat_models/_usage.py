@@ -10,7 +10,8 @@ never fails a call:
   is unknown: ``None``.
 - ``total_tokens`` is the provider's total when it reports a valid one; otherwise the
   sum of input and output when both are known (plus the cache counts where the
-  provider counts them outside its input, as Anthropic does); otherwise unknown.
+  provider counts them outside its input, as Anthropic does, and the reasoning where
+  it counts it outside its output, as Gemini does); otherwise unknown.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ class UsageFields:
     cache_in_input: bool = True
     """False when the input count leaves out the tokens read from and written to the
     cache (Anthropic): a computed total adds them."""
+    reasoning_in_output: bool = True
+    """False when the output count leaves out the reasoning tokens (Gemini counts its
+    thoughts apart from the candidates): a computed total adds them."""
 
 
 def token_count(value: object) -> int | None:
@@ -62,16 +66,19 @@ def usage_from_response(usage: object, fields: UsageFields) -> Usage:
     output_count = count(fields.output_tokens)
     cache_read = count(fields.cache_read_tokens)
     cache_write = count(fields.cache_write_tokens)
+    reasoning = count(fields.reasoning_tokens)
     total = count(fields.total_tokens)
     if total is None and input_count is not None and output_count is not None:
         total = input_count + output_count
         if not fields.cache_in_input:
             total += (cache_read or 0) + (cache_write or 0)
+        if not fields.reasoning_in_output:
+            total += reasoning or 0
     return Usage(
         input_tokens=input_count,
         output_tokens=output_count,
         cache_read_tokens=cache_read,
         cache_write_tokens=cache_write,
-        reasoning_tokens=count(fields.reasoning_tokens),
+        reasoning_tokens=reasoning,
         total_tokens=total,
     )
