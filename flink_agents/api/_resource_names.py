@@ -50,6 +50,14 @@ class ResourceName:
             f"{_CHAT}.azure.azure_openai_chat_model.AzureOpenAIChatModelConnection"
         )
         AZURE_OPENAI_SETUP = f"{_CHAT}.azure.azure_openai_chat_model.AzureOpenAIChatModelSetup"
+        BEDROCK_CONNECTION = f"{_CHAT}.bedrock.bedrock_chat_model.BedrockChatModelConnection"
+        """Not in upstream's Python names (upstream has it in Java only)."""
+        BEDROCK_SETUP = f"{_CHAT}.bedrock.bedrock_chat_model.BedrockChatModelSetup"
+        """Not in upstream's Python names (upstream has it in Java only)."""
+        GEMINI_CONNECTION = f"{_CHAT}.gemini.gemini_chat_model.GeminiChatModelConnection"
+        """Not in upstream's Python names (upstream has it in Java only)."""
+        GEMINI_SETUP = f"{_CHAT}.gemini.gemini_chat_model.GeminiChatModelSetup"
+        """Not in upstream's Python names (upstream has it in Java only)."""
         OLLAMA_CONNECTION = f"{_CHAT}.ollama_chat_model.OllamaChatModelConnection"
         OLLAMA_SETUP = f"{_CHAT}.ollama_chat_model.OllamaChatModelSetup"
         OPENAI_COMPLETIONS_CONNECTION = (
@@ -156,29 +164,6 @@ _CM = ResourceName.ChatModel
 _EM = ResourceName.EmbeddingModel
 _VS = ResourceName.VectorStore
 
-_COMPLETIONS = (
-    "use ResourceName.ChatModel.OPENAI_COMPLETIONS_CONNECTION with "
-    "base_url={url!r} and ResourceName.ChatModel.OPENAI_COMPLETIONS_SETUP "
-    "({why})"
-)
-
-
-def _compatible(provider: str, url: str, why: str) -> Missing:
-    return Missing(f"the {provider} chat model", _COMPLETIONS.format(url=url, why=why))
-
-
-_GEMINI = _compatible(
-    "Gemini",
-    "https://generativelanguage.googleapis.com/v1beta/openai/",
-    "Gemini's OpenAI-compatible API, with the Gemini key as api_key",
-)
-_BEDROCK = _compatible(
-    "Bedrock",
-    "<an OpenAI-compatible endpoint in front of Bedrock>",
-    "Bedrock's OpenAI-compatible endpoint or a gateway; for Claude, "
-    "ResourceName.ChatModel.ANTHROPIC_CONNECTION with the Anthropic API",
-)
-
 
 def _java(kind: str, python_name: str | None) -> Missing:
     instead = (
@@ -193,8 +178,8 @@ _JAVA_WRAPPER = Missing(
     "the Java chat model wrapper (there is no Java runtime here)",
     "use the Python connection and setup of the provider: ResourceName.ChatModel."
     "ANTHROPIC_*, OPENAI_COMPLETIONS_*, OPENAI_RESPONSES_*, AZURE_OPENAI_*, OLLAMA_*, "
-    "VLLM_* or TONGYI_* (other OpenAI-compatible servers through OPENAI_COMPLETIONS_* "
-    "with a base_url)",
+    "VLLM_*, TONGYI_*, GEMINI_* or BEDROCK_* (other OpenAI-compatible servers through "
+    "OPENAI_COMPLETIONS_* with a base_url)",
 )
 _NO_EMBEDDING = Missing(
     "embedding models",
@@ -224,6 +209,10 @@ CLASS_NAMES: dict[str, str | Missing] = {
             _CM.AZURE_OPENAI_SETUP,
             _CM.TONGYI_CONNECTION,
             _CM.TONGYI_SETUP,
+            _CM.GEMINI_CONNECTION,
+            _CM.GEMINI_SETUP,
+            _CM.BEDROCK_CONNECTION,
+            _CM.BEDROCK_SETUP,
         )
     },
     # Chat models without one (yet): what to use instead.
@@ -245,10 +234,10 @@ CLASS_NAMES: dict[str, str | Missing] = {
     _CM.Java.VLLM_SETUP: _java("chat model", "ChatModel.VLLM_SETUP"),
     _CM.Java.AZURE_OPENAI_CONNECTION: _java("chat model", "ChatModel.AZURE_OPENAI_CONNECTION"),
     _CM.Java.AZURE_OPENAI_SETUP: _java("chat model", "ChatModel.AZURE_OPENAI_SETUP"),
-    _CM.Java.GEMINI_CONNECTION: _GEMINI,
-    _CM.Java.GEMINI_SETUP: _GEMINI,
-    _CM.Java.BEDROCK_CONNECTION: _BEDROCK,
-    _CM.Java.BEDROCK_SETUP: _BEDROCK,
+    _CM.Java.GEMINI_CONNECTION: _java("chat model", "ChatModel.GEMINI_CONNECTION"),
+    _CM.Java.GEMINI_SETUP: _java("chat model", "ChatModel.GEMINI_SETUP"),
+    _CM.Java.BEDROCK_CONNECTION: _java("chat model", "ChatModel.BEDROCK_CONNECTION"),
+    _CM.Java.BEDROCK_SETUP: _java("chat model", "ChatModel.BEDROCK_SETUP"),
     # Embedding models and vector stores: none here.
     **dict.fromkeys(
         [

@@ -171,7 +171,7 @@ def test_shared_resources_are_checked_as_well() -> None:
             "gemini": ResourceDescriptor(clazz=ResourceName.ChatModel.Java.GEMINI_CONNECTION)
         }
     }
-    with pytest.raises(ResourceUnavailableError, match="generativelanguage"):
+    with pytest.raises(ResourceUnavailableError, match=r"Python class.*GEMINI_CONNECTION"):
         AgentPlan.from_agent(Agent(), shared_resources=shared)
 
 
