@@ -74,7 +74,12 @@ _AUTH_CODES = frozenset(
         "IncompleteSignature",
     }
 )
-_CODE_KINDS = {"ThrottlingException": "rate_limit", "ModelTimeoutException": "timeout"}
+_CODE_KINDS = {
+    "ThrottlingException": "rate_limit",
+    "ModelNotReadyException": "rate_limit",
+    "ServiceUnavailableException": "overloaded",  # the request limiter backs off
+    "ModelTimeoutException": "timeout",
+}
 _TIMEOUT_ERRORS = (botocore.exceptions.ConnectTimeoutError, botocore.exceptions.ReadTimeoutError)
 
 _executor: ThreadPoolExecutor | None = None

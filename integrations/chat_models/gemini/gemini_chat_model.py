@@ -144,6 +144,8 @@ class GeminiChatModelConnection(ProviderConnection[Any]):
             )
             if error.retry_after is None and error.retryable:
                 error.retry_after = _retry_delay(exc.details)
+            if exc.code == 503:  # UNAVAILABLE: "The model is overloaded"
+                error.kind = "overloaded"  # the connection's request limiter backs off
             return error
         if isinstance(exc, _TIMEOUT_ERRORS):
             return ChatModelError(

@@ -703,7 +703,7 @@ def test_sync_chat(server: FakeProviderServer) -> None:
     [
         (429, "ThrottlingException", "rate_limit", True),
         (429, "ModelNotReadyException", "rate_limit", True),
-        (503, "ServiceUnavailableException", "server", True),
+        (503, "ServiceUnavailableException", "overloaded", True),
         (500, "InternalServerException", "server", True),
         (408, "ModelTimeoutException", "timeout", True),
         (400, "ValidationException", "bad_request", False),

@@ -750,7 +750,7 @@ async def test_an_http_client_of_your_own(server: FakeProviderServer) -> None:
     ("status", "error_status", "kind", "retryable"),
     [
         (429, "RESOURCE_EXHAUSTED", "rate_limit", True),
-        (503, "UNAVAILABLE", "server", True),
+        (503, "UNAVAILABLE", "overloaded", True),
         (500, "INTERNAL", "server", True),
         (504, "DEADLINE_EXCEEDED", "server", True),
         (400, "INVALID_ARGUMENT", "bad_request", False),
