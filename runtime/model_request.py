@@ -12,7 +12,8 @@ Covered:
 
 - ``model``: the chat model setup's name, and ``connection``: its connection's name;
 - ``messages``: each message's ``model_dump(mode="json")`` (role and content blocks, media as
-  their JSON form) without ``metadata``, which is never sent to a provider;
+  their JSON form) without ``metadata``, which is never sent to a provider, and without
+  fields that are None (a field added later with a None default leaves old digests alone);
 - ``tools``: each tool's metadata (name, description, argument schema), in order;
 - ``params``: the setup's model parameters (``model_kwargs``: the provider's model name and
   every extra option). A parameter value with no JSON form (an arbitrary object) counts by
@@ -36,7 +37,7 @@ from flink_agents.api.tools.tool import ToolMetadata
 
 __all__ = ["FINGERPRINT_SCHEME", "model_request_fingerprint"]
 
-FINGERPRINT_SCHEME = "flink-agents/model-request/v1"
+FINGERPRINT_SCHEME = "flink-agents/model-request/v2"
 """Part of every fingerprint, so a future change of what it covers reads as a new request."""
 
 
@@ -60,8 +61,10 @@ def model_request_fingerprint(
         "connection": connection,
         # Already plain JSON (str keys, finite numbers): their canonical form is themselves,
         # so only the parameters, which may hold anything, take the codec's walk.
-        "messages": [m.model_dump(mode="json", exclude={"metadata"}) for m in messages],
-        "tools": [t.model_dump(mode="json") for t in tools],
+        "messages": [
+            m.model_dump(mode="json", exclude={"metadata"}, exclude_none=True) for m in messages
+        ],
+        "tools": [t.model_dump(mode="json", exclude_none=True) for t in tools],
         "params": canonical_value(dict(params), unknown=_type_marker),
     }
     # `flink_agents.api._values.canonical_json`'s text form: sorted keys, compact, ASCII.
