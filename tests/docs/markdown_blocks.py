@@ -108,7 +108,8 @@ class CodeBlock:
     @property
     def name(self) -> str:
         """``docs/quickstart.md:31``: how tests and messages name the block."""
-        return f"{self.path.relative_to(ROOT).as_posix()}:{self.line}"
+        page = self.path.relative_to(ROOT) if self.path.is_relative_to(ROOT) else self.path
+        return f"{page.as_posix()}:{self.line}"
 
     @property
     def is_partial(self) -> bool:
