@@ -10,12 +10,24 @@ records into one too and publishes it through Flink's metric groups
 from __future__ import annotations
 
 import threading
+import time
 import weakref
+from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from flink_agents.api.chat_models.rate_limit import LimitReport
 from flink_agents.api.chat_result import ChatResult, Usage
-from flink_agents.api.metric_group import Counter, Gauge, Histogram, MetricGroup
+from flink_agents.api.metric_group import (
+    DEFAULT_HISTOGRAM_WINDOW,
+    METER_SPAN_S,
+    Counter,
+    Gauge,
+    Histogram,
+    Meter,
+    MetricGroup,
+    check_group_name,
+)
 
 __all__ = [
     "USAGE_COUNTERS",
@@ -66,38 +78,83 @@ class _Counter(_Locked, Counter):
         return self._count
 
 
-class _Histogram(_Locked, Histogram):
-    __slots__ = ("_count", "_lock", "_max", "_min", "_sum")
+class _Meter(_Locked, Meter):
+    """Events counted per second of ``clock``; the rate is those of the last
+    `METER_SPAN_S` seconds over that span (as Flink's ``MeterView``)."""
 
-    def __init__(self) -> None:
+    __slots__ = ("_clock", "_count", "_lock", "_seconds")
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
         self._count = 0
-        self._sum = 0.0
-        self._min = 0.0
-        self._max = 0.0
+        self._seconds: deque[list[int]] = deque()
+        """``[second, events]``, oldest first; none older than the span."""
+        self._lock = threading.Lock()
+
+    def mark(self, n: int = 1) -> None:
+        second = int(self._clock())
+        with self._lock:
+            self._count += n
+            seconds = self._seconds
+            if seconds and seconds[-1][0] == second:
+                seconds[-1][1] += n
+            else:
+                seconds.append([second, n])
+                self._forget_before(second)
+
+    def get_rate(self) -> float:
+        second = int(self._clock())
+        with self._lock:
+            self._forget_before(second)
+            return sum(events for _, events in self._seconds) / METER_SPAN_S
+
+    def get_count(self) -> int:
+        return self._count
+
+    def _forget_before(self, second: int) -> None:
+        seconds = self._seconds
+        while seconds and seconds[0][0] <= second - METER_SPAN_S:
+            seconds.popleft()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        # Another process's clock: the rate starts afresh there, the count goes on.
+        self._seconds = deque()
+
+
+class _Histogram(_Locked, Histogram):
+    """The latest ``window_size`` values, and how many there were in all."""
+
+    __slots__ = ("_count", "_lock", "_values")
+
+    def __init__(self, window_size: int) -> None:
+        if window_size < 1:
+            raise ValueError(f"a histogram's window_size must be at least 1, not {window_size}")
+        self._count = 0
+        self._values: deque[float] = deque(maxlen=window_size)
         self._lock = threading.Lock()
 
     def update(self, value: float) -> None:
         with self._lock:
-            if self._count == 0:
-                self._min = self._max = value
-            elif value < self._min:
-                self._min = value
-            elif value > self._max:
-                self._max = value
+            self._values.append(value)
             self._count += 1
-            self._sum += value
+
+    def _window(self) -> tuple[float, ...]:
+        with self._lock:
+            return tuple(self._values)
 
     def get_count(self) -> int:
         return self._count
 
     def get_mean(self) -> float:
-        return self._sum / self._count if self._count else 0.0
+        values = self._window()
+        return sum(values) / len(values) if values else 0.0
 
     def get_min(self) -> float:
-        return self._min
+        return min(self._window(), default=0.0)
 
     def get_max(self) -> float:
-        return self._max
+        return max(self._window(), default=0.0)
 
 
 class _Gauge(Gauge):
@@ -114,20 +171,32 @@ class _Gauge(Gauge):
 
 
 class InMemoryMetricGroup(MetricGroup):
-    """Metrics kept in this process; `snapshot` returns them as nested dicts."""
+    """Metrics kept in this process; `snapshot` returns them as nested dicts. ``clock``
+    (seconds) times the meters' rates."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
         self._groups: dict[str, InMemoryMetricGroup] = {}
+        self._kv_groups: dict[tuple[str, str], InMemoryMetricGroup] = {}
         self._counters: dict[str, _Counter] = {}
+        self._meters: dict[str, _Meter] = {}
         self._histograms: dict[str, _Histogram] = {}
         self._gauges: dict[str, _Gauge] = {}
         self._lock = threading.Lock()
 
-    def get_sub_group(self, name: str) -> InMemoryMetricGroup:
+    def get_sub_group(self, name: str, value: str | None = None) -> InMemoryMetricGroup:
+        if value is not None:
+            key = (name, value)
+            group = self._kv_groups.get(key)
+            if group is None:
+                with self._lock:
+                    group = self._kv_groups.setdefault(key, InMemoryMetricGroup(self._clock))
+            return group
         group = self._groups.get(name)
         if group is None:
+            check_group_name(name)
             with self._lock:
-                group = self._groups.setdefault(name, InMemoryMetricGroup())
+                group = self._groups.setdefault(name, InMemoryMetricGroup(self._clock))
         return group
 
     def get_counter(self, name: str) -> Counter:
@@ -137,11 +206,19 @@ class InMemoryMetricGroup(MetricGroup):
                 counter = self._counters.setdefault(name, _Counter())
         return counter
 
-    def get_histogram(self, name: str) -> Histogram:
+    def get_meter(self, name: str) -> Meter:
+        meter = self._meters.get(name)
+        if meter is None:
+            with self._lock:
+                meter = self._meters.setdefault(name, _Meter(self._clock))
+        return meter
+
+    def get_histogram(self, name: str, window_size: int = DEFAULT_HISTOGRAM_WINDOW) -> Histogram:
         histogram = self._histograms.get(name)
         if histogram is None:
+            made = _Histogram(window_size)
             with self._lock:
-                histogram = self._histograms.setdefault(name, _Histogram())
+                histogram = self._histograms.setdefault(name, made)
         return histogram
 
     def get_gauge(self, name: str) -> Gauge:
@@ -152,9 +229,12 @@ class InMemoryMetricGroup(MetricGroup):
         return gauge
 
     def snapshot(self) -> dict[str, Any]:
-        """Counters as ints, histograms as ``{count, mean, min, max}``, gauges as values,
-        sub-groups as nested dicts."""
+        """Counters as ints, meters as ``{count, rate}``, histograms as ``{count, mean,
+        min, max}``, gauges as values, sub-groups as nested dicts (a key/value group
+        under ``"key=value"``)."""
         out: dict[str, Any] = {name: c.get_count() for name, c in self._counters.items()}
+        for name, m in self._meters.items():
+            out[name] = {"count": m.get_count(), "rate": m.get_rate()}
         for name, h in self._histograms.items():
             out[name] = {
                 "count": h.get_count(),
@@ -166,6 +246,8 @@ class InMemoryMetricGroup(MetricGroup):
             out[name] = g.get_value()
         for name, group in self._groups.items():
             out[name] = group.snapshot()
+        for (key, value), group in self._kv_groups.items():
+            out[f"{key}={value}"] = group.snapshot()
         return out
 
     def __getstate__(self) -> dict[str, Any]:
@@ -192,8 +274,15 @@ USAGE_COUNTERS: dict[str, str] = {
 (unknown is not zero); ``<counter>Unknown`` counts the calls where it was unknown."""
 
 
+def _plain(name: str) -> str:
+    """``name`` as a plain sub-group name: a ``=`` (which would make it look like a
+    key/value group, `check_group_name`) becomes ``_``. Model, connection and tool names
+    come from configuration or from a model's answer: recording one never fails a call."""
+    return name.replace("=", "_") if "=" in name else name
+
+
 def _model_group(group: MetricGroup, model: str) -> MetricGroup:
-    return group.get_sub_group("chatModel").get_sub_group(model)
+    return group.get_sub_group("chatModel").get_sub_group(_plain(model))
 
 
 class _ChatCallMetrics:
@@ -282,7 +371,7 @@ def record_request_limits(group: MetricGroup, connection: str, report: LimitRepo
     limiter = report.limiter
     if limiter is None:
         return
-    target = group.get_sub_group("chatModelConnection").get_sub_group(connection)
+    target = group.get_sub_group("chatModelConnection").get_sub_group(_plain(connection))
     target.get_gauge("concurrencyLimit").update(limiter.limit)
     if report.waits:
         target.get_counter("limiterWaits").inc(report.waits)
@@ -293,7 +382,7 @@ def record_request_limits(group: MetricGroup, connection: str, report: LimitRepo
 
 def record_tool_call(group: MetricGroup, tool: str, success: bool, duration_s: float) -> None:
     """Count one tool call, its failures and its duration."""
-    target = group.get_sub_group("tool").get_sub_group(tool)
+    target = group.get_sub_group("tool").get_sub_group(_plain(tool))
     target.get_counter("calls").inc()
     if not success:
         target.get_counter("errors").inc()

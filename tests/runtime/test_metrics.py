@@ -7,7 +7,7 @@ import pickle
 import pytest
 
 from flink_agents.api import ChatMessage, ChatResult, Usage
-from flink_agents.api.metric_group import Counter, Gauge, Histogram, MetricGroup
+from flink_agents.api.metric_group import Counter, Gauge, Histogram, Meter, MetricGroup
 from flink_agents.runtime.metrics import (
     USAGE_COUNTERS,
     InMemoryMetricGroup,
@@ -35,7 +35,9 @@ def test_the_group_implements_the_api_interface() -> None:
     assert isinstance(group.get_counter("c"), Counter)
     assert isinstance(group.get_histogram("h"), Histogram)
     assert isinstance(group.get_gauge("g"), Gauge)
+    assert isinstance(group.get_meter("m"), Meter)
     assert isinstance(group.get_sub_group("s"), InMemoryMetricGroup)
+    assert isinstance(group.get_sub_group("model", "gpt"), InMemoryMetricGroup)
 
 
 def test_a_name_gives_the_same_metric_every_time() -> None:
@@ -44,6 +46,7 @@ def test_a_name_gives_the_same_metric_every_time() -> None:
     assert group.get_counter("c") is not group.get_counter("d")
     assert group.get_histogram("h") is group.get_histogram("h")
     assert group.get_gauge("g") is group.get_gauge("g")
+    assert group.get_meter("m") is group.get_meter("m")
     assert group.get_sub_group("s") is group.get_sub_group("s")
     assert group.get_sub_group("s") is not group.get_sub_group("t")
     # A sub-group's metrics are its own.
@@ -79,6 +82,78 @@ def test_a_histogram_of_negative_values_starts_from_its_first_value() -> None:
     assert (histogram.get_min(), histogram.get_max()) == (-7.0, -3.0)  # not 0 for either
 
 
+def test_a_histogram_keeps_statistics_of_its_window() -> None:
+    group = InMemoryMetricGroup()
+    histogram = group.get_histogram("h", window_size=3)
+    for value in (100.0, 1.0, 2.0, 3.0):  # the first falls out of the window
+        histogram.update(value)
+    assert histogram.get_count() == 4  # the count is of every value
+    assert histogram.get_mean() == 2.0
+    assert (histogram.get_min(), histogram.get_max()) == (1.0, 3.0)
+    # The window is set when the histogram is made; the same name gets the same one.
+    assert group.get_histogram("h", window_size=50) is histogram
+    assert group.snapshot()["h"] == {"count": 4, "mean": 2.0, "min": 1.0, "max": 3.0}
+
+
+def test_the_default_window_is_upstreams_hundred_values() -> None:
+    histogram = InMemoryMetricGroup().get_histogram("h")
+    for value in range(150):
+        histogram.update(float(value))
+    assert histogram.get_count() == 150
+    assert (histogram.get_min(), histogram.get_max()) == (50.0, 149.0)
+
+
+def test_a_window_holds_at_least_one_value() -> None:
+    with pytest.raises(ValueError, match="window_size must be at least 1, not 0"):
+        InMemoryMetricGroup().get_histogram("h", window_size=0)
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_meter_rates_the_events_of_the_last_minute() -> None:
+    clock = FakeClock()
+    group = InMemoryMetricGroup(clock)
+    meter = group.get_sub_group("s").get_meter("m")  # a sub-group's meters use its clock
+    assert (meter.get_count(), meter.get_rate()) == (0, 0.0)
+    meter.mark()
+    meter.mark(59)
+    assert meter.get_rate() == 1.0  # 60 events over Flink's 60-second span
+    clock.now += 30
+    meter.mark(30)
+    assert meter.get_rate() == 1.5
+    clock.now += 30  # the first 60 events are a minute old: out of the span
+    assert meter.get_rate() == 0.5
+    clock.now += 60
+    assert meter.get_rate() == 0.0
+    assert meter.get_count() == 90  # the count is of every event
+
+
+def test_key_value_groups_are_apart_from_named_groups() -> None:
+    group = InMemoryMetricGroup()
+    gpt = group.get_sub_group("model", "gpt")
+    assert gpt is group.get_sub_group("model", "gpt")
+    assert gpt is not group.get_sub_group("model", "claude")
+    assert gpt is not group.get_sub_group("model")
+    gpt.get_counter("calls").inc()
+    group.get_sub_group("model").get_counter("calls").inc(5)
+    assert group.snapshot() == {
+        "model": {"calls": 5},
+        "model=gpt": {"calls": 1},
+        "model=claude": {},
+    }
+
+
+def test_a_plain_group_name_with_an_equals_sign_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"must not contain '='.*get_sub_group\(key, value\)"):
+        InMemoryMetricGroup().get_sub_group("model=gpt")
+
+
 def test_gauges_hold_the_last_value() -> None:
     gauge = InMemoryMetricGroup().get_gauge("g")
     assert gauge.get_value() is None
@@ -88,11 +163,12 @@ def test_gauges_hold_the_last_value() -> None:
 
 
 def test_snapshot_nests_sub_groups() -> None:
-    group = InMemoryMetricGroup()
+    group = InMemoryMetricGroup(FakeClock())
     group.get_counter("runs").inc(2)
     group.get_histogram("latencyMs").update(10.0)
     group.get_histogram("latencyMs").update(30.0)
     group.get_gauge("state").update("running")
+    group.get_meter("events").mark(6)
     action = group.get_sub_group("action").get_sub_group("triage")
     action.get_counter("executions").inc()
     group.get_sub_group("idle")  # a group with no metrics yet
@@ -100,6 +176,7 @@ def test_snapshot_nests_sub_groups() -> None:
         "runs": 2,
         "latencyMs": {"count": 2, "mean": 20.0, "min": 10.0, "max": 30.0},
         "state": "running",
+        "events": {"count": 6, "rate": 0.1},
         "action": {"triage": {"executions": 1}},
         "idle": {},
     }
@@ -119,9 +196,13 @@ def test_the_group_pickles_with_its_values_and_keeps_working() -> None:
     group.get_counter("c").inc(3)
     group.get_sub_group("s").get_histogram("h").update(2.0)
     group.get_gauge("g").update("x")
+    group.get_sub_group("k", "v").get_meter("m").mark(3)
     restored = pickle.loads(pickle.dumps(group))
-    assert restored.snapshot() == group.snapshot()
-    # A restored group (new lock) makes metrics and counts on.
+    assert restored.snapshot() == {**group.snapshot(), "k=v": {"m": {"count": 3, "rate": 0.0}}}
+    # A restored group (new lock) makes metrics and counts on; a meter's rate starts
+    # afresh (another process's clock), its count goes on.
+    restored.get_sub_group("k", "v").get_meter("m").mark()
+    assert restored.snapshot()["k=v"]["m"]["count"] == 4
     restored.get_counter("c").inc()
     restored.get_counter("new").inc()
     restored.get_sub_group("s").get_sub_group("t").get_counter("d").inc()
@@ -237,6 +318,16 @@ def test_tool_calls_count_failures_and_durations() -> None:
     assert (tools["other"]["calls"], tools["other"]["errors"]) == (1, 1)
 
 
+def test_a_name_with_an_equals_sign_is_recorded_not_refused() -> None:
+    """A tool name comes from the model's answer: recording it never fails the call."""
+    group = InMemoryMetricGroup()
+    record_tool_call(group, "a=b", True, 0.001)
+    record_chat_error(group, "model=x", "server")
+    snapshot = group.snapshot()
+    assert snapshot["tool"]["a_b"]["calls"] == 1
+    assert snapshot["chatModel"]["model_x"]["errors"] == 1
+
+
 def test_recorders_work_through_any_metric_group() -> None:
     """The operator records into Flink's groups: the recorders use only the interface."""
 
@@ -245,16 +336,20 @@ def test_recorders_work_through_any_metric_group() -> None:
             self.path, self.log = path, log
             self.inner = InMemoryMetricGroup()
 
-        def get_sub_group(self, name: str) -> MetricGroup:
-            return Recording(f"{self.path}/{name}", self.log)
+        def get_sub_group(self, name: str, value: str | None = None) -> MetricGroup:
+            step = name if value is None else f"{name}={value}"
+            return Recording(f"{self.path}/{step}", self.log)
 
         def get_counter(self, name: str) -> Counter:
             self.log.append(f"counter {self.path}/{name}")
             return self.inner.get_counter(name)
 
-        def get_histogram(self, name: str) -> Histogram:
+        def get_meter(self, name: str) -> Meter:
+            raise AssertionError("no recorder marks a meter")
+
+        def get_histogram(self, name: str, window_size: int = 100) -> Histogram:
             self.log.append(f"histogram {self.path}/{name}")
-            return self.inner.get_histogram(name)
+            return self.inner.get_histogram(name, window_size)
 
         def get_gauge(self, name: str) -> Gauge:
             raise AssertionError("no recorder sets a gauge")
