@@ -73,7 +73,7 @@ from flink_agents.api.execution_environment import AgentBuilder, AgentsExecution
 from flink_agents.api.function import JavaFunction, PythonFunction
 from flink_agents.api.memory_object import MemoryObject, MemoryType
 from flink_agents.api.memory_reference import MemoryRef
-from flink_agents.api.metric_group import Counter, Gauge, Histogram, MetricGroup
+from flink_agents.api.metric_group import Counter, Gauge, Histogram, Meter, MetricGroup
 from flink_agents.api.prompts.prompt import LocalPrompt, Prompt
 from flink_agents.api.resource import (
     Resource,
@@ -132,6 +132,7 @@ __all__ = [
     "MemoryRef",
     "MemoryType",
     "MessageRole",
+    "Meter",
     "MetricGroup",
     "OutputEvent",
     "OutputSchema",
