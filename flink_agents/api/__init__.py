@@ -23,6 +23,7 @@ from flink_agents.api.chat_message import (
     UnsupportedContentBlockError,
     Usage,
     VideoBlock,
+    find_first_system_message,
     normalize_tool_output,
 )
 from flink_agents.api.chat_models.chat_model import (
@@ -176,6 +177,7 @@ __all__ = [
     "as_tool_metadata",
     "chat_model_connection",
     "chat_model_setup",
+    "find_first_system_message",
     "mcp_server",
     "normalize_tool_output",
     "prompt",

@@ -18,7 +18,7 @@ from flink_agents.api.content_blocks import (
     VideoBlock,
 )
 from flink_agents.api.errors import UnsupportedContentBlockError
-from flink_agents.api.message import ChatMessage, MessageRole
+from flink_agents.api.message import ChatMessage, MessageRole, find_first_system_message
 from flink_agents.api.tool_output import normalize_tool_output
 from flink_agents.api.tool_response import ToolResponse
 
@@ -42,5 +42,6 @@ __all__ = [
     "UnsupportedContentBlockError",
     "Usage",
     "VideoBlock",
+    "find_first_system_message",
     "normalize_tool_output",
 ]

@@ -28,7 +28,7 @@ from flink_agents.api.content_blocks import (
     VideoBlock,
 )
 
-__all__ = ["ChatMessage", "MessageRole"]
+__all__ = ["ChatMessage", "MessageRole", "find_first_system_message"]
 
 
 class MessageRole(str, Enum):
@@ -215,6 +215,15 @@ class ChatMessage(BaseModel):
         Reasoning, tool-call input and metadata stay as they are.
         """
         return self.model_copy(update={"blocks": [_sanitize_block(b) for b in self.blocks]})
+
+
+def find_first_system_message(messages: Sequence[ChatMessage]) -> int:
+    """The index of the first system message in ``messages``, or -1 when there is none
+    (upstream's helper)."""
+    for index, message in enumerate(messages):
+        if message.role is MessageRole.SYSTEM:
+            return index
+    return -1
 
 
 def _text_message(role: MessageRole, text: str) -> ChatMessage:

@@ -227,6 +227,21 @@ def test_unsupported_content_block_error_names_type_and_reason_only() -> None:
     assert str(error) == "audio block is not supported by anthropic: audio input is not accepted"
 
 
+def test_find_first_system_message_is_upstreams_helper() -> None:
+    from flink_agents.api.chat_message import find_first_system_message
+
+    messages = [
+        ChatMessage.user("hi"),
+        ChatMessage.system("be brief"),
+        ChatMessage.assistant("ok"),
+        ChatMessage(role=MessageRole.SYSTEM, content="again"),  # upstream's form
+    ]
+    assert find_first_system_message(messages) == 1
+    assert find_first_system_message(messages[2:]) == 1
+    assert find_first_system_message([ChatMessage.user("hi")]) == -1
+    assert find_first_system_message([]) == -1
+
+
 def test_everything_is_importable_from_both_modules() -> None:
     import flink_agents.api as api
 
