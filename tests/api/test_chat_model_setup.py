@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -130,6 +131,47 @@ def test_messages_with_nothing_to_say_are_left_out_after_a_prompt() -> None:
     assert [(m.role.value, m.text) for m in model.calls[-1].messages] == [
         ("system", "Analyze reviews."),
         ("user", "review: ok"),
+    ]
+
+
+class ServedPrompt(Prompt):
+    """A prompt rendered somewhere else (as an MCP server renders one): the async rendering
+    waits for an answer; the sync one would hold the caller's thread."""
+
+    answer: str = "Be brief."
+
+    def format_string(self, **kwargs: Any) -> str:
+        raise AssertionError("rendered synchronously")
+
+    def format_messages(
+        self, role: MessageRole = MessageRole.SYSTEM, **kwargs: Any
+    ) -> list[ChatMessage]:
+        raise AssertionError("rendered synchronously")
+
+    async def aformat_messages(
+        self, role: MessageRole = MessageRole.SYSTEM, **kwargs: Any
+    ) -> list[ChatMessage]:
+        await asyncio.sleep(0)  # the loop goes on while the answer is on its way
+        return [ChatMessage.system(f"{self.answer} ({kwargs['team']})")]
+
+
+async def test_achat_awaits_the_prompts_async_rendering() -> None:
+    model = FunctionChatModelConnection(function=echo)
+    setup = setup_with(resources(model), prompt=ServedPrompt())
+    result = await setup.achat([ChatMessage.user("hi")], {"team": "billing"})
+    assert result.message.text == "system:Be brief. (billing) | user:hi"
+    # The blocking chat goes through the same async path (on its own loop).
+    assert setup.chat([ChatMessage.user("hi")], {"team": "ops"}).message.text == (
+        "system:Be brief. (ops) | user:hi"
+    )
+    assert await setup.aapply_prompt([], {"team": "x"}) == [ChatMessage.system("Be brief. (x)")]
+
+
+async def test_a_prompts_async_rendering_is_its_sync_one_by_default() -> None:
+    prompt = Prompt.from_text("You handle {team} tickets.")
+    assert await prompt.aformat_string(team="billing") == "You handle billing tickets."
+    assert await prompt.aformat_messages(MessageRole.USER, team="ops") == [
+        ChatMessage.user("You handle ops tickets.")
     ]
 
 

@@ -282,9 +282,19 @@ class BaseChatModelSetup(Resource):
         prompt = self.resolve_prompt()
         if prompt is None:
             return list(messages)
-        formatted = prompt.format_messages(**dict(prompt_args or {}))
-        formatted.extend(m for m in messages if not _is_empty(m))
-        return formatted
+        return _after_prompt(prompt.format_messages(**dict(prompt_args or {})), messages)
+
+    async def aapply_prompt(
+        self, messages: Sequence[ChatMessage], prompt_args: Mapping[str, Any] | None = None
+    ) -> list[ChatMessage]:
+        """`apply_prompt` for async code: the prompt is filled with
+        `Prompt.aformat_messages`, so one whose rendering waits (an MCP prompt) does not
+        hold the caller's event loop. `achat`, `chat` and the built-in chat action send
+        through this."""
+        prompt = self.resolve_prompt()
+        if prompt is None:
+            return list(messages)
+        return _after_prompt(await prompt.aformat_messages(**dict(prompt_args or {})), messages)
 
     def resolve_prompt(self) -> Prompt | None:
         """The prompt, looked up by name when it was given as one."""
@@ -320,7 +330,7 @@ class BaseChatModelSetup(Resource):
         prompt_args: Mapping[str, Any] | None,
         kwargs: Mapping[str, Any],
     ) -> ChatResult:
-        sent = self.apply_prompt(messages, prompt_args)
+        sent = await self.aapply_prompt(messages, prompt_args)
         params = {**self.model_kwargs, **kwargs}
         connection = self.resolve_connection()
         return await send_within_limits(connection, sent, self.resolve_tools(), params)
@@ -343,6 +353,13 @@ def _with_prompt_args(
     if prompt_args is None:
         return dict(kwargs)
     return {"prompt_args": prompt_args, **kwargs}
+
+
+def _after_prompt(
+    formatted: list[ChatMessage], messages: Sequence[ChatMessage]
+) -> list[ChatMessage]:
+    """The prompt's messages, then those of ``messages`` that have something to say."""
+    return [*formatted, *(m for m in messages if not _is_empty(m))]
 
 
 def _is_empty(message: ChatMessage) -> bool:

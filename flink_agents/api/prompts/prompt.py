@@ -1,8 +1,9 @@
 """Prompts: text or message templates with ``{name}`` placeholders (upstream's module).
 
 ``Prompt.from_text`` and ``Prompt.from_messages`` make a `LocalPrompt`; `format_string`
-and `format_messages` fill it in. Filling follows `flink_agents.api.prompts.utils`:
-one pass, names that were not given (and JSON braces) stay as they are.
+and `format_messages` fill it in (`aformat_string` and `aformat_messages` from async
+code). Filling follows `flink_agents.api.prompts.utils`: one pass, names that were not
+given (and JSON braces) stay as they are.
 
 >>> Prompt.from_text("Classify this ticket: {ticket}").format_string(ticket="...")
 """
@@ -48,6 +49,18 @@ class Prompt(SerializableResource, ABC):
         self, role: MessageRole = MessageRole.SYSTEM, **kwargs: Any
     ) -> list[ChatMessage]:
         """The filled-in messages."""
+
+    async def aformat_string(self, **kwargs: Any) -> str:
+        """`format_string` for async code (the chat setup's async path awaits it). By
+        default the sync one; a prompt whose rendering waits (an MCP prompt asks its
+        server) overrides it, so the caller's event loop goes on meanwhile."""
+        return self.format_string(**kwargs)
+
+    async def aformat_messages(
+        self, role: MessageRole = MessageRole.SYSTEM, **kwargs: Any
+    ) -> list[ChatMessage]:
+        """`format_messages` for async code; see `aformat_string`."""
+        return self.format_messages(role, **kwargs)
 
     @classmethod
     def resource_type(cls) -> ResourceType:
