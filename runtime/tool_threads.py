@@ -15,6 +15,18 @@ waiting is bounded because running calls end or are written off within the timeo
 Only when every thread holds a timed-out call that could not be written off (the limit
 was reached) does a call that has waited a whole timeout for a thread time out without
 having run.
+
+What a call costs the event loop, which runs every key's work: one future, one timer,
+one queue put, and when the call returns, a share of one cross-thread wake-up (outcomes
+that finish while the loop is busy wait in a list, and only the first of them wakes it).
+A tool whose recent calls each ran under ``fast_s`` (0.2 ms) is waited for briefly
+instead: the loop's thread blocks up to ``brief_wait_s`` (2 ms), the GIL released, while
+a pool thread runs the call, and goes on with its outcome without suspending the run. On
+Flink that keeps the run inside the callback that started it (no snapshot, no timer
+poll). The tool still runs on a pool thread, under its timeout: a call that is not done
+within the brief wait is awaited as any other, and its tool counts as slow (not waited
+for) until its calls are fast again, so a hung tool holds the loop once, for
+``brief_wait_s``.
 """
 
 from __future__ import annotations
@@ -26,7 +38,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from enum import Enum
 from typing import Any
 
@@ -46,37 +58,70 @@ class _State(Enum):
 
 
 class _Call:
-    """One submitted call; its fields other than ``fn`` and ``future`` change under the
-    pool's lock."""
+    """One submitted call; ``state``, ``started_at``, ``abandoned``, ``kept``, ``waiter``,
+    ``result`` and ``error`` change under the pool's lock, ``timer`` only on the loop."""
 
-    __slots__ = ("abandoned", "fn", "future", "kept", "loop", "started_at", "state")
+    __slots__ = (
+        "abandoned",
+        "error",
+        "fn",
+        "future",
+        "kept",
+        "key",
+        "loop",
+        "result",
+        "started_at",
+        "state",
+        "timeout",
+        "timer",
+        "waiter",
+    )
 
     def __init__(
-        self, fn: Callable[[], Any], loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any]
+        self,
+        fn: Callable[[], Any],
+        loop: asyncio.AbstractEventLoop,
+        future: asyncio.Future[Any],
+        timeout: float,
+        key: Hashable | None,
     ) -> None:
         self.fn = fn
         self.loop = loop
         self.future = future
+        self.timeout = timeout
+        self.key = key
         self.state = _State.QUEUED
         self.started_at = 0.0
         self.abandoned = False
         self.kept = False
+        self.timer: asyncio.TimerHandle | None = None
+        self.waiter: threading.Lock | None = None
+        """Held while the loop's thread waits for this call (the brief wait); the thread
+        that ran the call leaves its outcome in ``result`` / ``error`` and releases it."""
+        self.result: Any = None
+        self.error: BaseException | None = None
 
 
-def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
-    if future.done():  # timed out, or the caller was cancelled: nobody waits for it
-        return
-    if error is None:
-        future.set_result(result)
-    else:
-        future.set_exception(error)
+_Outcome = tuple[_Call, Any, "BaseException | None"]
+
+
+def _settle(outcomes: list[_Outcome]) -> None:
+    """On the loop: hand finished calls' outcomes to their callers."""
+    for call, result, error in outcomes:
+        future = call.future
+        if future.done():  # timed out, or the caller was cancelled: nobody waits for it
+            continue
+        if error is None:
+            future.set_result(result)
+        else:
+            future.set_exception(error)
 
 
 class ToolThreadPool:
     """Threads for synchronous tool calls; see the module doc.
 
     >>> pool = ToolThreadPool(4)
-    >>> result = await pool.run(functools.partial(lookup, order_id="A1"), timeout=300.0)
+    >>> result = await pool.run(functools.partial(lookup, order_id="A1"), 300.0, "lookup")
     """
 
     def __init__(
@@ -85,6 +130,8 @@ class ToolThreadPool:
         *,
         max_abandoned: int | None = None,
         thread_name_prefix: str = "agent-tool",
+        brief_wait_s: float = 0.002,
+        fast_s: float = 0.0002,
     ) -> None:
         if max_workers < 1:
             raise ValueError("max_workers must be at least 1")
@@ -92,6 +139,10 @@ class ToolThreadPool:
         """Calls that run at once (threads that count against the pool)."""
         self.max_abandoned = 4 * max_workers if max_abandoned is None else max(0, max_abandoned)
         """Threads written off (still running a timed-out call) at most at a time."""
+        self.brief_wait_s = brief_wait_s
+        """How long the loop's thread waits for a fast tool's call at most (0: never)."""
+        self.fast_s = fast_s
+        """A tool whose recent calls ran shorter than this is waited for briefly."""
         self._prefix = thread_name_prefix
         self._names = itertools.count()
         self._lock = threading.Lock()
@@ -107,6 +158,12 @@ class ToolThreadPool:
         self._kept = 0
         """Threads that count against ``max_workers`` whose call timed out but could not be
         written off (the limit was reached); they are free again when it returns."""
+        self._finished: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
+        """Per loop, outcomes of finished calls its callers have not been handed yet. A
+        loop has an entry exactly while a wake-up to hand them over is on its way."""
+        self._took: dict[Hashable, float] = {}
+        """Per key (a tool), how long its calls ran lately, in seconds: a slow call counts
+        at once, a fast one halves the distance."""
         self._closed = False
 
     # ------------------------------------------------------------------ state
@@ -129,50 +186,89 @@ class ToolThreadPool:
 
     # ------------------------------------------------------------------ calls
 
-    async def run(self, fn: Callable[[], Any], timeout: float) -> Any:
-        """``fn()`` on a pool thread; its result or exception.
+    async def run(self, fn: Callable[[], Any], timeout: float, key: Hashable | None = None) -> Any:
+        """``fn()`` on a pool thread; its result or exception. ``key`` names what is
+        called (the tool), so calls of a fast one are waited for briefly (module doc).
 
         Raises `ToolCallTimeoutError` when it runs longer than ``timeout`` seconds (its
         thread is then written off, see the module doc), or when the pool is at its
         written-off limit and no thread became free within ``timeout``.
         """
         loop = asyncio.get_running_loop()
-        call = _Call(fn, loop, loop.create_future())
-        self._submit(call)
+        call = _Call(fn, loop, loop.create_future(), timeout, key)
+        brief = (
+            key is not None
+            and self.brief_wait_s > 0
+            and self._took.get(key, 0.0) < self.fast_s
+            and timeout > self.brief_wait_s
+        )
+        if not brief:
+            self._submit(call)
+        elif self._brief_wait(call):
+            if call.error is not None:
+                raise call.error
+            return call.result
+        # One timer per call: it looks at the call when it could have timed out.
+        call.timer = loop.call_later(timeout, self._check, call)
         try:
-            return await self._wait(call, timeout)
+            return await call.future
         finally:
-            if not call.future.done():  # timed out or cancelled: drop a late result
-                call.future.cancel()
-            if call.state is _State.QUEUED:
+            timer = call.timer
+            if timer is not None:
+                timer.cancel()
+            if call.state is _State.QUEUED:  # cancelled: a thread that takes it skips it
                 with self._lock:
                     if call.state is _State.QUEUED:
-                        call.state = _State.DROPPED  # a thread that takes it skips it
+                        call.state = _State.DROPPED
 
-    async def _wait(self, call: _Call, timeout: float) -> Any:
+    def _brief_wait(self, call: _Call) -> bool:
+        """Submit ``call`` and block this thread up to ``brief_wait_s`` for it: True when
+        it finished (its outcome is on it), False when it goes on as usual (its tool now
+        counts as slow)."""
+        waiter = call.waiter = threading.Lock()
+        waiter.acquire()
+        self._submit(call)
+        waiter.acquire(timeout=self.brief_wait_s)
+        with self._lock:
+            call.waiter = None  # from now on its outcome goes to its future
+            if call.state is _State.DONE:
+                return True
+            took = self._took
+            key = call.key
+            took[key] = max(took.get(key, 0.0), self.brief_wait_s)
+        return False
+
+    def _check(self, call: _Call) -> None:
+        """On the loop, when ``call`` may have timed out: fail it, or look again later."""
+        call.timer = None
         future = call.future
-        while True:
-            state, started_at = call.state, call.started_at
+        if future.done():
+            return
+        timeout = call.timeout
+        again: float | None = None
+        error: ToolCallTimeoutError | None = None
+        with self._lock:
+            state = call.state
             if state is _State.QUEUED:
-                wait = timeout
-            elif state is _State.RUNNING:
-                wait = started_at + timeout - time.monotonic()
-            else:
-                wait = None  # done: its result is on its way to the loop
-            if wait is None or wait > 0:
-                await asyncio.wait((future,), timeout=wait)
-                if future.done():
-                    return future.result()
-            with self._lock:
-                state = call.state
-                if state is _State.QUEUED and self._kept >= self.max_workers:
+                if self._kept >= self.max_workers:
                     # Every thread holds a timed-out call it could not be written off
                     # from: none may become free.
                     call.state = _State.DROPPED
-                    raise ToolCallTimeoutError(timeout, started=False)
-                if state is _State.RUNNING and time.monotonic() - call.started_at >= timeout:
+                    error = ToolCallTimeoutError(timeout, started=False)
+                else:
+                    again = timeout
+            elif state is _State.RUNNING:
+                left = call.started_at + timeout - time.monotonic()
+                if left > 0:
+                    again = left
+                else:
                     self._write_off(call, timeout)
-                    raise ToolCallTimeoutError(timeout)
+                    error = ToolCallTimeoutError(timeout)
+            # else done: its result is on its way to the loop
+        if error is not None:
+            future.set_exception(error)
+        elif again is not None:
+            call.timer = call.loop.call_later(again, self._check, call)
 
     def _write_off(self, call: _Call, timeout: float) -> None:
         """Let go of the thread running ``call`` (under the lock), if the limit allows."""
@@ -220,6 +316,8 @@ class ToolThreadPool:
     def _work(self) -> None:
         take = self._queue.get
         lock = self._lock
+        finished = self._finished
+        took = self._took
         while True:
             call = take()
             with lock:
@@ -239,25 +337,58 @@ class ToolThreadPool:
                 result = call.fn()
             except BaseException as exc:  # handed to the caller, whatever it is
                 error = exc
+            wake: asyncio.AbstractEventLoop | None = None
             with lock:
                 call.state = _State.DONE
+                key = call.key
+                if key is not None:
+                    ran = time.monotonic() - call.started_at
+                    before = took.get(key, 0.0)
+                    took[key] = ran if ran >= before else (before + ran) / 2
                 if call.kept:
                     self._kept -= 1
                 abandoned = call.abandoned
-                if abandoned:  # replaced already: this thread ends
+                if abandoned:  # replaced already: this thread ends, its result is dropped
                     self._abandoned -= 1
                     leave = True
-                elif self._closed:
-                    self._workers -= 1
-                    leave = True
-                else:  # counted idle now, so `close` sends it its stop signal
-                    self._idle += 1
-                    leave = False
-            if not abandoned:
-                with contextlib.suppress(RuntimeError):  # the loop is closed
-                    call.loop.call_soon_threadsafe(_settle, call.future, result, error)
+                else:
+                    if self._closed:
+                        self._workers -= 1
+                        leave = True
+                    else:  # counted idle now, so `close` sends it its stop signal
+                        self._idle += 1
+                        leave = False
+                    waiter = call.waiter
+                    if waiter is not None:  # the loop's thread waits for it right now
+                        call.result, call.error = result, error
+                        waiter.release()
+                    else:
+                        # Outcomes wait in one list per loop; only the first of a batch
+                        # wakes the loop (one cross-thread wake-up, not one per call).
+                        outcomes = finished.get(call.loop)
+                        if outcomes is None:
+                            finished[call.loop] = [(call, result, error)]
+                            wake = call.loop
+                        else:
+                            outcomes.append((call, result, error))
+            if wake is not None:
+                self._wake(wake)
             if leave:
                 return
+
+    def _wake(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Have ``loop`` take its finished calls' outcomes."""
+        try:
+            loop.call_soon_threadsafe(self._hand_over, loop)
+        except RuntimeError:  # the loop is closed: nobody waits for these
+            with self._lock:
+                self._finished.pop(loop, None)
+
+    def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._lock:
+            outcomes = self._finished.pop(loop, None)
+        if outcomes:
+            _settle(outcomes)
 
     def close(self) -> None:
         """Stop taking calls; idle threads end, busy ones end after their call. Calls
@@ -282,5 +413,6 @@ class ToolThreadPool:
             self._queue.put(None)
         for call in dropped:
             closed = RuntimeError("the tool thread pool was closed before the call ran")
+            outcomes: list[_Outcome] = [(call, None, closed)]
             with contextlib.suppress(RuntimeError):  # the loop is closed
-                call.loop.call_soon_threadsafe(_settle, call.future, None, closed)
+                call.loop.call_soon_threadsafe(_settle, outcomes)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 from collections.abc import Callable, Iterator
@@ -185,3 +186,108 @@ def test_close_fails_waiting_calls_and_refuses_new_ones(release: threading.Event
 def test_max_workers_must_be_positive() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         ToolThreadPool(0)
+
+
+def count_wakeups(loop: asyncio.AbstractEventLoop) -> list[object]:
+    """Record each cross-thread wake-up of ``loop`` (`call_soon_threadsafe`)."""
+    wakeups: list[object] = []
+    original = loop.call_soon_threadsafe
+
+    def counted(callback: Callable[..., object], *args: Any, context: Any = None) -> Any:
+        wakeups.append(callback)
+        return original(callback, *args, context=context)
+
+    loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
+    return wakeups
+
+
+def test_calls_that_finish_while_the_loop_is_busy_wake_it_once(
+    release: threading.Event,
+) -> None:
+    pool = ToolThreadPool(1)
+    last_started = threading.Event()
+
+    def last() -> str:
+        last_started.set()
+        release.wait()
+        return "last"
+
+    async def main() -> None:
+        wakeups = count_wakeups(asyncio.get_running_loop())
+        calls = [
+            asyncio.ensure_future(pool.run(functools.partial(int, i), BOUND)) for i in range(20)
+        ]
+        final = asyncio.ensure_future(pool.run(last, BOUND))
+        await asyncio.sleep(0)  # every call is submitted
+        # The loop is held here while the one thread runs the twenty calls in turn.
+        assert last_started.wait(BOUND)
+        assert await asyncio.gather(*calls) == list(range(20))
+        assert len(wakeups) == 1  # one hand-over for the twenty outcomes
+        release.set()
+        assert await final == "last"
+
+    run(main())
+    pool.close()
+
+
+def test_a_fast_tool_is_waited_for_without_suspending_on_a_thread_of_the_pool() -> None:
+    pool = ToolThreadPool(1, thread_name_prefix="brief", brief_wait_s=BOUND / 2)
+
+    def where() -> str:
+        return threading.current_thread().name
+
+    async def main() -> None:
+        wakeups = count_wakeups(asyncio.get_running_loop())
+        for _ in range(3):
+            assert (await pool.run(where, BOUND, "lookup")).startswith("brief-")
+        with pytest.raises(KeyError, match="missing"):
+            await pool.run(functools.partial({}.__getitem__, "missing"), BOUND, "lookup")
+        assert wakeups == []  # each outcome was taken right there, none handed over
+
+    run(main())
+    pool.close()
+
+
+def test_a_call_not_done_within_the_brief_wait_goes_on_and_its_tool_counts_as_slow(
+    release: threading.Event,
+) -> None:
+    pool = ToolThreadPool(2, brief_wait_s=0.01)
+    gate = threading.Event()
+
+    def hung() -> str:
+        release.wait()
+        return "late"
+
+    def waits_for_the_loop() -> bool:
+        return gate.wait(0.5)  # set by the loop at once, unless a wait holds it
+
+    async def main() -> None:
+        first = asyncio.ensure_future(pool.run(hung, BOUND, "report"))
+        await asyncio.sleep(0)  # waited for 10 ms, then left to its thread
+        assert not first.done()
+        # While that call hangs, its tool counts as slow: the next call is not waited
+        # for, even where the wait would be long.
+        pool.brief_wait_s = 1.0
+        second = asyncio.ensure_future(pool.run(waits_for_the_loop, BOUND, "report"))
+        await asyncio.sleep(0)
+        gate.set()
+        assert await second is True
+        release.set()
+        assert await first == "late"
+
+    run(main())
+    pool.close()
+
+
+def test_calls_without_a_key_are_never_waited_for() -> None:
+    pool = ToolThreadPool(1, brief_wait_s=1.0)
+    gate = threading.Event()
+
+    async def main() -> None:
+        call = asyncio.ensure_future(pool.run(lambda: gate.wait(0.5), BOUND))
+        await asyncio.sleep(0)
+        gate.set()
+        assert await call is True
+
+    run(main())
+    pool.close()
