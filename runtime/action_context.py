@@ -172,18 +172,28 @@ class ActionContext(RunnerContext):
             ) from None
         self._append(event)
 
-    def _append(self, event: Event) -> None:
+    def send_own_event(self, event: Event) -> None:
+        """Send an event the runtime built itself from values it checked (a built-in
+        action's), which nobody else holds: no check at the door, and the run keeps the
+        object itself, with its lineage set."""
+        cast(dict[str, Any], event.__dict__).update(self._lineage())
+        self.sent.append(event)
+
+    def _lineage(self) -> dict[str, Any]:
+        """The id and upstream fields of the next event sent."""
         prefix = self._id_prefix
         if prefix is None:
             run = self._run
             prefix = self._id_prefix = f"{key_digest(run.key)}-{run.seq}-{self.step}."
-        lineage = {
+        return {
             "id": f"{prefix}{len(self.sent)}",
             "upstream_event_id": self.event.id,
             "upstream_action_name": self.spec.name,
         }
+
+    def _append(self, event: Event) -> None:
         # The sender keeps its object (with the id it was given); the run holds a copy.
-        self.sent.append(_sent_copy(event, lineage))
+        self.sent.append(_sent_copy(event, self._lineage()))
 
     # ------------------------------------------------------------------ resources, memory
 
@@ -277,6 +287,11 @@ class ActionContext(RunnerContext):
             action=self.spec.name,
             call_index=call_index,
         )
+
+    @property
+    def records_calls(self) -> bool:
+        """Whether a durable call log records this action's durable calls."""
+        return self._engine.durable is not None
 
     @property
     def next_call_index(self) -> int:

@@ -26,7 +26,7 @@ import random
 import re
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -224,12 +224,13 @@ async def _next_turn(ctx: RunnerContext, setup: BaseChatModelSetup, state: ChatL
     state.model_calls += 1
     message = result.message
     state.history.append(message)
-    if message.tool_calls:
+    tool_calls = message.tool_calls
+    if tool_calls:
         if state.model_calls >= limit:
             _respond_error(ctx, state, _limit_error(limit), result)
             return
-        request = ToolRequestEvent(model=state.model, tool_calls=message.tool_calls)
-        ctx.send_event(request)
+        request = ToolRequestEvent(attributes={"model": state.model, "tool_calls": tool_calls})
+        _send_own(ctx, request)
         loops = _run_scratch(ctx).setdefault(CHAT_LOOPS_KEY, {})
         loops[request.id] = state
         return
@@ -242,15 +243,24 @@ async def _next_turn(ctx: RunnerContext, setup: BaseChatModelSetup, state: ChatL
             if _strategy(ctx) is ErrorHandlingStrategy.FAIL:
                 raise
             error = ChatError(message=str(exc), kind="structured_output")
-    ctx.send_event(
+    _send_own(
+        ctx,
         ChatResponseEvent(
             request_id=state.request_id,
             response=message,
             result=result,
             error=error,
             structured_output=structured,
-        )
+        ),
     )
+
+
+def _send_own(ctx: RunnerContext, event: Event) -> None:
+    """Send an event built here from checked values (`ActionContext.send_own_event`)."""
+    if isinstance(ctx, ActionContext):
+        ctx.send_own_event(event)
+    else:
+        ctx.send_event(event)
 
 
 def _limit_error(limit: int) -> ChatError:
@@ -264,8 +274,9 @@ def _respond_error(
     ctx: RunnerContext, state: ChatLoopState, error: ChatError, result: ChatResult | None
 ) -> None:
     last = next((m for m in reversed(state.history) if m.role is MessageRole.ASSISTANT), None)
-    ctx.send_event(
-        ChatResponseEvent(request_id=state.request_id, response=last, result=result, error=error)
+    _send_own(
+        ctx,
+        ChatResponseEvent(request_id=state.request_id, response=last, result=result, error=error),
     )
 
 
@@ -275,6 +286,34 @@ def _strategy(ctx: RunnerContext) -> ErrorHandlingStrategy:
 
 def _metric_label(setup: BaseChatModelSetup, name: str) -> str:
     return setup.model or name
+
+
+def _request_fingerprint(
+    ctx: RunnerContext,
+    setup: BaseChatModelSetup,
+    state: ChatLoopState,
+    history: list[ChatMessage],
+) -> str:
+    """A fingerprint of what the model call sends (`model_request_fingerprint`) for the
+    durable call's digest, so a record made for another question (another run at the same
+    key and seq) never answers this one; empty when no durable call log records the call
+    (it would only be hashed to be thrown away)."""
+    if isinstance(ctx, ActionContext) and not ctx.records_calls:
+        return ""
+    params = setup.model_kwargs
+    if setup.overrides_chat():
+        # What the setup's own chat does with its input is its business: its input counts.
+        messages = history
+        params = {**params, "$prompt_args": state.prompt_args}
+    else:
+        messages = setup.apply_prompt(history, state.prompt_args)
+    return model_request_fingerprint(
+        model=state.model,
+        connection=setup.connection,
+        messages=messages,
+        tools=_tools(ctx, setup),
+        params=params,
+    )
 
 
 async def _call_model(
@@ -287,14 +326,6 @@ async def _call_model(
     base_wait = config.get(AgentExecutionOptions.RETRY_WAIT_INTERVAL)
     max_wait = config.get(AgentExecutionOptions.MAX_RETRY_WAIT)
     history = list(state.history)
-    tools = _tools(ctx, setup)
-    params = setup.model_kwargs
-    if setup.overrides_chat():
-        # What the setup's own chat does with its input is its business: its input counts.
-        messages = history
-        params = {**params, "$prompt_args": state.prompt_args}
-    else:
-        messages = setup.apply_prompt(history, state.prompt_args)
     label = _metric_label(setup, state.model)
     metrics = ctx.agent_metric_group
     paced = False
@@ -306,15 +337,7 @@ async def _call_model(
             record_request_limits(metrics, setup.connection, report)
 
     caller = _model_caller(setup, history, state.prompt_args, limits_seen)
-    # What is sent enters the durable call's digest (as a compact fingerprint), so a record
-    # made for another question (another run at the same key and seq) never answers this one.
-    request = model_request_fingerprint(
-        model=state.model,
-        connection=setup.connection,
-        messages=messages,
-        tools=tools,
-        params=params,
-    )
+    request = _request_fingerprint(ctx, setup, state, history)
     action_ctx = ctx if isinstance(ctx, ActionContext) else None
     first_call = action_ctx.next_call_index if action_ctx is not None else 0
     attempt = 0
@@ -479,9 +502,9 @@ async def tool_call_action(event: Event, ctx: RunnerContext) -> None:
     """Run a `ToolRequestEvent`'s calls and answer with one `ToolResponseEvent`."""
     if not isinstance(event, ToolRequestEvent):
         return
-    allowed: set[str] | None = None
+    allowed: Collection[str] | None = None
     if event.model is not None:
-        allowed = set(_setup(ctx, event.model).tools)
+        allowed = _setup(ctx, event.model).tools
     caller = _tool_caller(ctx, allowed)
     calls = event.tool_calls
     tracing = _tracing(ctx)
@@ -499,11 +522,11 @@ async def tool_call_action(event: Event, ctx: RunnerContext) -> None:
     metrics = ctx.agent_metric_group
     for response in responses:
         record_tool_call(metrics, response.name, response.success, response.duration_s or 0.0)
-    ctx.send_event(ToolResponseEvent(request_id=event.id, responses=responses))
+    _send_own(ctx, ToolResponseEvent(attributes={"request_id": event.id, "responses": responses}))
 
 
 def _tool_caller(
-    ctx: RunnerContext, allowed: set[str] | None
+    ctx: RunnerContext, allowed: Collection[str] | None
 ) -> Callable[[str, dict[str, Any], str], Awaitable[ToolResponse]]:
     timeout = ctx.config.get(AgentExecutionOptions.TOOL_CALL_TIMEOUT)
     threads = _tool_threads(ctx)
@@ -541,7 +564,7 @@ def _tool_caller(
             except (LookupError, TypeError) as exc:
                 return failed(f"tool {name!r} could not run: {exc}")
         try:
-            output = await _run_tool(tool, arguments, timeout, threads)
+            output = await _run_tool(tool, name, arguments, timeout, threads)
             return ToolResponse.from_output(
                 call_id,
                 name,
@@ -572,15 +595,20 @@ def _tool_threads(ctx: RunnerContext) -> ToolThreadPool | None:
 
 
 async def _run_tool(
-    tool: BaseTool, arguments: dict[str, Any], timeout: float, threads: ToolThreadPool | None
+    tool: BaseTool,
+    name: str,
+    arguments: dict[str, Any],
+    timeout: float,
+    threads: ToolThreadPool | None,
 ) -> Any:
     """The tool's output; `ToolCallTimeoutError` when it takes longer than ``timeout``.
 
     A sync function tool runs on the engine's tool threads (which write off a thread
-    whose call timed out); anything else is awaited and cancelled at the timeout.
+    whose call timed out, and wait briefly for a tool that has been fast); anything else
+    is awaited and cancelled at the timeout.
     """
     if threads is not None and isinstance(tool, FunctionTool) and not tool.is_async:
-        output = await threads.run(tool.bind(**arguments), timeout)
+        output = await threads.run(tool.bind(**arguments), timeout, name)
         if inspect.isawaitable(output):  # a plain function that returned a coroutine
             output = await _within(output, timeout)
         return output

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from flink_agents.api._trusted import trusted_instance
 from flink_agents.api.content_blocks import TextBlock, ToolResultBlock, ToolResultContent
 from flink_agents.api.redaction import redact
 from flink_agents.api.tool_output import normalize_tool_output
@@ -77,10 +78,32 @@ class ToolResponse(BaseModel):
         duration_s: float | None = None,
     ) -> ToolResponse:
         """A successful response whose content is ``normalize_tool_output(output)``."""
+        content = normalize_tool_output(output)
+        if (
+            type(call_id) is str
+            and type(name) is str
+            and (started_at is None or type(started_at) is datetime)
+            and (duration_s is None or type(duration_s) is float)
+        ):
+            # Every sync tool call ends here: values of the field types (the blocks come
+            # validated) need no second validation.
+            return trusted_instance(
+                cls,
+                {
+                    "call_id": call_id,
+                    "name": name,
+                    "content": content,
+                    "success": True,
+                    "error": None,
+                    "started_at": started_at,
+                    "duration_s": duration_s,
+                },
+                {"call_id", "name", "content", "started_at", "duration_s"},
+            )
         return cls(
             call_id=call_id,
             name=name,
-            content=normalize_tool_output(output),
+            content=content,
             started_at=started_at,
             duration_s=duration_s,
         )
@@ -134,6 +157,17 @@ class ToolResponse(BaseModel):
     def to_result_block(self) -> ToolResultBlock:
         """The model-facing result; a failure becomes ``is_error=True`` with its error text."""
         if self.success:
+            if self.call_id:  # what validation asks of it: the rest are checked values
+                return trusted_instance(
+                    ToolResultBlock,
+                    {
+                        "type": "tool_result",
+                        "call_id": self.call_id,
+                        "content": list(self.content),
+                        "is_error": False,
+                    },
+                    {"call_id", "content"},
+                )
             return ToolResultBlock(call_id=self.call_id, content=list(self.content))
         text = self.error or f"tool {self.name!r} failed"
         content: list[ToolResultContent] = [TextBlock(text=text), *self.content]

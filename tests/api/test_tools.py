@@ -184,3 +184,19 @@ def test_positional_only_parameters_are_refused() -> None:
 
     with pytest.raises(TypeError, match="positional-only"):
         FunctionTool.from_function(bad)
+
+
+def test_is_async_follows_the_function_and_bind_passes_validated_arguments() -> None:
+    tool = FunctionTool.from_function(google_style)
+    assert tool.is_async is False
+    assert tool.is_async is False  # (known now)
+    assert tool.bind(city="Oslo", days="3")() == "Oslo:3:C"  # "3" validated into 3
+    with pytest.raises(ValidationError):
+        tool.bind(city="Oslo", hours=3)
+
+    async def forecast(city: str) -> str:
+        """Async forecast."""
+        return city
+
+    tool.func = forecast
+    assert tool.is_async is True

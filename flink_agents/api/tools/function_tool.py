@@ -49,6 +49,8 @@ class FunctionTool(Tool):
     """Parameters the runtime fills in (`InjectedArg`), hidden from the model."""
 
     _args_model: type[BaseModel] | None = PrivateAttr(default=None)
+    _async_of: tuple[Callable[..., Any], bool] | None = PrivateAttr(default=None)
+    """``(func, whether it is async)``, for the ``func`` last asked about."""
 
     @classmethod
     def from_function(
@@ -93,14 +95,25 @@ class FunctionTool(Tool):
         return ToolType.FUNCTION
 
     def _arguments(self) -> type[BaseModel]:
-        if self._args_model is None:
-            self._args_model = _arguments_model(self.func)
-        return self._args_model
+        # Read from the private dict: `self._args_model` goes through pydantic's slow
+        # `__getattr__`, and this runs on every call.
+        private = self.__pydantic_private__
+        model = private.get("_args_model") if private is not None else None
+        if model is None:
+            model = self._args_model = _arguments_model(self.func)
+        return model
 
     @property
     def is_async(self) -> bool:
         """Whether the function is ``async def`` (else it blocks a thread while it runs)."""
-        return is_async_callable(self.func)
+        func = self.func
+        private = self.__pydantic_private__
+        known = private.get("_async_of") if private is not None else None
+        if known is not None and known[0] is func:
+            return known[1]
+        found = is_async_callable(func)
+        self._async_of = (func, found)
+        return found
 
     def bind(self, **arguments: Any) -> functools.partial[Any]:
         """The function with the model's arguments, checked against its signature
@@ -109,8 +122,8 @@ class FunctionTool(Tool):
         A runtime calls a sync tool this way on a thread of its choosing.
         """
         validated = self._arguments().model_validate(arguments)
-        kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
-        return functools.partial(self.func, **kwargs)
+        # The argument model forbids extra fields: its __dict__ holds exactly the fields.
+        return functools.partial(self.func, **validated.__dict__)
 
     async def acall(self, **arguments: Any) -> Any:
         """Validate the arguments against the signature, then call the function (a sync
@@ -129,6 +142,7 @@ class FunctionTool(Tool):
         state = super().__getstate__()
         private = dict(state.get("__pydantic_private__") or {})
         private["_args_model"] = None
+        private["_async_of"] = None
         state["__pydantic_private__"] = private
         return state
 
