@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from flink_agents.api.chat_models.function_model import FunctionChatModelConnection
 from flink_agents.api.chat_models.rate_limit import (
+    DECREASE_FACTOR,
     INITIAL_ADAPTIVE_LIMIT,
     MAX_PAUSE_S,
     OVERLOAD_PAUSE_S,
@@ -222,23 +223,24 @@ async def test_adaptive_does_not_grow_while_the_limit_is_not_reached() -> None:
     assert lim.limit == INITIAL_ADAPTIVE_LIMIT
 
 
-async def test_an_overload_halves_the_limit_once_for_the_calls_that_saw_it_and_pauses() -> None:
+async def test_an_overload_lowers_the_limit_once_for_the_calls_that_saw_it_and_pauses() -> None:
     clock = FakeClock(start=0.0)
     starts = Starts(limiter(clock), clock)
     await starts.calls(20)
-    # Every call in flight meets the same overload: the limit halves once, not eight times.
+    # Every call in flight meets the same overload: the limit is lowered once, not 8 times.
     for i in range(INITIAL_ADAPTIVE_LIMIT):
         starts.permits[i].failed(rate_limited(retry_after=2.0))
     await settle()
-    assert starts.limiter.limit == INITIAL_ADAPTIVE_LIMIT // 2
+    lowered = int(INITIAL_ADAPTIVE_LIMIT * DECREASE_FACTOR)
+    assert starts.limiter.limit == lowered == 5
     assert starts.limiter.overloads == INITIAL_ADAPTIVE_LIMIT
     assert starts.limiter.paused_until == 2.0
     assert len(starts.times) == INITIAL_ADAPTIVE_LIMIT  # nobody starts during the pause
     await clock.advance(1.999)
     assert len(starts.times) == INITIAL_ADAPTIVE_LIMIT
     await clock.advance(0.001)
-    assert len(starts.times) == INITIAL_ADAPTIVE_LIMIT + 4
-    assert all(starts.times[i] == 2.0 for i in range(8, 12))
+    assert len(starts.times) == INITIAL_ADAPTIVE_LIMIT + lowered
+    assert all(starts.times[i] == 2.0 for i in range(8, 8 + lowered))
 
 
 async def test_after_an_overload_the_limit_grows_by_one_per_round_trip() -> None:
@@ -249,7 +251,7 @@ async def test_after_an_overload_the_limit_grows_by_one_per_round_trip() -> None
     for i in range(INITIAL_ADAPTIVE_LIMIT):  # one overload, seen by every call in flight
         starts.permits[i].failed(rate_limited(retry_after=0.0))
     await settle()
-    assert lim.limit == INITIAL_ADAPTIVE_LIMIT // 2 == lim.in_flight
+    assert lim.limit == int(INITIAL_ADAPTIVE_LIMIT * DECREASE_FACTOR) == 5 == lim.in_flight
     done = set(range(INITIAL_ADAPTIVE_LIMIT))
     limits = []
     for _ in range(3):  # three round trips: every call in flight answers
@@ -258,8 +260,33 @@ async def test_after_an_overload_the_limit_grows_by_one_per_round_trip() -> None
             done.add(i)
         await settle()
         limits.append(lim.limit)
-    assert limits == [5, 6, 7]
-    assert lim.in_flight == 7
+    assert limits == [6, 7, 8]
+    assert lim.in_flight == 8
+
+
+async def test_waiting_calls_start_spread_over_the_latency_not_in_waves() -> None:
+    clock = FakeClock(start=0.0)
+    starts = Starts(limiter(clock), clock)
+    await starts.calls(20)
+    await clock.advance(2.0)
+    starts.permits[0].succeeded()  # a round trip of 2 s; the limit grows to 9: two places
+    await settle()
+    assert starts.limiter.limit == INITIAL_ADAPTIVE_LIMIT + 1
+    await clock.advance(1.0)
+    # The two start 2 s / 9 places apart, not at once.
+    assert starts.times[8] == 2.0
+    assert starts.times[9] == pytest.approx(2.0 + 2.0 / 9)
+    assert 10 not in starts.times
+
+
+async def test_calls_that_find_no_queue_are_not_spread() -> None:
+    clock = FakeClock(start=0.0)
+    starts = Starts(limiter(clock), clock)
+    await starts.calls(1)
+    await clock.advance(2.0)
+    starts.permits[0].succeeded()
+    await starts.calls(INITIAL_ADAPTIVE_LIMIT)
+    assert [starts.times[i] for i in range(1, INITIAL_ADAPTIVE_LIMIT + 1)] == [2.0] * 8
 
 
 async def test_without_retry_after_an_overload_pauses_for_the_default() -> None:

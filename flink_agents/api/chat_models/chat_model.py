@@ -119,10 +119,11 @@ class BaseChatModelConnection(Resource):
     """Tokens per minute, estimated before each call (characters / 4 plus ``max_tokens``)
     and corrected by the usage the provider reports; None: not limited."""
     adaptive_limit: bool = True
-    """Adapt to overloads (HTTP 429, 529, ``overloaded``): halve the concurrency (unless
-    ``max_concurrent_requests`` fixes it) and grow it back one by one on success, and
-    start no call before the ``retry-after`` the provider sent. False: only the limits
-    set here, and overloads are left to the chat action's retries."""
+    """Adapt to overloads (HTTP 429, 529, ``overloaded``): lower the concurrency (unless
+    ``max_concurrent_requests`` fixes it) and raise it again one by one while answers
+    come, spread waiting calls over the provider's latency, and start no call before
+    the ``retry-after`` the provider sent. False: only the limits set here; overloads
+    are left to the chat action's retries."""
 
     def rate_limiter(self) -> RequestLimiter | None:
         """This connection's `RequestLimiter` in this process (None when it limits

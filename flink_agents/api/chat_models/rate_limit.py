@@ -1,13 +1,22 @@
 """How many requests a chat model connection sends at once, and how fast.
 
 A connection's ``max_concurrent_requests``, ``requests_per_second`` and
-``tokens_per_minute`` are kept by a `RequestLimiter`; with ``adaptive_limit`` (the
-default) it also adapts to the provider's answers: a 429, a 529 or an ``overloaded``
-error (`is_overload`) halves the concurrency it allows (unless
-``max_concurrent_requests`` fixes it), every ``limit`` successes while the limit is reached add
-one to it (one per round trip), and no new request starts until the
-``retry-after`` the provider sent has passed. Until the first overload the limit
-grows by one per success (doubling per round trip) from `INITIAL_ADAPTIVE_LIMIT`.
+``tokens_per_minute`` are kept by a `RequestLimiter`. With ``adaptive_limit`` (the
+default) it also adapts to the provider's answers, the way TCP adapts to a network:
+
+- a 429, a 529 or an ``overloaded`` error (`is_overload`) lowers the concurrency it
+  allows to `DECREASE_FACTOR` of the calls in flight (once for all the calls that met
+  the same overload), and no call starts until the ``retry-after`` the provider sent
+  has passed (`OVERLOAD_PAUSE_S` when it sent none);
+- while calls wait, every ``limit`` answers add one to the limit (one per round trip);
+  before the first overload every answer does (slow start: from
+  `INITIAL_ADAPTIVE_LIMIT`, doubling per round trip);
+- while calls wait, their starts are spread over a call's latency (``latency / limit``
+  apart) instead of going in waves, which a provider counts as bursts.
+
+``max_concurrent_requests`` fixes the concurrency (it does not adapt then); with
+``requests_per_second`` or ``tokens_per_minute`` set, the concurrency is not limited
+until the first overload.
 
 Calls wait in one queue per limiter, first come first served: a call waiting for one
 connection never holds a slot of another. `send_within_limits` is the one place a
@@ -45,6 +54,7 @@ if TYPE_CHECKING:
     from flink_agents.api.message import ChatMessage
 
 __all__ = [
+    "DECREASE_FACTOR",
     "INITIAL_ADAPTIVE_LIMIT",
     "MAX_PAUSE_S",
     "OVERLOAD_PAUSE_S",
@@ -65,8 +75,8 @@ INITIAL_ADAPTIVE_LIMIT = 8
 """Concurrent requests an adaptive limiter starts with."""
 MAX_ADAPTIVE_LIMIT = 10_000
 """The adaptive limit never grows past this."""
-DECREASE_FACTOR = 0.5
-"""What an overload multiplies the adaptive limit by."""
+DECREASE_FACTOR = 0.7
+"""What an overload multiplies the calls in flight by, for the new adaptive limit."""
 OVERLOAD_PAUSE_S = 1.0
 """Seconds no request starts after an overload whose answer named no ``retry-after``."""
 MAX_PAUSE_S = 60.0
@@ -92,7 +102,7 @@ class RequestLimits:
     tokens_per_minute: int | None = None
     """Tokens (estimated before, corrected after each call) per minute; None: not limited."""
     adaptive: bool = True
-    """Adapt to overloads: halve an unset concurrency, pause for ``retry-after``."""
+    """Adapt to overloads: lower an unset concurrency, pause for ``retry-after``."""
 
     def __post_init__(self) -> None:
         if self.max_concurrent_requests is not None and self.max_concurrent_requests < 1:
@@ -139,13 +149,21 @@ class RequestPermit:
     """One request's place in its limiter: report how it went exactly once (`succeeded`,
     `failed` or `release`); later reports are ignored."""
 
-    __slots__ = ("_done", "_limiter", "epoch", "queued", "tokens", "waited_s")
+    __slots__ = ("_done", "_limiter", "epoch", "queued", "started_at", "tokens", "waited_s")
 
     def __init__(
-        self, limiter: RequestLimiter, tokens: int, epoch: int, queued: bool, waited_s: float
+        self,
+        limiter: RequestLimiter,
+        tokens: int,
+        epoch: int,
+        queued: bool,
+        waited_s: float,
+        started_at: float,
     ) -> None:
         self._limiter = limiter
         self._done = False
+        self.started_at = started_at
+        """The limiter's clock when it started."""
         self.tokens = tokens
         """Tokens taken for it (the estimate)."""
         self.epoch = epoch
@@ -198,9 +216,14 @@ class RequestLimiter:
         self._in_flight = 0
         fixed = limits.max_concurrent_requests
         self._adapts_concurrency = fixed is None and limits.adaptive
-        self._limit = float(
-            fixed if fixed is not None else INITIAL_ADAPTIVE_LIMIT if limits.adaptive else math.inf
-        )
+        if fixed is not None:
+            self._limit = float(fixed)
+        elif (
+            limits.adaptive and limits.requests_per_second is None and not limits.tokens_per_minute
+        ):
+            self._limit = float(INITIAL_ADAPTIVE_LIMIT)
+        else:  # unlimited (until an overload, when adaptive: the rate set paces the calls)
+            self._limit = math.inf
         self._slow_start = True
         self._successes = 0
         self._epoch = 0
@@ -208,6 +231,7 @@ class RequestLimiter:
         rps = limits.requests_per_second
         self._interval = 1.0 / rps if rps is not None else 0.0
         self._next_start = -math.inf
+        self._latency_s: float | None = None
         tpm = limits.tokens_per_minute
         self._token_capacity = float(tpm) if tpm is not None else math.inf
         self._token_rate = tpm / 60.0 if tpm is not None else math.inf
@@ -337,14 +361,25 @@ class RequestLimiter:
         """Start a call that waited ``waited_s`` in the queue (None: it did not queue).
         Under the lock."""
         self._in_flight += 1
-        if self._interval:
-            self._next_start = max(self._next_start, now) + self._interval
+        spacing = self._spacing()
+        if spacing:
+            self._next_start = max(self._next_start, now) + spacing
         if tokens and self._token_capacity < math.inf:
             self._tokens -= tokens  # may go below zero: a call larger than the bucket
         if waited_s is not None:
             self.waits += 1
             self.wait_s += waited_s
-        return RequestPermit(self, tokens, self._epoch, waited_s is not None, waited_s or 0.0)
+        return RequestPermit(self, tokens, self._epoch, waited_s is not None, waited_s or 0.0, now)
+
+    def _spacing(self) -> float:
+        """Seconds until the next call may start: ``1 / requests_per_second``; and while
+        calls wait, the adaptive limit spread over a call's latency, so that they do not
+        start in waves (a burst the provider counts against its rate)."""
+        spacing = self._interval
+        latency = self._latency_s
+        if self._queue and self._adapts_concurrency and latency is not None:
+            spacing = max(spacing, latency / self._limit)
+        return spacing
 
     def _wake_head(self) -> None:
         """Wake the first waiter to look again (under the lock)."""
@@ -384,6 +419,10 @@ class RequestLimiter:
                 self._output_tokens_mean = (
                     usage.output_tokens if mean is None else 0.9 * mean + 0.1 * usage.output_tokens
                 )
+            if answered:
+                latency = now - permit.started_at
+                mean = self._latency_s
+                self._latency_s = latency if mean is None else 0.9 * mean + 0.1 * latency
             if error is not None and is_overload(error):
                 self._overloaded(permit, error, now)
             elif answered and self._adapts_concurrency and limit_reached:
@@ -408,6 +447,8 @@ class RequestLimiter:
     def _grow(self) -> None:
         """One success while the limit was reached: +1 in slow start, else +1 once as many
         successes as the limit have come (one per round trip)."""
+        if math.isinf(self._limit):
+            return
         self._successes += 1
         if self._slow_start or self._successes >= int(self._limit):
             self._successes = 0
@@ -422,7 +463,8 @@ class RequestLimiter:
         self._paused_until = max(self._paused_until, now + min(MAX_PAUSE_S, max(0.0, pause)))
         # Calls that started before the last decrease saw the same overload: once is enough.
         if self._adapts_concurrency and permit.epoch == self._epoch:
-            self._limit = max(1.0, float(int(self._limit * DECREASE_FACTOR)))
+            in_flight = min(self._limit, self._in_flight + 1.0)  # this call's included
+            self._limit = max(1.0, float(int(in_flight * DECREASE_FACTOR)))
             self._successes = 0
             self._epoch += 1
             self._slow_start = False

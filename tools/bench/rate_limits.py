@@ -1,0 +1,281 @@
+"""Benchmark of provider rate limits: a burst of inputs against a provider that allows 20
+requests per second.
+
+A fake OpenAI Chat Completions server on 127.0.0.1 keeps a token bucket (``--rate``
+requests per second, a burst of one second's worth) and answers a request beyond it with
+HTTP 429 and ``retry-after: 1`` at once; a request within it is answered after
+``--latency-ms``. ``--inputs`` inputs on as many keys go at once through the OpenAI
+adapter (`OpenAIChatModelConnection`, the real SDK) on the local runner, three times:
+
+- ``none``: no limiter (``adaptive_limit=False``): the chat action's retries only;
+- ``adaptive``: no option set (the default adaptive limit);
+- ``configured``: ``requests_per_second`` set to the provider's rate.
+
+Printed side by side: inputs answered (with the default ``max-retries``), requests and
+the share of 429s, wall time, answers per second and their ratio to the provider's rate.
+
+    python tools/bench/rate_limits.py
+    python tools/bench/rate_limits.py --latency-ms 1000 --inputs 600
+
+Targets (issue 14), against 20 requests/s: adaptive, every input answered, at most 25%
+429s, at least 0.7 of the rate; configured, at most 3% 429s, at least 0.85 of the rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from flink_agents.api.agents.agent import Agent
+from flink_agents.api.core_options import AgentExecutionOptions
+from flink_agents.api.events.chat_event import ChatRequestEvent, ChatResponseEvent
+from flink_agents.api.events.event import Event, InputEvent, OutputEvent
+from flink_agents.api.message import ChatMessage
+from flink_agents.api.resource import ResourceDescriptor, ResourceType
+from flink_agents.api.runner_context import RunnerContext
+from flink_agents.integrations.chat_models.openai.openai_chat_model import (
+    OpenAIChatModelConnection,
+    OpenAIChatModelSetup,
+)
+from flink_agents.runtime.local_runner import LocalRunner
+
+# ---------------------------------------------------------------------------- the provider
+
+
+class LimitedProvider:
+    """An OpenAI Chat Completions server that allows ``rate`` requests per second (a token
+    bucket holding one second's worth) and answers 429 with ``retry-after: 1`` beyond it.
+    Runs its own event loop on a thread; counts what it answered."""
+
+    def __init__(self, rate: float, latency_s: float) -> None:
+        self.rate = rate
+        self.latency_s = latency_s
+        self.requests = 0
+        self.rejected = 0
+        self._tokens = rate
+        self._at = time.monotonic()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+        self.port = 0
+
+    def __enter__(self) -> LimitedProvider:
+        self._thread.start()
+        future = asyncio.run_coroutine_threadsafe(self._start(), self._loop)
+        future.result(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def _start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, backlog=1024)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def _stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in self._connections:  # the client's idle keep-alive connections
+            task.cancel()
+        await asyncio.gather(*self._connections, return_exceptions=True)
+
+    def _admit(self) -> bool:
+        now = time.monotonic()
+        self._tokens = min(self.rate, self._tokens + (now - self._at) * self.rate)
+        self._at = now
+        self.requests += 1
+        if self._tokens >= 1.0:
+            self._tokens -= 1.0
+            return True
+        self.rejected += 1
+        return False
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value.strip())
+                body = json.loads(await reader.readexactly(length)) if length else {}
+                if self._admit():
+                    await asyncio.sleep(self.latency_s)
+                    status, headers, payload = 200, "", _completion(body)
+                else:
+                    status, headers, payload = 429, "retry-after: 1\r\n", _RATE_LIMITED
+                reason = "OK" if status == 200 else "Too Many Requests"
+                writer.write(
+                    f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+                    f"content-length: {len(payload)}\r\n{headers}\r\n".encode()
+                    + payload
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            self._connections.discard(task)
+            writer.close()
+
+
+_RATE_LIMITED = json.dumps(
+    {
+        "error": {
+            "message": "Rate limit reached for requests",
+            "type": "requests",
+            "code": "rate_limit_exceeded",
+        }
+    }
+).encode()
+
+
+def _completion(request: dict[str, Any]) -> bytes:
+    return json.dumps(
+        {
+            "id": "chatcmpl-bench",
+            "object": "chat.completion",
+            "created": 0,
+            "model": request.get("model", "gpt-4.1-mini"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": "Answered."},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 12, "completion_tokens": 2, "total_tokens": 14},
+        }
+    ).encode()
+
+
+# ---------------------------------------------------------------------------- the agent
+
+
+async def start(event: Event, ctx: RunnerContext) -> None:
+    text = str(event.attributes["input"])
+    ctx.send_event(ChatRequestEvent(model="bench_model", messages=[ChatMessage.user(text)]))
+
+
+async def finish(event: Event, ctx: RunnerContext) -> None:
+    ctx.send_event(OutputEvent(output=event.attributes["error"] is None))
+
+
+def build_agent(base_url: str, limits: dict[str, Any]) -> Agent:
+    agent = Agent()
+    agent.add_action("start", [InputEvent], start)
+    agent.add_action("finish", [ChatResponseEvent], finish)
+    agent.add_resource(
+        "bench_connection",
+        ResourceType.CHAT_MODEL_CONNECTION,
+        ResourceDescriptor(
+            clazz=OpenAIChatModelConnection, base_url=base_url, api_key="sk-bench", **limits
+        ),
+    )
+    agent.add_resource(
+        "bench_model",
+        ResourceType.CHAT_MODEL,
+        ResourceDescriptor(clazz=OpenAIChatModelSetup, connection="bench_connection"),
+    )
+    return agent
+
+
+MODES: dict[str, dict[str, Any]] = {
+    "none": {"adaptive_limit": False},
+    "adaptive": {},
+    "configured": {"requests_per_second": None},  # filled with --rate
+}
+
+
+@dataclass
+class Result:
+    mode: str
+    answered: int
+    inputs: int
+    requests: int
+    rejected: int
+    wall_s: float
+    rate: float
+
+    @property
+    def rejected_share(self) -> float:
+        return self.rejected / self.requests if self.requests else 0.0
+
+    @property
+    def answers_per_s(self) -> float:
+        return self.answered / self.wall_s
+
+    def line(self) -> str:
+        return (
+            f"{self.mode:>10}  {self.answered:4d}/{self.inputs:<4d}  {self.requests:5d}  "
+            f"{self.rejected_share:6.1%}  {self.wall_s:6.1f}  {self.answers_per_s:6.1f}  "
+            f"{self.answers_per_s / self.rate:5.2f}"
+        )
+
+
+async def run_mode(mode: str, args: argparse.Namespace) -> Result:
+    limits = dict(MODES[mode])
+    if "requests_per_second" in limits:
+        limits["requests_per_second"] = args.rate
+    inputs = [{"key": f"k{i}", "value": f"question {i}"} for i in range(args.inputs)]
+    with LimitedProvider(args.rate, args.latency_ms / 1000.0) as provider:
+        config: dict[str, Any] = {
+            AgentExecutionOptions.MAX_IN_FLIGHT_RUNS.key: max(1000, args.inputs)
+        }
+        if args.max_retries is not None:
+            config[AgentExecutionOptions.MAX_RETRIES.key] = args.max_retries
+        runner = LocalRunner(build_agent(provider.base_url, limits), config)
+        started = time.perf_counter()
+        outputs = await runner.run(inputs)
+        wall = time.perf_counter() - started
+        runner.close()
+        return Result(
+            mode=mode,
+            answered=sum(1 for o in outputs if o.value is True),
+            inputs=args.inputs,
+            requests=provider.requests,
+            rejected=provider.rejected,
+            wall_s=wall,
+            rate=args.rate,
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Benchmark of provider rate limits.")
+    parser.add_argument("--inputs", type=int, default=300, help="inputs, one key each")
+    parser.add_argument("--rate", type=float, default=20.0, help="the provider's requests/s")
+    parser.add_argument("--latency-ms", type=float, default=200.0, help="answer latency")
+    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
+    parser.add_argument("--max-retries", type=int, help="the chat action's (default: 3)")
+    args = parser.parse_args(argv)
+    retries = "default" if args.max_retries is None else str(args.max_retries)
+    print(
+        f"python {sys.version.split()[0]}, {args.inputs} inputs on {args.inputs} keys at once; "
+        f"provider: {args.rate:g} requests/s (429 retry-after 1 beyond), "
+        f"{args.latency_ms:g} ms per answer; max-retries {retries}"
+    )
+    print("      mode  answered  reqs    429s  wall s  ans/s  ratio")
+    for mode in args.modes:
+        print(asyncio.run(run_mode(mode, args)).line(), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
