@@ -32,6 +32,7 @@ from flink_agents.api.core_options import (
 from flink_agents.api.events.event import Event, InputEvent, OutputEvent
 from flink_agents.api.events.run_event import AGENT_RUN_BEGIN_ACTION, AgentRunBeginEvent
 from flink_agents.api.metric_group import Counter, Histogram, MetricGroup
+from flink_agents.api.redaction import redact
 from flink_agents.api.resource import Resource, ResourceDescriptor, ResourceType
 from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.plan.agent_plan import AgentPlan, ResourceSpec
@@ -242,6 +243,7 @@ class AgentEngine:
             cached = self._resources.get((type, name))
             if cached is None:
                 cached = self._resolve_resource(name, type)
+                cached.open()
                 self._resources[(type, name)] = cached
         return cached
 
@@ -303,10 +305,13 @@ class AgentEngine:
         return resource
 
     def close(self) -> None:
-        """Stop the thread pools, close the event log and the durability."""
+        """Stop the thread pools, close the resources it built (`Resource.close`: an MCP
+        server's session ends with the last engine of the process that uses it), the event
+        log and the durability."""
         with self._lock:
             executor, self._executor = self._executor, None
             tool_threads, self._tool_threads = self._tool_threads, None
+            resources, self._resources = self._resources, {}
             log = self._event_log if self._event_log_ready else None
             durability, self.durability = self.durability, None
             tracing = self.tracing
@@ -314,6 +319,13 @@ class AgentEngine:
             executor.shutdown(wait=False, cancel_futures=True)
         if tool_threads is not None:
             tool_threads.close()
+        for (resource_type, name), resource in resources.items():
+            try:
+                resource.close()
+            except Exception as exc:  # one resource that fails to close keeps no other open
+                _LOG.warning(
+                    "closing %s %r failed: %s", resource_type.value, name, redact(str(exc))
+                )
         if log is not None:
             log.close()
         if durability is not None:

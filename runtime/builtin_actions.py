@@ -21,6 +21,7 @@ history.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import random
 import re
@@ -47,7 +48,7 @@ from flink_agents.api.resource import ResourceType
 from flink_agents.api.runner_context import RunnerContext
 from flink_agents.api.tool_response import ToolResponse, raw_arguments
 from flink_agents.api.tools.function_tool import FunctionTool
-from flink_agents.api.tools.tool import BaseTool, ToolMetadata
+from flink_agents.api.tools.tool import BaseTool, Tool, ToolMetadata
 from flink_agents.api.tools.tool_parameter_injection import injected_arguments
 from flink_agents.plan.agent_plan import ActionSpec
 from flink_agents.runtime.action_context import ActionContext
@@ -288,7 +289,7 @@ def _metric_label(setup: BaseChatModelSetup, name: str) -> str:
     return setup.model or name
 
 
-def _request_fingerprint(
+async def _request_fingerprint(
     ctx: RunnerContext,
     setup: BaseChatModelSetup,
     state: ChatLoopState,
@@ -306,7 +307,7 @@ def _request_fingerprint(
         messages = history
         params = {**params, "$prompt_args": state.prompt_args}
     else:
-        messages = setup.apply_prompt(history, state.prompt_args)
+        messages = await setup.aapply_prompt(history, state.prompt_args)
     return model_request_fingerprint(
         model=state.model,
         connection=setup.connection,
@@ -337,7 +338,7 @@ async def _call_model(
             record_request_limits(metrics, setup.connection, report)
 
     caller = _model_caller(setup, history, state.prompt_args, limits_seen)
-    request = _request_fingerprint(ctx, setup, state, history)
+    request = await _request_fingerprint(ctx, setup, state, history)
     action_ctx = ctx if isinstance(ctx, ActionContext) else None
     first_call = action_ctx.next_call_index if action_ctx is not None else 0
     attempt = 0
@@ -603,16 +604,33 @@ async def _run_tool(
 ) -> Any:
     """The tool's output; `ToolCallTimeoutError` when it takes longer than ``timeout``.
 
-    A sync function tool runs on the engine's tool threads (which write off a thread
-    whose call timed out, and wait briefly for a tool that has been fast); anything else
-    is awaited and cancelled at the timeout.
+    A sync function tool, and a `Tool` subclass with a sync ``call``, run on the engine's
+    tool threads (which write off a thread whose call timed out, and wait briefly for a
+    tool that has been fast); anything else is awaited and cancelled at the timeout.
     """
-    if threads is not None and isinstance(tool, FunctionTool) and not tool.is_async:
-        output = await threads.run(tool.bind(**arguments), timeout, name)
-        if inspect.isawaitable(output):  # a plain function that returned a coroutine
-            output = await _within(output, timeout)
-        return output
-    return await _within(tool.acall(**arguments), timeout)
+    call = _sync_call(tool, arguments) if threads is not None else None
+    if threads is None or call is None:
+        return await _within(tool.acall(**arguments), timeout)
+    output = await threads.run(call, timeout, name)
+    if inspect.isawaitable(output):  # a plain function that returned a coroutine
+        output = await _within(output, timeout)
+    return output
+
+
+def _sync_call(tool: BaseTool, arguments: dict[str, Any]) -> Callable[[], Any] | None:
+    """What the tool threads run for a sync tool: a function tool's function with the
+    arguments, or the sync ``call`` of a `Tool` subclass (whose inherited ``acall`` would
+    run it on the loop's default executor, where a hung call keeps its thread); None for
+    an async tool."""
+    if isinstance(tool, FunctionTool):
+        return None if tool.is_async else tool.bind(**arguments)
+    if (
+        isinstance(tool, Tool)
+        and type(tool).acall is Tool.acall
+        and not inspect.iscoroutinefunction(tool.call)
+    ):
+        return functools.partial(tool.call, **arguments)
+    return None
 
 
 async def _within(awaitable: Awaitable[Any], timeout: float) -> Any:

@@ -142,6 +142,15 @@ class Resource(BaseModel, ABC):
     def resource_type(cls) -> ResourceType:
         """Which kind of resource this is."""
 
+    def open(self) -> None:
+        """Called by the runtime when it has built the resource for an engine (upstream's
+        hook): take what the resource holds while the engine lives. Nothing by default."""
+
+    def close(self) -> None:
+        """Called by the runtime when the engine that built the resource closes (upstream's
+        hook): give back what `open` took. Nothing by default. A resource shared by
+        engines (one instance declared on the agent) is opened and closed once per engine."""
+
 
 class _LookupContext(ResourceContext):
     def __init__(self, lookup: Callable[[str, ResourceType], Resource]) -> None:

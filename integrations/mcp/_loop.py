@@ -23,7 +23,14 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import TimeoutError as FutureTimeoutError
 from typing import Any, TypeVar
 
-__all__ = ["mcp_loop", "on_mcp_loop", "run_blocking", "run_on_mcp_loop", "when_stopping"]
+__all__ = [
+    "has_stopped",
+    "mcp_loop",
+    "on_mcp_loop",
+    "run_blocking",
+    "run_on_mcp_loop",
+    "when_stopping",
+]
 
 _T = TypeVar("_T")
 
@@ -34,6 +41,8 @@ _loop: asyncio.AbstractEventLoop | None = None
 _thread: threading.Thread | None = None
 _lock = threading.Lock()
 _stop_hooks: list[Callable[[], Coroutine[Any, Any, None]]] = []
+_stopped = False
+"""The loop was stopped at interpreter exit (its stop hooks closed every session)."""
 
 
 def mcp_loop() -> asyncio.AbstractEventLoop:
@@ -72,14 +81,23 @@ async def run_on_mcp_loop(coro: Coroutine[Any, Any, _T]) -> _T:
     return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
 
 
+def has_stopped() -> bool:
+    """True once the loop was stopped at interpreter exit: nothing runs on it any more."""
+    return _stopped
+
+
 def run_blocking(coro: Coroutine[Any, Any, _T], timeout: float | None = None) -> _T:
     """Run ``coro`` on the MCP loop and wait for it (at most ``timeout`` s: then it is
-    cancelled and `TimeoutError` raised). Not on the MCP loop's own thread."""
+    cancelled and `TimeoutError` raised). Not on the MCP loop's own thread, nor after
+    the loop stopped at interpreter exit (`RuntimeError`)."""
     if on_mcp_loop():
         coro.close()
         raise RuntimeError(
             "a blocking MCP call was made on the MCP loop itself; await the async variant"
         )
+    if _stopped:
+        coro.close()
+        raise RuntimeError("the MCP loop has stopped (the interpreter is exiting)")
     future = asyncio.run_coroutine_threadsafe(coro, mcp_loop())
     try:
         return future.result(timeout)
@@ -94,9 +112,11 @@ def when_stopping(hook: Callable[[], Coroutine[Any, Any, None]]) -> None:
 
 
 def _stop() -> None:
+    global _stopped
     loop = _loop
     if loop is None or loop.is_closed() or not loop.is_running():
         return
+    _stopped = True
 
     async def stop_all() -> None:
         for hook in _stop_hooks:
@@ -113,8 +133,8 @@ def _stop() -> None:
 
 def _forget_in_child() -> None:
     # The loop's thread did not come along into the child: start afresh there.
-    global _loop, _thread, _lock
-    _loop, _thread, _lock = None, None, threading.Lock()
+    global _loop, _thread, _lock, _stopped
+    _loop, _thread, _lock, _stopped = None, None, threading.Lock(), False
 
 
 atexit.register(_stop)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, NamedTuple, TypeVar
 
@@ -36,7 +37,17 @@ from flink_agents.integrations.errors import (
 from flink_agents.integrations.mcp._loop import when_stopping
 from flink_agents.integrations.mcp._transport import Transport, TransportNotes
 
-__all__ = ["RetryPolicy", "ServerLink", "close_all_links", "close_link", "describe", "server_link"]
+__all__ = [
+    "RetryPolicy",
+    "ServerLink",
+    "close_all_links",
+    "close_link",
+    "describe",
+    "hold_link",
+    "holders",
+    "release_link",
+    "server_link",
+]
 
 _LOG = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -330,8 +341,14 @@ class ServerLink:
 
 
 # ------------------------------------------------------------------ one link per server
+#
+# Engines that built a server hold its link (`hold_link`, from any thread); the last one to
+# let go (`release_link`) closes it: the session ends (a stdio server is stopped) when no
+# engine of the process uses the server any more, not when the first of them closes.
 
 _links: dict[Hashable, ServerLink] = {}
+_holds: dict[Hashable, int] = {}
+_holds_lock = threading.Lock()
 
 
 def server_link(key: Hashable, make: Callable[[], ServerLink]) -> ServerLink:
@@ -349,6 +366,33 @@ async def close_link(key: Hashable) -> None:
         await link.aclose()
 
 
+def hold_link(key: Hashable) -> None:
+    """One more holder of the link for ``key`` (any thread; no connection is made)."""
+    with _holds_lock:
+        _holds[key] = _holds.get(key, 0) + 1
+
+
+async def release_link(key: Hashable) -> None:
+    """One holder fewer of the link for ``key``; the last one closes the link. On the MCP
+    loop only."""
+    with _holds_lock:
+        left = _holds.get(key, 0) - 1
+        if left > 0:
+            _holds[key] = left
+            return
+        _holds.pop(key, None)
+        # Taken out under the lock: a holder that comes now gets a new link.
+        link = _links.pop(key, None)
+    if link is not None:
+        await link.aclose()
+
+
+def holders(key: Hashable) -> int:
+    """How many hold the link for ``key``."""
+    with _holds_lock:
+        return _holds.get(key, 0)
+
+
 async def close_all_links() -> None:
     """Close every link of the process. On the MCP loop only."""
     links = list(_links.values())
@@ -357,7 +401,10 @@ async def close_all_links() -> None:
 
 
 def _forget_in_child() -> None:
+    global _holds_lock
     _links.clear()  # they belong to the parent's loop
+    _holds.clear()  # and to the parent's engines
+    _holds_lock = threading.Lock()
 
 
 when_stopping(close_all_links)

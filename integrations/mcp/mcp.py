@@ -27,7 +27,7 @@ from __future__ import annotations
 import collections
 import hashlib
 import re
-from collections.abc import Awaitable, Callable, Hashable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Hashable, Mapping
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -50,11 +50,13 @@ from flink_agents.integrations.mcp._content import (
     prompt_messages,
     tool_result_content,
 )
-from flink_agents.integrations.mcp._loop import run_blocking, run_on_mcp_loop
+from flink_agents.integrations.mcp._loop import has_stopped, run_blocking, run_on_mcp_loop
 from flink_agents.integrations.mcp._session import (
     RetryPolicy,
     ServerLink,
     close_link,
+    hold_link,
+    release_link,
     server_link,
 )
 from flink_agents.integrations.mcp._transport import (
@@ -113,6 +115,8 @@ class MCPServer(Resource):
     """The longest wait between retries."""
 
     _key: Hashable | None = PrivateAttr(default=None)
+    _holds: int = PrivateAttr(default=0)
+    """`open` calls of this object not yet given back by `close`."""
 
     @classmethod
     def resource_type(cls) -> ResourceType:
@@ -215,6 +219,7 @@ class MCPServer(Resource):
         state = super().__getstate__()
         private = dict(state.get("__pydantic_private__") or {})
         private["_key"] = None
+        private["_holds"] = 0  # holds are this process's
         state["__pydantic_private__"] = private
         return state
 
@@ -315,17 +320,34 @@ class MCPServer(Resource):
             return next((p for p in self.list_prompts() if p.name == name), None)
         return None
 
-    # ------------------------------------------------------------------ closing
+    # ------------------------------------------------------------------ opening, closing
+
+    def open(self) -> None:
+        """Hold this process's session to the server (the runtime calls this when an
+        engine builds the server; nothing is connected until the first request). Servers
+        with the same settings share the session: it stays open while any holds it."""
+        hold_link(self._link_key())
+        self._holds += 1
 
     async def aclose(self) -> None:
-        """Close this process's session to the server (a stdio server is stopped); the
-        next request opens a new one."""
-        key = self._link_key()
-        await run_on_mcp_loop(close_link(key))
+        """After `open`: let go of the session, which closes (a stdio server is stopped)
+        when no other engine of the process holds it. Else: close the session now. Either
+        way the next request opens a new one."""
+        await run_on_mcp_loop(self._closing())
 
     def close(self) -> None:
-        """`aclose`, blocking."""
-        run_blocking(close_link(self._link_key()))
+        """`aclose`, blocking (the runtime calls this when the engine closes). Nothing
+        after interpreter exit began: every session was closed then."""
+        if has_stopped():
+            return
+        run_blocking(self._closing())
+
+    def _closing(self) -> Coroutine[Any, Any, None]:
+        key = self._link_key()
+        if self._holds > 0:
+            self._holds -= 1
+            return release_link(key)
+        return close_link(key)
 
 
 class MCPTool(BaseTool):

@@ -19,8 +19,10 @@ from flink_agents.api import (
     Event,
     FunctionChatModelConnection,
     InputEvent,
+    MessageRole,
     OutputEvent,
     Prompt,
+    Resource,
     ResourceDescriptor,
     ResourceType,
     RunnerContext,
@@ -301,6 +303,44 @@ def test_resources_are_built_once_and_checked() -> None:
     assert copy.get_resource("conn", ResourceType.CHAT_MODEL_CONNECTION) is not conn
 
 
+class Held(Resource):
+    """A resource that counts its opens and closes (one instance, shared by engines)."""
+
+    opened: int = 0
+    closed: int = 0
+
+    @classmethod
+    def resource_type(cls) -> ResourceType:
+        return ResourceType.CHAT_MODEL_CONNECTION
+
+    def open(self) -> None:
+        self.opened += 1
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+def test_an_engine_opens_what_it_builds_and_closes_it_when_it_closes() -> None:
+    shared = Held()
+    agent = (
+        Agent()
+        .add_resource("held", ResourceType.CHAT_MODEL_CONNECTION, shared)
+        .add_resource("p", ResourceType.PROMPT, Prompt.from_text("x"))
+    )
+    first, second = AgentEngine(agent), AgentEngine(agent)
+    assert first.get_resource("held", ResourceType.CHAT_MODEL_CONNECTION) is shared
+    first.get_resource("held", ResourceType.CHAT_MODEL_CONNECTION)  # built once: opened once
+    second.get_resource("held", ResourceType.CHAT_MODEL_CONNECTION)
+    first.get_resource("p", ResourceType.PROMPT)  # the default hooks do nothing
+    assert (shared.opened, shared.closed) == (2, 0)
+    first.close()
+    assert (shared.opened, shared.closed) == (2, 1)  # once per engine that opened it
+    second.close()
+    assert (shared.opened, shared.closed) == (2, 2)
+    first.close()  # closing again closes nothing again
+    assert shared.closed == 2
+
+
 # ---------------------------------------------------------------------------- durable calls
 
 
@@ -362,6 +402,46 @@ def test_model_and_tool_calls_go_through_the_durable_log() -> None:
         ("7", 4, 2, TOOL_ACTION, 1),
         ("7", 4, 3, CHAT_ACTION, 0),
     ]
+
+
+class ServedPrompt(Prompt):
+    """A prompt rendered elsewhere (as an MCP server renders one): its sync rendering would
+    hold the runner's loop, so the chat action must await the async one."""
+
+    def format_string(self, **kwargs: Any) -> str:
+        raise AssertionError("rendered synchronously on the runner's loop")
+
+    def format_messages(
+        self, role: MessageRole = MessageRole.SYSTEM, **kwargs: Any
+    ) -> list[ChatMessage]:
+        raise AssertionError("rendered synchronously on the runner's loop")
+
+    async def aformat_messages(
+        self, role: MessageRole = MessageRole.SYSTEM, **kwargs: Any
+    ) -> list[ChatMessage]:
+        await asyncio.sleep(0)
+        return [ChatMessage.system(f"You handle {kwargs['team']} tickets.")]
+
+
+@pytest.mark.parametrize("durable", [False, True], ids=["no-call-log", "call-log"])
+def test_the_chat_action_awaits_the_prompts_async_rendering(durable: bool) -> None:
+    """With a durable call log the request's fingerprint holds the prompt's messages too."""
+    seen: list[list[str]] = []
+
+    def model(messages: list[ChatMessage], tools: list[ToolMetadata]) -> str:
+        seen.append([m.text for m in messages])
+        return "ok"
+
+    agent = chat_agent(
+        FunctionChatModelConnection(function=model),
+        prompt=ServedPrompt(),
+        prompt_args={"team": "billing"},
+    )
+    engine = AgentEngine(agent, durable=RecordingLog() if durable else None)  # type: ignore[arg-type]
+    key_state = KeyState()
+    [output] = run_to_end(engine, engine.start_run("k", "hi", key_state), key_state)
+    assert output.ok
+    assert seen == [["You handle billing tickets.", "hi"]]
 
 
 def test_durable_execute_from_actions() -> None:

@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from pydantic import Field
 
 from flink_agents.api import (
     AgentConfiguration,
@@ -21,6 +22,7 @@ from flink_agents.api import (
     ToolMetadata,
     ToolResultBlock,
 )
+from flink_agents.api.tools.tool import Tool
 from flink_agents.runtime.local_runner import AgentOutput, LocalRunner
 from tests.runtime.chat_agents import chat_agent, only_response
 
@@ -222,3 +224,61 @@ def test_hung_sync_tools_do_not_block_an_instant_sync_tool_of_another_key(
     for key in hung_keys:
         assert results[f"c-{key}"].is_error
         assert results[f"c-{key}"].text == "tool 'hang' timed out after 0.1 s"
+
+
+class Ticket(Tool):
+    """Upstream's way to write a tool: a `Tool` subclass with a sync ``call``."""
+
+    hang_until: Any = None
+    """A `threading.Event` the call waits for (None: it answers at once)."""
+    threads: list[str] = Field(default_factory=list)
+
+    def call(self, ticket: str) -> str:
+        self.threads.append(threading.current_thread().name)
+        if self.hang_until is not None:
+            self.hang_until.wait()
+            return "late"
+        return f"ticket {ticket}: open"
+
+
+def _ticket_tool(name: str, hang_until: threading.Event | None = None) -> Ticket:
+    schema = {"type": "object", "properties": {"ticket": {"type": "string"}}}
+    metadata = ToolMetadata(name=name, description="Look a ticket up.", args_schema=schema)
+    return Ticket(metadata=metadata, hang_until=hang_until)
+
+
+def test_hung_sync_tool_subclasses_are_written_off_like_function_tools(
+    release: threading.Event,
+) -> None:
+    """A `Tool` subclass's sync ``call`` runs on the tool threads too: hung calls (more than
+    the threads) are written off, and an instant call of another key is answered."""
+    hung_keys = [f"hung-{i}" for i in range(8)]
+    hang, instant = _ticket_tool("hang", release), _ticket_tool("instant")
+
+    def reply(messages: list[ChatMessage], tools: list[ToolMetadata]) -> ChatMessage | str:
+        if messages[-1].tool_result_block is not None:
+            return "done"
+        text = messages[0].text
+        tool = "instant" if text == "fast" else "hang"
+        return ChatMessage.assistant(tool_calls=[call(f"c-{text}", tool, ticket=text)])
+
+    model = FunctionChatModelConnection(function=reply)
+    inputs = [{"key": key, "value": key} for key in hung_keys] + [{"key": "f", "value": "fast"}]
+    outputs, _ = run_bounded(
+        chat_agent(model, tools={"hang": hang, "instant": instant}),  # type: ignore[dict-item]
+        inputs,
+        {"tool-call.timeout-s": 0.1, "num-async-threads": 2},
+        release,
+    )
+
+    assert all(isinstance(o.value, ChatResponseEvent) and o.value.ok for o in outputs)
+    results = {
+        block.call_id: block
+        for recorded in model.calls
+        for message in recorded.messages
+        if (block := message.tool_result_block) is not None
+    }
+    assert not results["c-fast"].is_error and results["c-fast"].text == "ticket fast: open"
+    for key in hung_keys:
+        assert results[f"c-{key}"].text == "tool 'hang' timed out after 0.1 s"
+    assert instant.threads and all(n.startswith("agent-tool") for n in instant.threads)

@@ -7,6 +7,7 @@ middle gives the model an error result."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from flink_agents.api import (
     chat_model_setup,
     mcp_server,
 )
+from flink_agents.api.content_blocks import TextBlock
 from flink_agents.integrations.mcp import MCPServer, MCPTool
 from tests.integrations.mcp.agents import (
     WarehouseAgent,
@@ -277,6 +279,9 @@ def test_mcp_tool_calls_are_durable_calls(tmp_path: Path) -> None:
     server's counter does not move (it is one server process: one session per process)."""
     command, args = stdio_command()
     counter = MCPServer(command=command, args=args, timeout=18)
+    # Held here, the session outlives each run's engine (which closes when its run ends):
+    # the counter counts across the runs.
+    counter.open()
     try:
         config = {"durable-execution.store": f"sqlite:///{tmp_path}/calls.db"}
         assert run(_count_agent(), ["a"], config) == ["1"]
@@ -285,3 +290,72 @@ def test_mcp_tool_calls_are_durable_calls(tmp_path: Path) -> None:
         assert run(_count_agent(), ["a"]) == ["3"]  # no store: the call is made
     finally:
         counter.close()
+
+
+# ---------------------------------------------------------------------- engines closing
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _pid(server: MCPServer) -> int:
+    [block] = server.call_tool("pid")
+    assert isinstance(block, TextBlock)
+    return int(block.text)
+
+
+def test_the_last_engine_to_close_ends_the_session_it_shares() -> None:
+    """Engines of one process (the subtasks of a Python worker) share a server's session;
+    closing one keeps it for the others, closing the last stops the stdio server."""
+    from flink_agents.runtime.agent_engine import AgentEngine
+
+    command, args = stdio_command()
+    agent = WarehouseAgent(stdio_descriptor(command, args, timeout=17))  # a session of its own
+    first, second = AgentEngine(agent), AgentEngine(agent)
+    server_1 = first.get_resource("warehouse", ResourceType.MCP_SERVER)
+    server_2 = second.get_resource("warehouse", ResourceType.MCP_SERVER)
+    assert isinstance(server_1, MCPServer) and isinstance(server_2, MCPServer)
+    assert server_1 is not server_2  # each engine built its own from the descriptor
+    pid = _pid(server_1)
+    assert _pid(server_2) == pid  # one process: the session is shared
+
+    first.close()
+    assert _alive(pid)
+    assert _pid(server_2) == pid  # the session the second engine holds went on
+
+    second.close()
+    assert not _alive(pid)  # the last engine closed the session: the server stopped
+
+
+def test_an_engine_opens_and_closes_the_resources_it_built(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from flink_agents.runtime.agent_engine import AgentEngine
+
+    log: list[str] = []
+
+    class Recording(MCPServer):
+        def open(self) -> None:
+            log.append("open")
+            super().open()
+
+        def close(self) -> None:
+            log.append("close")
+            super().close()
+            raise RuntimeError("closing failed")  # logged; the engine closes the rest
+
+    command, args = stdio_command()
+    server = ResourceDescriptor(clazz=Recording, command=command, args=args, timeout=16)
+    engine = AgentEngine(WarehouseAgent(server))
+    engine.get_resource("warehouse", ResourceType.MCP_SERVER)
+    engine.get_resource("warehouse", ResourceType.MCP_SERVER)  # built and opened once
+    engine.get_resource("ask_sum", ResourceType.PROMPT)  # offered by the server
+    assert log == ["open"]
+    engine.close()
+    assert log == ["open", "close"]
+    assert "closing mcp_server 'warehouse' failed: closing failed" in caplog.text

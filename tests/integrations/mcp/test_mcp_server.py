@@ -225,6 +225,40 @@ def test_close_stops_the_session_and_the_next_call_opens_another() -> None:
         server.close()
 
 
+def test_a_held_session_closes_when_its_last_holder_lets_go() -> None:
+    from flink_agents.integrations.mcp._session import holders
+
+    server, other = stdio_server(timeout=15), stdio_server(timeout=15)
+    key = server._link_key()
+    server.open()
+    other.open()
+    copy = cloudpickle.loads(cloudpickle.dumps(server))  # holds stay in their process
+    first = server.call_tool("pid")
+    assert holders(key) == 2
+    server.close()
+    assert holders(key) == 1
+    assert other.call_tool("pid") == first  # still open for the other holder
+    other.close()
+    assert holders(key) == 0
+    try:
+        assert copy.call_tool("pid") != first  # that closed it: a new session
+    finally:
+        copy.close()  # held by nobody: closes at once
+
+
+def test_closing_after_interpreter_exit_began_does_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """At exit the MCP loop's stop hooks closed every session and the loop stopped: an
+    engine closed after that must not wait on it."""
+    from flink_agents.integrations.mcp import _loop
+
+    monkeypatch.setattr(_loop, "_stopped", True)
+    stdio_server(timeout=15).close()  # returns
+    with pytest.raises(RuntimeError, match="the MCP loop has stopped"):
+        _loop.run_blocking(asyncio.sleep(0))
+
+
 # ---------------------------------------------------------------------- settings
 
 
