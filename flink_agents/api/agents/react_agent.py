@@ -41,7 +41,7 @@ from flink_agents.api.agents.types import (
 from flink_agents.api.core_options import AgentExecutionOptions, ErrorHandlingStrategy
 from flink_agents.api.events.chat_event import ChatRequestEvent, ChatResponseEvent
 from flink_agents.api.events.event import Event, InputEvent, OutputEvent
-from flink_agents.api.message import ChatMessage, MessageRole
+from flink_agents.api.message import ChatMessage, MessageRole, find_first_system_message
 from flink_agents.api.prompts.prompt import Prompt
 from flink_agents.api.resource import ResourceDescriptor, ResourceType
 from flink_agents.api.runner_context import RunnerContext
@@ -105,10 +105,7 @@ class ReActAgent(Agent):
         schema_prompt = _optional_prompt(ctx, _SCHEMA_PROMPT)
         if schema_prompt is not None:
             instruction = schema_prompt.format_messages(MessageRole.SYSTEM)
-            first_system = next(
-                (i for i, m in enumerate(messages) if m.role is MessageRole.SYSTEM), -1
-            )
-            at = first_system + 1
+            at = find_first_system_message(messages) + 1
             messages = [*messages[:at], *instruction, *messages[at:]]
         schema = _output_schema(ctx)
         model_class = schema if isinstance(schema, type) else None
