@@ -22,8 +22,10 @@ __all__ = [
     "Configuration",
     "ReadableConfiguration",
     "WritableConfiguration",
+    "agent_options_in",
     "agent_section",
     "flatten_dict",
+    "read_yaml_settings",
 ]
 
 T = TypeVar("T")
@@ -172,6 +174,27 @@ def _flatten(nested: Mapping[str, Any], parent_key: str, sep: str) -> Iterator[t
             yield name, value
 
 
+def read_yaml_settings(path: str | Path) -> dict[str, Any]:
+    """Every setting of the YAML file at ``path``, nested keys joined with dots (as Flink
+    reads its ``config.yaml``). Raises `FileNotFoundError` for a missing file and
+    `ValueError` for one that is not a YAML mapping."""
+    source = Path(path)
+    document = yaml.safe_load(source.read_text(encoding="utf-8")) or {}
+    if not isinstance(document, Mapping):
+        raise ValueError(f"{source}: not a YAML mapping")
+    return flatten_dict(cast(Mapping[str, Any], document))
+
+
+def agent_options_in(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The agent options among dotted ``settings``: the keys that start with ``agent.``,
+    without it."""
+    return {
+        key.removeprefix("agent."): value
+        for key, value in settings.items()
+        if key.startswith("agent.")
+    }
+
+
 def agent_section(path: str | Path) -> dict[str, Any]:
     """The options in the ``agent:`` section of the YAML file at ``path``, nested keys
     joined with dots (``agent: {event-log: {level: verbose}}`` is ``event-log.level``).
@@ -180,12 +203,4 @@ def agent_section(path: str | Path) -> dict[str, Any]:
     `FileNotFoundError` for a missing file and `ValueError` for one that is not a YAML
     mapping.
     """
-    source = Path(path)
-    document = yaml.safe_load(source.read_text(encoding="utf-8")) or {}
-    if not isinstance(document, Mapping):
-        raise ValueError(f"{source}: not a YAML mapping")
-    options: dict[str, Any] = {}
-    for key, value in flatten_dict(cast(Mapping[str, Any], document)).items():
-        if key.startswith("agent."):
-            options[key.removeprefix("agent.")] = value
-    return options
+    return agent_options_in(read_yaml_settings(path))

@@ -22,11 +22,13 @@ import importlib.util
 import logging
 import os
 import tempfile
-from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from flink_agents.api.configuration import agent_options_in, read_yaml_settings
 
 __all__ = [
     "JVM_OPTIONS_KEYS",
@@ -42,8 +44,6 @@ __all__ = [
 
 _LOG = logging.getLogger(__name__)
 
-_PREFIX = "agent."
-
 JVM_OPTIONS_KEYS = ("env.java.opts.all", "env.java.opts")
 """Where a Flink configuration holds the JVM options (the packaged one: `--add-opens ...`)."""
 
@@ -51,23 +51,11 @@ _REQUIRED_OPEN = "java.base/java.lang=ALL-UNNAMED"
 """One of the module opens Flink's packaged JVM options hold (its serializers need it)."""
 
 
-def _flatten(section: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
-    for key, value in section.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            yield from _flatten(value, f"{name}.")
-        else:
-            yield name, value
-
-
 def read_agent_options(conf_dir: str | os.PathLike[str]) -> dict[str, Any]:
     """The agent options in a Flink configuration directory (keys without `agent.`):
-    from `config.yaml`, else from the legacy `flink-conf.yaml`; empty when neither exists."""
-    return {
-        key.removeprefix(_PREFIX): value
-        for key, value in read_flink_settings(conf_dir).items()
-        if key.startswith(_PREFIX)
-    }
+    from `config.yaml`, else from the legacy `flink-conf.yaml`; empty when neither exists.
+    For `config.yaml` the same as `agent_section` of it."""
+    return agent_options_in(read_flink_settings(conf_dir))
 
 
 def agent_options_from_conf_dir(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -101,10 +89,7 @@ def read_flink_settings(conf_dir: str | os.PathLike[str]) -> dict[str, Any]:
     directory = Path(conf_dir)
     current = directory / "config.yaml"
     if current.is_file():
-        document = yaml.safe_load(current.read_text(encoding="utf-8")) or {}
-        if not isinstance(document, Mapping):
-            raise ValueError(f"{current}: not a YAML mapping")
-        return dict(_flatten(document))
+        return read_yaml_settings(current)
     legacy = directory / "flink-conf.yaml"
     if legacy.is_file():
         return _legacy_settings(legacy.read_text(encoding="utf-8"))

@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 
 from flink_agents.api import AgentsExecutionEnvironment, core_options
-from flink_agents.api.configuration import ConfigOption, Configuration, agent_section, flatten_dict
+from flink_agents.api.configuration import (
+    ConfigOption,
+    Configuration,
+    agent_options_in,
+    agent_section,
+    flatten_dict,
+    read_yaml_settings,
+)
 from flink_agents.api.core_options import (
     UNSUPPORTED_OPTIONS,
     AgentConfigOptions,
@@ -219,6 +226,20 @@ def test_agent_section_reads_nested_and_dotted_keys(tmp_path: Path) -> None:
     (tmp_path / "list.yaml").write_text("- 1\n")
     with pytest.raises(ValueError, match="not a YAML mapping"):
         agent_section(tmp_path / "list.yaml")
+
+
+def test_every_setting_of_a_yaml_file_and_the_agent_options_among_them(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("taskmanager:\n  numberOfTaskSlots: 2\n" + CONFIG_YAML)
+    settings = read_yaml_settings(path)
+    assert settings["taskmanager.numberOfTaskSlots"] == 2  # Flink's own settings too
+    assert settings["agent.event-log.level"] == "VERBOSE"
+    assert agent_options_in(settings) == agent_section(path)
+    assert agent_options_in({"agentx.y": 1, "agent.z": 2}) == {"z": 2}  # the prefix, dot and all
+    (tmp_path / "empty.yaml").write_text("")
+    assert read_yaml_settings(tmp_path / "empty.yaml") == {}
+    with pytest.raises(FileNotFoundError):
+        read_yaml_settings(tmp_path / "missing.yaml")
 
 
 def test_get_config_with_a_path_reads_the_file(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from flink_agents.api.configuration import agent_section
 from flink_agents.api.core_options import AgentConfiguration, AgentExecutionOptions
 from flink_agents.runtime.flink.config_file import (
     agent_options_from_conf_dir,
@@ -40,6 +41,8 @@ def test_config_yaml_agent_section_nested_and_dotted(tmp_path: Path) -> None:
     }
     config = AgentConfiguration(options)
     assert config.get(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS) == 7
+    # The same reading as env.get_config(path) and AgentConfiguration.load_from_file give.
+    assert options == agent_section(tmp_path / "config.yaml")
 
 
 def test_legacy_flink_conf_yaml(tmp_path: Path) -> None:
