@@ -269,6 +269,15 @@ class RequestLimiter:
         return self._paused_until if self._paused_until > self._clock() else None
 
     @property
+    def tokens_available(self) -> float | None:
+        """Tokens the ``tokens_per_minute`` bucket holds now (None: not limited)."""
+        if self.limits.tokens_per_minute is None:
+            return None
+        with self._lock:
+            self._refill(self._clock())
+            return self._tokens
+
+    @property
     def counts_tokens(self) -> bool:
         """Whether calls must say how many tokens they take (``tokens_per_minute`` set)."""
         return self.limits.tokens_per_minute is not None
