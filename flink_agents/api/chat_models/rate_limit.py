@@ -115,18 +115,6 @@ class RequestLimits:
         if self.tokens_per_minute is not None and self.tokens_per_minute < 1:
             raise ValueError(f"tokens_per_minute must be at least 1, got {self.tokens_per_minute}")
 
-    @property
-    def limits_anything(self) -> bool:
-        """Whether a limiter with these limits would ever hold a call back."""
-        return self.adaptive or any(
-            value is not None
-            for value in (
-                self.max_concurrent_requests,
-                self.requests_per_second,
-                self.tokens_per_minute,
-            )
-        )
-
 
 def is_overload(error: BaseException) -> bool:
     """Whether ``error`` says the provider is over its limit: HTTP 429 or 529, or a
@@ -486,38 +474,43 @@ def _resolve(future: asyncio.Future[None]) -> None:
 
 # ---------------------------------------------------------------------------- registry
 
-# id(connection) -> (weak reference to it, its limits, its limiter).
-_LIMITERS: dict[int, tuple[weakref.ref[Any], RequestLimits, RequestLimiter]] = {}
+# id(connection) -> (weak reference to it, its options, its limiter).
+_LIMITERS: dict[int, tuple[weakref.ref[Any], tuple[Any, ...], RequestLimiter]] = {}
 _LIMITERS_LOCK = threading.Lock()
+
+
+def _options(connection: BaseChatModelConnection) -> tuple[Any, ...]:
+    return (
+        connection.max_concurrent_requests,
+        connection.requests_per_second,
+        connection.tokens_per_minute,
+        connection.adaptive_limit,
+    )
 
 
 def limits_of(connection: BaseChatModelConnection) -> RequestLimits:
     """The `RequestLimits` a connection's options set."""
-    return RequestLimits(
-        max_concurrent_requests=connection.max_concurrent_requests,
-        requests_per_second=connection.requests_per_second,
-        tokens_per_minute=connection.tokens_per_minute,
-        adaptive=connection.adaptive_limit,
-    )
+    concurrent, per_second, per_minute, adaptive = _options(connection)
+    return RequestLimits(concurrent, per_second, per_minute, adaptive)
 
 
 def limiter_for(connection: BaseChatModelConnection) -> RequestLimiter | None:
     """This process's limiter of ``connection`` (the same object every time for the same
     connection object and options); None when its options limit nothing."""
     key = id(connection)
+    options = _options(connection)
     entry = _LIMITERS.get(key)
-    limits = limits_of(connection)
-    if entry is not None and entry[0]() is connection and entry[1] == limits:
+    if entry is not None and entry[1] == options and entry[0]() is connection:
         return entry[2]
-    if not limits.limits_anything:
-        return None
+    if options == (None, None, None, False):
+        return None  # limits nothing
     with _LIMITERS_LOCK:
         entry = _LIMITERS.get(key)
-        if entry is not None and entry[0]() is connection and entry[1] == limits:
+        if entry is not None and entry[1] == options and entry[0]() is connection:
             return entry[2]
-        limiter = RequestLimiter(limits)
+        limiter = RequestLimiter(limits_of(connection))
         ref = weakref.ref(connection, lambda _: _LIMITERS.pop(key, None))
-        _LIMITERS[key] = (ref, limits, limiter)
+        _LIMITERS[key] = (ref, options, limiter)
         return limiter
 
 
@@ -528,7 +521,7 @@ def use_limiter(connection: BaseChatModelConnection, limiter: RequestLimiter) ->
     key = id(connection)
     with _LIMITERS_LOCK:
         ref = weakref.ref(connection, lambda _: _LIMITERS.pop(key, None))
-        _LIMITERS[key] = (ref, limits_of(connection), limiter)
+        _LIMITERS[key] = (ref, _options(connection), limiter)
 
 
 # ---------------------------------------------------------------------------- estimate
