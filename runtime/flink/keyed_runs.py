@@ -55,6 +55,9 @@ _LOG = logging.getLogger(__name__)
 END_OF_INPUT_TIMER = 2**63 - 2
 """Event-time timer that only the final watermark of a bounded input (Long.MAX) reaches."""
 
+_EVICT_SCAN = 64
+"""Keys an input looks at, at most, for idle ones to forget beyond `max_cached_keys`."""
+
 
 class KeyedAgentState(Protocol):
     """The current key's slice of keyed state."""
@@ -379,13 +382,18 @@ class KeyedRuns:
         if excess <= 0:
             return
         scheduler = self._scheduler
-        for key in list(itertools.islice(self._entries, 2 * excess + 16)):
-            entry = self._entries[key]
+        entries = self._entries
+        # A bounded scan per input: with many busy keys beyond the cache, a scan as long as
+        # the excess made each input slower than the last.
+        for key in list(itertools.islice(entries, min(2 * excess + 16, _EVICT_SCAN))):
+            entry = entries[key]
+            del entries[key]
             if entry.poll_at is None and scheduler.release(entry.queue):
-                del self._entries[key]
                 excess -= 1
                 if excess == 0:
                     return
+            else:  # busy: it cannot go now; to the back, so the next scan starts past it
+                entries[key] = entry
 
     def _schedule_poll(self, entry: _KeyEntry, timers: KeyTimers) -> None:
         busy_ms = (time.monotonic() - entry.busy_since) * 1000.0

@@ -574,3 +574,31 @@ def test_close_stops_the_loop_thread(engine: StandInEngine) -> None:
     sub.input("k", {"v": 1, "gate": "never"})
     sub.close()
     assert not loop_thread.is_alive()
+
+
+def test_an_input_looks_at_a_bounded_number_of_keys_when_many_are_busy() -> None:
+    """Beyond `max_cached_keys`, busy keys cannot be forgotten: an input must not rescan all
+    of them (the scan grew with the excess, so every input was slower than the last)."""
+    looked_at: list[int] = [0]
+
+    class CountingEntries(dict):  # the eviction scan reads entries by key
+        def __getitem__(self, key: Any) -> Any:
+            looked_at[-1] += 1
+            return super().__getitem__(key)
+
+    engine = StandInEngine()
+    sub = FakeSubtask(engine, max_cached_keys=10)
+    sub.runs._entries = CountingEntries()  # type: ignore[assignment]
+    try:
+        for k in range(300):
+            looked_at.append(0)
+            sub.input(f"k{k}", {"v": k, "gate": "answer"})
+        assert max(looked_at) <= 64  # was 2 x 290 + 16 (all 300) for the last input
+        sub.open_gate("answer")
+        sub.run_until_idle()
+        for k in range(300, 400):  # idle keys are forgotten again as inputs come
+            sub.input(f"k{k}", {"v": k})
+        assert len(sub.runs._entries) <= 10 + 1
+    finally:
+        sub.close()
+    assert sorted(sub.emitted) == sorted(f"k{k}:0:{k}" for k in range(400))
