@@ -63,6 +63,9 @@ class ProviderConnection(BaseChatModelConnection, Generic[ClientT]):
     credential_environment: ClassVar[tuple[str, ...]] = ()
     """Environment variables that give the provider's credentials when ``api_key`` is None
     (the first is the one to set); empty: the provider needs none (no check)."""
+    http_client_refusal: ClassVar[str | None] = None
+    """Why the SDK takes no ``http_client`` (giving one raises ``ValueError`` with it);
+    None: the SDK takes one."""
 
     api_key: str | None = Field(default=None, exclude=True, repr=False)
     """The API key; when None the SDK reads its environment variable. Never dumped or shown."""
@@ -86,6 +89,8 @@ class ProviderConnection(BaseChatModelConnection, Generic[ClientT]):
     @field_validator("http_client")
     @classmethod
     def _check_http_client(cls, value: Any) -> Any:
+        if value is not None and cls.http_client_refusal is not None:
+            raise ValueError(cls.http_client_refusal)
         if value is None or callable(value) or _is_http_client(value):
             return value
         raise ValueError(
@@ -138,14 +143,24 @@ class ProviderConnection(BaseChatModelConnection, Generic[ClientT]):
         )
 
     def _new_client(self, options: dict[str, Any]) -> Any:
-        if not self._has_credentials():  # the SDK's own error does not say what to set
+        self._check_credentials()
+        client = self.sdk_client_class(**options, http_client=self._new_http_client())
+        register_client_secrets(client)  # the key it resolved, maybe from the environment
+        return client
+
+    def _check_credentials(self) -> None:
+        """Raise `_missing_credentials` before an SDK client is made without credentials
+        (the SDK's own error does not say what to set)."""
+        if not self._has_credentials():
             raise self._missing_credentials()
+
+    def _new_http_client(self) -> HttpClient | None:
+        """The HTTP client a new SDK client sends through: ``http_client`` itself, or what
+        the function given as ``http_client`` makes, or None."""
         http_client = self.http_client
         if http_client is not None and not _is_http_client(http_client):
             http_client = http_client()  # a function that makes the HTTP client
-        client = self.sdk_client_class(**options, http_client=http_client)
-        register_client_secrets(client)  # the key it resolved, maybe from the environment
-        return client
+        return http_client
 
     async def _send(self, call: Callable[[ClientT], Awaitable[_T]]) -> _T:
         """``await call(client)``, with every SDK failure raised as a `ChatModelError`.

@@ -29,7 +29,6 @@ from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.errors import ChatModelError
 from flink_agents.api.message import ChatMessage
-from flink_agents.api.redaction import redact
 from flink_agents.integrations.chat_models._ollama_chat_api import (
     PROVIDER,
     ToolMedia,
@@ -37,7 +36,12 @@ from flink_agents.integrations.chat_models._ollama_chat_api import (
     parse_response,
 )
 from flink_agents.integrations.chat_models._provider_connection import ProviderConnection
-from flink_agents.integrations.chat_models._sdk_errors import status_error
+from flink_agents.integrations.chat_models._sdk_errors import (
+    call_failed,
+    connection_error,
+    status_error,
+    timeout_error,
+)
 from flink_agents.integrations.chat_models._secrets import register_provider_secrets
 
 __all__ = [
@@ -74,6 +78,10 @@ class OllamaChatModelConnection(ProviderConnection[ollama.AsyncClient]):
     sdk_client_class: ClassVar[Callable[..., Any]] = ollama.AsyncClient
     sdk_error = (ollama.ResponseError, ollama.RequestError, ConnectionError, httpx.HTTPError)
     sdk_environment: ClassVar[tuple[str, ...]] = ("OLLAMA_HOST", "OLLAMA_API_KEY")
+    http_client_refusal: ClassVar[str | None] = (
+        "the ollama SDK makes its own HTTP client and takes none; it reads proxy "
+        "and TLS settings from the environment (HTTPS_PROXY, SSL_CERT_FILE)"
+    )
 
     base_url: str | None = DEFAULT_BASE_URL
     """The Ollama server; ``None`` for ``OLLAMA_HOST`` (else ``127.0.0.1:11434``)."""
@@ -98,16 +106,6 @@ class OllamaChatModelConnection(ProviderConnection[ollama.AsyncClient]):
             )
         return value
 
-    @field_validator("http_client")
-    @classmethod
-    def _no_http_client(cls, value: Any) -> Any:
-        if value is not None:
-            raise ValueError(
-                "the ollama SDK makes its own HTTP client and takes none; it reads proxy "
-                "and TLS settings from the environment (HTTPS_PROXY, SSL_CERT_FILE)"
-            )
-        return value
-
     def _new_client(self, options: dict[str, Any]) -> Any:
         headers = dict(options["default_headers"] or {})
         if options["api_key"]:
@@ -122,22 +120,10 @@ class OllamaChatModelConnection(ProviderConnection[ollama.AsyncClient]):
         if isinstance(exc, ollama.ResponseError) and exc.status_code >= 400:
             return status_error(PROVIDER, exc.status_code, str(exc.error))
         if isinstance(exc, httpx.TimeoutException):
-            return ChatModelError(
-                f"{PROVIDER} request timed out", retryable=True, provider=PROVIDER, kind="timeout"
-            )
+            return timeout_error(PROVIDER)
         if isinstance(exc, (ConnectionError, httpx.TransportError)):
-            return ChatModelError(
-                redact(f"could not connect to {PROVIDER}: {type(exc).__name__}: {exc}"),
-                retryable=True,
-                provider=PROVIDER,
-                kind="connection",
-            )
-        return ChatModelError(
-            redact(f"{PROVIDER} call failed: {type(exc).__name__}: {exc}"),
-            retryable=False,
-            provider=PROVIDER,
-            kind="unknown",
-        )
+            return connection_error(PROVIDER, f"{type(exc).__name__}: {exc}")
+        return call_failed(PROVIDER, exc)
 
     async def achat(
         self,

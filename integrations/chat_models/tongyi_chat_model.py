@@ -37,7 +37,13 @@ from flink_agents.integrations.chat_models._dashscope_generation_api import (
     parse_response,
 )
 from flink_agents.integrations.chat_models._provider_connection import ProviderConnection
-from flink_agents.integrations.chat_models._sdk_errors import malformed_response, status_error
+from flink_agents.integrations.chat_models._sdk_errors import (
+    call_failed,
+    connection_error,
+    malformed_response,
+    status_error,
+    timeout_error,
+)
 from flink_agents.integrations.chat_models._secrets import register_provider_secrets
 
 __all__ = [
@@ -125,16 +131,9 @@ class TongyiChatModelConnection(ProviderConnection[dashscope.AsyncClient]):
     def _error_from_sdk(self, exc: Exception) -> ChatModelError:
         register_provider_secrets(self.api_key)
         if isinstance(exc, dashscope_errors.APITimeoutError):
-            return ChatModelError(
-                f"{PROVIDER} request timed out", retryable=True, provider=PROVIDER, kind="timeout"
-            )
+            return timeout_error(PROVIDER)
         if isinstance(exc, dashscope_errors.APIConnectionError):
-            return ChatModelError(
-                redact(f"could not connect to {PROVIDER}: {exc.message}"),
-                retryable=True,
-                provider=PROVIDER,
-                kind="connection",
-            )
+            return connection_error(PROVIDER, exc.message)
         # A status the gateway sent, or (an HTTP 200 carrying a business code) the status
         # the SDK's error catalog gives that code.
         sent = exc.status_code if isinstance(exc, dashscope_errors.DashScopeError) else None
@@ -158,11 +157,8 @@ class TongyiChatModelConnection(ProviderConnection[dashscope.AsyncClient]):
             if isinstance(exc, dashscope_errors.ContentFilterError):
                 error.kind = "content_filter"
             return error
-        return ChatModelError(
-            redact(f"{PROVIDER} call failed: {type(exc).__name__}: {text}"),
-            retryable=bool(getattr(exc, "allow_retry", False)),
-            provider=PROVIDER,
-            kind="unknown",
+        return call_failed(
+            PROVIDER, exc, detail=text, retryable=bool(getattr(exc, "allow_retry", False))
         )
 
     async def achat(

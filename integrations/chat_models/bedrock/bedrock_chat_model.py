@@ -35,7 +35,13 @@ from flink_agents.api.errors import ChatModelError
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.redaction import redact
 from flink_agents.integrations.chat_models._provider_connection import ProviderConnection
-from flink_agents.integrations.chat_models._sdk_errors import malformed_response, status_error
+from flink_agents.integrations.chat_models._sdk_errors import (
+    call_failed,
+    connection_error,
+    malformed_response,
+    status_error,
+    timeout_error,
+)
 from flink_agents.integrations.chat_models._secrets import register_provider_secrets
 from flink_agents.integrations.chat_models.bedrock._converse_api import (
     PROVIDER,
@@ -122,6 +128,10 @@ class BedrockChatModelConnection(ProviderConnection[Any]):
         "AWS_ENDPOINT_URL",
         "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
     )
+    http_client_refusal: ClassVar[str | None] = (
+        "boto3 makes its own HTTP connections and takes no http_client; it reads "
+        "proxy and TLS settings from the environment (HTTPS_PROXY, AWS_CA_BUNDLE)"
+    )
 
     region: str | None = Field(default=None, validation_alias=AliasChoices("region", "region_name"))
     """The AWS region (``us-east-1``); None for the standard chain (``AWS_REGION``...)."""
@@ -142,16 +152,6 @@ class BedrockChatModelConnection(ProviderConnection[Any]):
                 "Bedrock signs requests with AWS credentials: give aws_access_key_id and "
                 "aws_secret_access_key (or a profile, or the standard chain); a Bedrock API "
                 "key goes in AWS_BEARER_TOKEN_BEDROCK"
-            )
-        return value
-
-    @field_validator("http_client")
-    @classmethod
-    def _no_http_client(cls, value: Any) -> Any:
-        if value is not None:
-            raise ValueError(
-                "boto3 makes its own HTTP connections and takes no http_client; it reads "
-                "proxy and TLS settings from the environment (HTTPS_PROXY, AWS_CA_BUNDLE)"
             )
         return value
 
@@ -207,19 +207,10 @@ class BedrockChatModelConnection(ProviderConnection[Any]):
         register_provider_secrets(self.aws_secret_access_key, self.aws_session_token)
         if isinstance(exc, botocore.exceptions.ClientError):
             return _client_error(exc)
-        if isinstance(
-            exc, (botocore.exceptions.ConnectTimeoutError, botocore.exceptions.ReadTimeoutError)
-        ):
-            return ChatModelError(
-                f"{PROVIDER} request timed out", retryable=True, provider=PROVIDER, kind="timeout"
-            )
+        if isinstance(exc, _TIMEOUT_ERRORS):
+            return timeout_error(PROVIDER)
         if isinstance(exc, botocore.exceptions.EndpointConnectionError):
-            return ChatModelError(
-                redact(f"could not connect to {PROVIDER}: {exc}"),
-                retryable=True,
-                provider=PROVIDER,
-                kind="connection",
-            )
+            return connection_error(PROVIDER, exc)
         if isinstance(exc, botocore.exceptions.NoCredentialsError):
             return ChatModelError(
                 f"{PROVIDER}: no AWS credentials: set AWS_ACCESS_KEY_ID and "
@@ -245,12 +236,7 @@ class BedrockChatModelConnection(ProviderConnection[Any]):
                 provider=PROVIDER,
                 kind="bad_request",
             )
-        return ChatModelError(
-            redact(f"{PROVIDER} call failed: {type(exc).__name__}: {exc}"),
-            retryable=False,
-            provider=PROVIDER,
-            kind="unknown",
-        )
+        return call_failed(PROVIDER, exc)
 
     async def achat(
         self,

@@ -29,12 +29,13 @@ from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.errors import ChatModelError
 from flink_agents.api.message import ChatMessage
-from flink_agents.api.redaction import redact
-from flink_agents.integrations.chat_models._provider_connection import (
-    ProviderConnection,
-    _is_http_client,
+from flink_agents.integrations.chat_models._provider_connection import ProviderConnection
+from flink_agents.integrations.chat_models._sdk_errors import (
+    call_failed,
+    connection_error,
+    status_error,
+    timeout_error,
 )
-from flink_agents.integrations.chat_models._sdk_errors import status_error
 from flink_agents.integrations.chat_models._secrets import register_provider_secrets
 from flink_agents.integrations.chat_models.gemini._generate_content_api import (
     PROVIDER,
@@ -110,11 +111,7 @@ class GeminiChatModelConnection(ProviderConnection[Any]):
         return {**super()._client_options(), "api_version": self.api_version}
 
     def _new_client(self, options: dict[str, Any]) -> Any:
-        if not self._has_credentials():  # the SDK's own error does not say what to set
-            raise self._missing_credentials()
-        http_client: Any = self.http_client
-        if http_client is not None and not _is_http_client(http_client):
-            http_client = http_client()  # a function that makes the HTTP client
+        self._check_credentials()
         http_options = genai_types.HttpOptions(
             base_url=options["base_url"],
             api_version=options["api_version"],
@@ -123,7 +120,7 @@ class GeminiChatModelConnection(ProviderConnection[Any]):
             # Always given: without it the SDK retries a refused aiohttp connection once
             # on its own, after sleeping 1 to 10 s.
             retry_options=genai_types.HttpRetryOptions(attempts=options["max_retries"] + 1),
-            httpx_async_client=http_client,
+            httpx_async_client=self._new_http_client(),
         )
         # The Gemini API (not Vertex AI), whatever GOOGLE_GENAI_USE_VERTEXAI says.
         client = genai.Client(api_key=options["api_key"], vertexai=False, http_options=http_options)
@@ -148,22 +145,10 @@ class GeminiChatModelConnection(ProviderConnection[Any]):
                 error.kind = "overloaded"  # the connection's request limiter backs off
             return error
         if isinstance(exc, _TIMEOUT_ERRORS):
-            return ChatModelError(
-                f"{PROVIDER} request timed out", retryable=True, provider=PROVIDER, kind="timeout"
-            )
+            return timeout_error(PROVIDER)
         if isinstance(exc, _TRANSPORT_ERRORS):
-            return ChatModelError(
-                redact(f"could not connect to {PROVIDER}: {type(exc).__name__}: {exc}"),
-                retryable=True,
-                provider=PROVIDER,
-                kind="connection",
-            )
-        return ChatModelError(
-            redact(f"{PROVIDER} call failed: {type(exc).__name__}: {exc}"),
-            retryable=False,
-            provider=PROVIDER,
-            kind="unknown",
-        )
+            return connection_error(PROVIDER, f"{type(exc).__name__}: {exc}")
+        return call_failed(PROVIDER, exc)
 
     async def achat(
         self,
