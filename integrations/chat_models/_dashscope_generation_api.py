@@ -35,22 +35,21 @@ from dashscope.v2.types.completions import ChatCompletion
 from flink_agents.api.chat_models.chat_model import ToolSpec
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.content_blocks import (
-    AudioBlock,
     ContentBlock,
     DocumentBlock,
-    ImageBlock,
     ReasoningBlock,
     TextBlock,
     ToolCallBlock,
     ToolResultBlock,
-    VideoBlock,
 )
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import ToolMetadata, as_tool_metadata
 from flink_agents.integrations.chat_models._media import (
     ASSISTANT_MEDIA_REASON,
+    MEDIA_TYPES,
     REDACTED_MEDIA_REASON,
+    Media,
     is_data_uri,
     url_or_data_uri,
 )
@@ -107,8 +106,6 @@ USAGE_FIELDS = UsageFields(
 """Where a response's ``usage`` holds each count."""
 
 _REMOTE_SCHEMES = ("http://", "https://", "oss://")
-_MEDIA_TYPES = (ImageBlock, AudioBlock, VideoBlock, DocumentBlock)
-_Media = ImageBlock | AudioBlock | VideoBlock | DocumentBlock
 _TOOL_CHOICE_MODES = ("auto", "none")
 
 
@@ -201,12 +198,12 @@ def message_to_wire(message: ChatMessage) -> dict[str, Any]:
     if message.role is MessageRole.SYSTEM:
         return {"role": "system", "content": message.text}
     if message.role is MessageRole.USER:
-        if not any(isinstance(block, _MEDIA_TYPES) for block in message.blocks):
+        if not any(isinstance(block, MEDIA_TYPES) for block in message.blocks):
             return {"role": "user", "content": message.text}
         parts = [
             {"text": block.text} if isinstance(block, TextBlock) else _media_part(block)
             for block in message.blocks
-            if isinstance(block, (TextBlock, *_MEDIA_TYPES))
+            if isinstance(block, (TextBlock, *MEDIA_TYPES))
         ]
         return {"role": "user", "content": parts}
     if message.role is MessageRole.ASSISTANT:
@@ -214,7 +211,7 @@ def message_to_wire(message: ChatMessage) -> dict[str, Any]:
     raise ValueError("tool messages are converted by messages_to_wire")
 
 
-def _media_part(block: _Media) -> dict[str, Any]:
+def _media_part(block: Media) -> dict[str, Any]:
     """The content part of a media block, or the reason it cannot be sent."""
     if block.redacted:
         raise UnsupportedContentBlockError(block.type, REDACTED_MEDIA_REASON, provider=PROVIDER)
@@ -240,7 +237,7 @@ def _assistant(message: ChatMessage) -> dict[str, Any]:
                     "function": {"name": block.name, "arguments": arguments_json(block.input)},
                 }
             )
-        elif isinstance(block, _MEDIA_TYPES):
+        elif isinstance(block, MEDIA_TYPES):
             raise UnsupportedContentBlockError(
                 block.type, ASSISTANT_MEDIA_REASON, provider=PROVIDER
             )
@@ -256,7 +253,7 @@ def _tool_message(
 ) -> dict[str, Any]:
     """The tool message; the result's media parts (each after a text part naming it) are
     added to ``pending``, for the user message after the run."""
-    media = [block for block in result.content if isinstance(block, _MEDIA_TYPES)]
+    media = [block for block in result.content if isinstance(block, MEDIA_TYPES)]
     text = result.text
     if media:
         if tool_media == "error":

@@ -8,17 +8,31 @@ itself be a ``data:`` URI. Each API wants one of three forms: the bare base64 pa
 
 from __future__ import annotations
 
-from flink_agents.api.content_blocks import MediaBlock
+from flink_agents.api.content_blocks import (
+    AudioBlock,
+    DocumentBlock,
+    ImageBlock,
+    MediaBlock,
+    VideoBlock,
+)
 from flink_agents.api.tool_output import parse_data_uri
 
 __all__ = [
     "ASSISTANT_MEDIA_REASON",
+    "MEDIA_TYPES",
     "REDACTED_MEDIA_REASON",
+    "Media",
     "bare_mime",
     "inline_base64",
     "is_data_uri",
     "url_or_data_uri",
 ]
+
+Media = ImageBlock | AudioBlock | VideoBlock | DocumentBlock
+"""Every kind of media block (what a media conversion takes)."""
+
+MEDIA_TYPES = (ImageBlock, AudioBlock, VideoBlock, DocumentBlock)
+"""The media block classes, for ``isinstance``."""
 
 ASSISTANT_MEDIA_REASON = (
     "only user messages and tool results can carry media, not assistant messages"

@@ -39,22 +39,21 @@ from ollama import ChatResponse
 from flink_agents.api.chat_models.chat_model import ToolSpec
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.content_blocks import (
-    AudioBlock,
     ContentBlock,
-    DocumentBlock,
     ImageBlock,
     ReasoningBlock,
     TextBlock,
     ToolCallBlock,
     ToolResultBlock,
-    VideoBlock,
 )
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import ToolMetadata, as_tool_metadata
 from flink_agents.integrations.chat_models._media import (
     ASSISTANT_MEDIA_REASON,
+    MEDIA_TYPES,
     REDACTED_MEDIA_REASON,
+    Media,
     inline_base64,
 )
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
@@ -116,8 +115,6 @@ _METADATA_FIELDS = (
     "prompt_eval_duration",
     "eval_duration",
 )
-_Media = ImageBlock | AudioBlock | VideoBlock | DocumentBlock
-_MEDIA_TYPES = (ImageBlock, AudioBlock, VideoBlock, DocumentBlock)
 
 
 # ============================================================================ request
@@ -246,7 +243,7 @@ def message_to_wire(message: ChatMessage) -> dict[str, Any]:
     if message.role is MessageRole.SYSTEM:
         return _message("system", message.text)
     if message.role is MessageRole.USER:
-        images = [_image(block) for block in message.blocks if isinstance(block, _MEDIA_TYPES)]
+        images = [_image(block) for block in message.blocks if isinstance(block, MEDIA_TYPES)]
         return _message("user", message.text, images=images)
     if message.role is MessageRole.ASSISTANT:
         return _assistant(message)
@@ -261,7 +258,7 @@ def _message(role: str, content: str, **extra: Any) -> dict[str, Any]:
     return wire
 
 
-def _image(block: _Media) -> str:
+def _image(block: Media) -> str:
     """The base64 payload of an image, or the reason the block cannot be sent."""
     if block.redacted:
         raise UnsupportedContentBlockError(block.type, REDACTED_MEDIA_REASON, provider=PROVIDER)
@@ -281,7 +278,7 @@ def _assistant(message: ChatMessage) -> dict[str, Any]:
             texts.append(block.text)
         elif isinstance(block, ToolCallBlock):
             calls.append({"function": {"name": block.name, "arguments": dict(block.input)}})
-        elif isinstance(block, _MEDIA_TYPES):
+        elif isinstance(block, MEDIA_TYPES):
             raise UnsupportedContentBlockError(
                 block.type, ASSISTANT_MEDIA_REASON, provider=PROVIDER
             )
@@ -298,7 +295,7 @@ def _tool_message(
 ) -> dict[str, Any]:
     """The tool message; the result's images and their labels are added to ``images``
     and ``labels`` (for the user message after the run)."""
-    media = [block for block in result.content if isinstance(block, _MEDIA_TYPES)]
+    media = [block for block in result.content if isinstance(block, MEDIA_TYPES)]
     text = result.text
     if media:
         if tool_media == "error":

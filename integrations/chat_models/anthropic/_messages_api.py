@@ -50,12 +50,14 @@ from flink_agents.api.content_blocks import (
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import as_tool_metadata
+from flink_agents.integrations.chat_models._content_walk import assistant_items, user_items
 from flink_agents.integrations.chat_models._media import (
     ASSISTANT_MEDIA_REASON,
     REDACTED_MEDIA_REASON,
     bare_mime,
     inline_base64,
 )
+from flink_agents.integrations.chat_models._reasoning_replay import replay_reasoning
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._sdk_objects import (
     as_json,
@@ -241,55 +243,40 @@ def _convert_messages(
 
 
 def _user_content(blocks: Sequence[ContentBlock]) -> list[dict[str, Any]]:
-    content: list[dict[str, Any]] = []
-    for block in blocks:
-        if isinstance(block, TextBlock):
-            if block.text:
-                content.append({"type": "text", "text": block.text})
-        elif isinstance(block, MediaBlock):
-            content.append(_media_block(block))
-        else:  # pragma: no cover - the role matrix of ChatMessage forbids it
-            raise UnsupportedContentBlockError(
-                block.type, "a user message holds text and media only", provider=PROVIDER
-            )
-    return content
+    return user_items(blocks, provider=PROVIDER, text=_text_block, media=_media_block)
 
 
 def _assistant_content(blocks: Sequence[ContentBlock]) -> list[dict[str, Any]]:
-    content: list[dict[str, Any]] = []
-    for block in blocks:
-        if isinstance(block, TextBlock):
-            if block.text:
-                content.append({"type": "text", "text": block.text})
-        elif isinstance(block, ToolCallBlock):
-            content.append(
-                {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-            )
-        elif isinstance(block, ReasoningBlock):
-            thinking = _thinking_block(block)
-            if thinking is not None:
-                content.append(thinking)
-        elif isinstance(block, MediaBlock):
-            raise UnsupportedContentBlockError(
-                block.type, ASSISTANT_MEDIA_REASON, provider=PROVIDER
-            )
-        else:  # pragma: no cover - the role matrix of ChatMessage forbids it
-            raise UnsupportedContentBlockError(
-                block.type, "an assistant message cannot hold it", provider=PROVIDER
-            )
-    return content
+    return assistant_items(
+        blocks,
+        provider=PROVIDER,
+        text=_text_block,
+        tool_call=_tool_use_block,
+        reasoning=_thinking_block,
+    )
+
+
+def _text_block(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _tool_use_block(block: ToolCallBlock) -> dict[str, Any]:
+    return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
 
 
 def _thinking_block(block: ReasoningBlock) -> dict[str, Any] | None:
-    """Anthropic reasoning as it came; None (skipped) for any other reasoning."""
-    if block.provider != PROVIDER:
-        return None
-    if block.redacted_data is not None:
-        return {"type": "redacted_thinking", "data": block.redacted_data}
-    if block.signature is None:
-        # Without its signature the API rejects a thinking block: it is not replayable.
-        return None
-    return {"type": "thinking", "thinking": block.text, "signature": block.signature}
+    """Anthropic reasoning as it came; None (skipped) for any other reasoning, and for
+    reasoning without its signature (the API rejects it)."""
+    return replay_reasoning(
+        block,
+        PROVIDER,
+        signed=lambda text, signature: {
+            "type": "thinking",
+            "thinking": text,
+            "signature": signature,
+        },
+        redacted=lambda data: {"type": "redacted_thinking", "data": data},
+    )
 
 
 def _tool_result(result: ToolResultBlock) -> dict[str, Any]:
@@ -301,7 +288,7 @@ def _tool_result(result: ToolResultBlock) -> dict[str, Any]:
         for block in result.content:
             if isinstance(block, TextBlock):
                 if block.text:
-                    content.append({"type": "text", "text": block.text})
+                    content.append(_text_block(block.text))
             else:
                 content.append(_media_block(block))
         wire["content"] = content

@@ -53,12 +53,14 @@ from flink_agents.api.content_blocks import (
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import as_tool_metadata
+from flink_agents.integrations.chat_models._content_walk import assistant_items, user_items
 from flink_agents.integrations.chat_models._media import (
-    ASSISTANT_MEDIA_REASON,
     REDACTED_MEDIA_REASON,
+    Media,
     bare_mime,
     inline_base64,
 )
+from flink_agents.integrations.chat_models._reasoning_replay import replay_reasoning
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._tool_arguments import (
     parse_tool_arguments,
@@ -181,8 +183,6 @@ _INFERENCE_OPTIONS = {
 }
 _TOOL_USE_ID = re.compile(r"[a-zA-Z0-9_.:-]{1,64}")
 _NAME_REFUSED = re.compile(r"[^A-Za-z0-9\s\-()\[\]]+")
-_Media = ImageBlock | AudioBlock | VideoBlock | DocumentBlock
-_MEDIA_TYPES = (ImageBlock, AudioBlock, VideoBlock, DocumentBlock)
 
 
 # ------------------------------------------------------------------------- request
@@ -293,62 +293,47 @@ def _convert_messages(
 def _user_content(
     blocks: Sequence[ContentBlock], documents: _DocumentNames
 ) -> list[dict[str, Any]]:
-    content: list[dict[str, Any]] = []
-    for block in blocks:
-        if isinstance(block, TextBlock):
-            if block.text:
-                content.append({"text": block.text})
-        elif isinstance(block, _MEDIA_TYPES):
-            content.append(_media_block(block, documents))
-        else:  # pragma: no cover - the role matrix of ChatMessage forbids it
-            raise UnsupportedContentBlockError(
-                block.type, "a user message holds text and media only", provider=PROVIDER
-            )
-    return content
+    return user_items(
+        blocks,
+        provider=PROVIDER,
+        text=_text_block,
+        media=lambda block: _media_block(block, documents),
+    )
 
 
 def _assistant_content(blocks: Sequence[ContentBlock]) -> list[dict[str, Any]]:
-    content: list[dict[str, Any]] = []
-    for block in blocks:
-        if isinstance(block, TextBlock):
-            if block.text:
-                content.append({"text": block.text})
-        elif isinstance(block, ToolCallBlock):
-            content.append(
-                {
-                    "toolUse": {
-                        "toolUseId": _tool_use_id(block.id),
-                        "name": block.name,
-                        "input": block.input,
-                    }
-                }
-            )
-        elif isinstance(block, ReasoningBlock):
-            reasoning = _reasoning_block(block)
-            if reasoning is not None:
-                content.append(reasoning)
-        elif isinstance(block, _MEDIA_TYPES):
-            raise UnsupportedContentBlockError(
-                block.type, ASSISTANT_MEDIA_REASON, provider=PROVIDER
-            )
-        else:  # pragma: no cover - the role matrix of ChatMessage forbids it
-            raise UnsupportedContentBlockError(
-                block.type, "an assistant message cannot hold it", provider=PROVIDER
-            )
-    return content
+    return assistant_items(
+        blocks,
+        provider=PROVIDER,
+        text=_text_block,
+        tool_call=_tool_use_block,
+        reasoning=_reasoning_block,
+    )
+
+
+def _text_block(text: str) -> dict[str, Any]:
+    return {"text": text}
+
+
+def _tool_use_block(block: ToolCallBlock) -> dict[str, Any]:
+    return {
+        "toolUse": {"toolUseId": _tool_use_id(block.id), "name": block.name, "input": block.input}
+    }
 
 
 def _reasoning_block(block: ReasoningBlock) -> dict[str, Any] | None:
-    """Bedrock reasoning as it came; None (not sent) for any other reasoning."""
-    if block.provider != PROVIDER:
-        return None
-    if block.redacted_data is not None:
-        redacted = _decode(block.redacted_data, "redacted reasoning")
-        return {"reasoningContent": {"redactedContent": redacted}}
-    if block.signature is None:
-        return None  # unsigned reasoning cannot be checked by the model: not replayable
-    text = {"text": block.text, "signature": block.signature}
-    return {"reasoningContent": {"reasoningText": text}}
+    """Bedrock reasoning as it came; None (not sent) for any other reasoning, and for
+    unsigned reasoning (the model cannot check it)."""
+    return replay_reasoning(
+        block,
+        PROVIDER,
+        signed=lambda text, signature: {
+            "reasoningContent": {"reasoningText": {"text": text, "signature": signature}}
+        },
+        redacted=lambda data: {
+            "reasoningContent": {"redactedContent": _decode(data, "redacted reasoning")}
+        },
+    )
 
 
 def _tool_result(
@@ -398,7 +383,7 @@ def _json_document(block: DocumentBlock) -> Any:
         raise ValueError("document block: the application/json data is not valid JSON") from None
 
 
-def _media_block(block: _Media, documents: _DocumentNames) -> dict[str, Any]:
+def _media_block(block: Media, documents: _DocumentNames) -> dict[str, Any]:
     if block.redacted:
         raise UnsupportedContentBlockError(block.type, REDACTED_MEDIA_REASON, provider=PROVIDER)
     mime = bare_mime(block.mime_type)
@@ -417,7 +402,7 @@ def _media_block(block: _Media, documents: _DocumentNames) -> dict[str, Any]:
     return {block.type: wire}
 
 
-def _formats(block: _Media) -> dict[str, str]:
+def _formats(block: Media) -> dict[str, str]:
     if isinstance(block, ImageBlock):
         return IMAGE_FORMATS
     if isinstance(block, VideoBlock):
@@ -427,7 +412,7 @@ def _formats(block: _Media) -> dict[str, str]:
     return DOCUMENT_FORMATS
 
 
-def _source(block: _Media) -> dict[str, Any]:
+def _source(block: Media) -> dict[str, Any]:
     data = inline_base64(block)
     if data is not None:
         return {"bytes": _decode(data, f"the {block.type} block's data")}
@@ -444,7 +429,7 @@ class _DocumentNames:
     def __init__(self) -> None:
         self._used: set[str] = set()
 
-    def name(self, block: _Media) -> str:
+    def name(self, block: Media) -> str:
         base = " ".join(_NAME_REFUSED.sub("-", block.name or "").split())[:190].strip("-")
         base = base or f"document-{len(self._used) + 1}"
         name, number = base, 2

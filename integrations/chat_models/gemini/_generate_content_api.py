@@ -50,22 +50,21 @@ from typing import Any, Literal
 from flink_agents.api.chat_models.chat_model import ToolSpec
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.content_blocks import (
-    AudioBlock,
     ContentBlock,
-    DocumentBlock,
-    ImageBlock,
     ReasoningBlock,
     TextBlock,
     ToolCallBlock,
     ToolResultBlock,
-    VideoBlock,
 )
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import as_tool_metadata
+from flink_agents.integrations.chat_models._content_walk import user_items
 from flink_agents.integrations.chat_models._media import (
     ASSISTANT_MEDIA_REASON,
+    MEDIA_TYPES,
     REDACTED_MEDIA_REASON,
+    Media,
     bare_mime,
     inline_base64,
 )
@@ -147,9 +146,6 @@ _CANDIDATE_METADATA = {
     "urlContextMetadata": "url_context_metadata",
     "avgLogprobs": "avg_logprobs",
 }
-
-_Media = ImageBlock | AudioBlock | VideoBlock | DocumentBlock
-_MEDIA_TYPES = (ImageBlock, AudioBlock, VideoBlock, DocumentBlock)
 
 
 def is_generated_id(call_id: str) -> bool:
@@ -256,18 +252,9 @@ def _convert_messages(
 
 
 def _user_parts(blocks: Sequence[ContentBlock]) -> list[dict[str, Any]]:
-    parts: list[dict[str, Any]] = []
-    for block in blocks:
-        if isinstance(block, TextBlock):
-            if block.text:
-                parts.append({"text": block.text})
-        elif isinstance(block, _MEDIA_TYPES):
-            parts.append(_media_part(block))
-        else:  # pragma: no cover - the role matrix of ChatMessage forbids it
-            raise UnsupportedContentBlockError(
-                block.type, "a user message holds text and media only", provider=PROVIDER
-            )
-    return parts
+    return user_items(
+        blocks, provider=PROVIDER, text=lambda text: {"text": text}, media=_media_part
+    )
 
 
 def _model_parts(blocks: Sequence[ContentBlock]) -> list[dict[str, Any]]:
@@ -299,7 +286,7 @@ def _model_parts(blocks: Sequence[ContentBlock]) -> list[dict[str, Any]]:
             part = {"function_call": call}
             _sign(part, block.signature)
             parts.append(part)
-        elif isinstance(block, _MEDIA_TYPES):
+        elif isinstance(block, MEDIA_TYPES):
             raise UnsupportedContentBlockError(
                 block.type, ASSISTANT_MEDIA_REASON, provider=PROVIDER
             )
@@ -360,7 +347,7 @@ def _function_response(
     return {"function_response": response}
 
 
-def _display_name(block: _Media, number: int, used: set[str]) -> str:
+def _display_name(block: Media, number: int, used: set[str]) -> str:
     """A name for the part, unique within its function response."""
     name = block.name or f"{block.type}_{number}"
     if name in used:
@@ -369,7 +356,7 @@ def _display_name(block: _Media, number: int, used: set[str]) -> str:
     return name
 
 
-def _function_response_part(block: _Media, display_name: str) -> dict[str, Any]:
+def _function_response_part(block: Media, display_name: str) -> dict[str, Any]:
     if block.redacted:
         raise UnsupportedContentBlockError(block.type, REDACTED_MEDIA_REASON, provider=PROVIDER)
     mime = bare_mime(block.mime_type)
@@ -380,7 +367,7 @@ def _function_response_part(block: _Media, display_name: str) -> dict[str, Any]:
     return {"file_data": {"file_uri": block.url, "mime_type": mime, "display_name": display_name}}
 
 
-def _media_part(block: _Media) -> dict[str, Any]:
+def _media_part(block: Media) -> dict[str, Any]:
     """``inline_data`` for base64 (or a ``data:`` URL), ``file_data`` for a URL."""
     if block.redacted:
         raise UnsupportedContentBlockError(block.type, REDACTED_MEDIA_REASON, provider=PROVIDER)

@@ -29,7 +29,6 @@ from flink_agents.api.chat_models.chat_model import ToolSpec
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.content_blocks import (
     AudioBlock,
-    DocumentBlock,
     ImageBlock,
     ReasoningBlock,
     TextBlock,
@@ -43,7 +42,9 @@ from flink_agents.api.tool_response import RAW_ARGUMENTS_KEY
 from flink_agents.api.tools.tool import ToolMetadata, as_tool_metadata
 from flink_agents.integrations.chat_models._media import (
     ASSISTANT_MEDIA_REASON,
+    MEDIA_TYPES,
     REDACTED_MEDIA_REASON,
+    Media,
     bare_mime,
     inline_base64,
     url_or_data_uri,
@@ -116,8 +117,6 @@ _AUDIO_FORMATS: dict[str, str] = {
     "audio/mp3": "mp3",
 }
 _DEFAULT_PDF_NAME = "document.pdf"
-_Media = ImageBlock | AudioBlock | VideoBlock | DocumentBlock
-_MEDIA_TYPES = (ImageBlock, AudioBlock, VideoBlock, DocumentBlock)
 _CANONICAL_FINISH = {
     "stop": "stop",
     "length": "length",
@@ -248,7 +247,7 @@ def _user_content(message: ChatMessage) -> str | list[dict[str, Any]]:
     for block in blocks:
         if isinstance(block, TextBlock):
             parts.append({"type": "text", "text": block.text})
-        elif isinstance(block, _MEDIA_TYPES):
+        elif isinstance(block, MEDIA_TYPES):
             parts.append(_media_part(block))
         else:  # the role matrix keeps other blocks out of user messages
             raise UnsupportedContentBlockError(
@@ -257,7 +256,7 @@ def _user_content(message: ChatMessage) -> str | list[dict[str, Any]]:
     return parts
 
 
-def _media_part(block: _Media) -> dict[str, Any]:
+def _media_part(block: Media) -> dict[str, Any]:
     """The user-message part for a media block, or the reason it cannot be sent."""
     if block.redacted:
         raise UnsupportedContentBlockError(block.type, REDACTED_MEDIA_REASON, provider=PROVIDER)
@@ -304,7 +303,7 @@ def _assistant_to_wire(message: ChatMessage) -> dict[str, Any]:
             )
         elif isinstance(block, ReasoningBlock):
             continue  # never replayed: the API takes no reasoning input
-        elif isinstance(block, _MEDIA_TYPES):
+        elif isinstance(block, MEDIA_TYPES):
             raise UnsupportedContentBlockError(
                 block.type, ASSISTANT_MEDIA_REASON, provider=PROVIDER
             )
@@ -321,7 +320,7 @@ def _tool_result_to_wire(
     result: ToolResultBlock, tool_media: ToolMedia
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The tool message, and the user-message parts carrying the result's media."""
-    media = [block for block in result.content if isinstance(block, _MEDIA_TYPES)]
+    media = [block for block in result.content if isinstance(block, MEDIA_TYPES)]
     text = result.text
     parts: list[dict[str, Any]] = []
     if media:
