@@ -30,6 +30,7 @@ from flink_agents.api.core_options import AgentConfiguration, AgentExecutionOpti
 from flink_agents.api.execution_environment import AgentBuilder, AgentsExecutionEnvironment
 from flink_agents.plan.agent_plan import ResourceSpec
 from flink_agents.runtime.agent_engine import AgentEngine
+from flink_agents.runtime.collector import tuning as collector_tuning
 from flink_agents.runtime.durable.store_url import open_durable_call_log
 from flink_agents.runtime.event_log import EventLog
 from flink_agents.runtime.input_failure import FailedInput
@@ -68,6 +69,10 @@ def _split(record: Mapping[str, Any]) -> tuple[Any, Any]:
     if not isinstance(record, Mapping) or "key" not in record or "value" not in record:
         raise ValueError('each input is a {"key": ..., "value": ...} mapping')
     return record["key"], record["value"]
+
+
+_READ_BATCH = 32
+"""Inputs read before the runs started get a turn on the loop."""
 
 
 class LocalRunner:
@@ -145,7 +150,14 @@ class LocalRunner:
         self._queues = scheduler.queues
 
         async def produce() -> None:
+            admitted = 0
             async for key, value in _records(inputs):
+                admitted += 1
+                if admitted % _READ_BATCH == 0:
+                    # Let the runs started so far take their first steps (and send their
+                    # model calls) before reading on: a long input list does not hold back
+                    # the first call until all of it is read.
+                    await asyncio.sleep(0)
                 text = encode_key(key)  # refuses a key with no text (None) before running
                 try:  # refused at the door, as on Flink (where inputs wait in keyed state)
                     _, decoded = admit(engine, value)
@@ -176,6 +188,9 @@ class LocalRunner:
             found += self._route(queue.agent_key, progress.sent, seq)
             return found
 
+        tuned = bool(engine.config.get(AgentExecutionOptions.GC_TUNING))
+        if tuned:
+            collector_tuning.hold()
         producer = asyncio.ensure_future(produce())
         producer.add_done_callback(lambda _: woken.set())
         try:
@@ -202,6 +217,8 @@ class LocalRunner:
                 if queue.key_state_json is not None:
                     self._key_state_json[text] = queue.key_state_json
             self._queues = {}
+            if tuned:
+                collector_tuning.release()
 
     def _route(self, key: Any, outputs: list[Any], seq: int) -> list[AgentOutput]:
         """Outputs as `AgentOutput`s; failure records (input-failure.policy skip) to

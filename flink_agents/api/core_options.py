@@ -228,6 +228,15 @@ class AgentExecutionOptions:
             "cleaned up when the key's next run starts).",
         )
     )
+    GC_TUNING: ConfigOption[bool] = ConfigOption(
+        "gc.tuning",
+        bool,
+        True,
+        "While runs are in flight (a local stream; a Flink subtask from open to close), "
+        "freeze the objects that exist so full collections skip them, and collect the "
+        "youngest generation every 20,000 allocations instead of 700; off: Python's "
+        "collector as it is (see docs/deployment.md).",
+    )
     AGENT_RUN_BEGIN_EVENT: ConfigOption[bool] = ConfigOption(
         "agent-run.begin-event",
         bool,

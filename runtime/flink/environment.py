@@ -457,11 +457,16 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
         return self._t_env
 
     def operator_options_for_job(self) -> AgentOperatorOptions:
-        """The operator options: as given, else with `max-in-flight-runs` from the config."""
+        """The operator options: as given, else `max-in-flight-runs` and `gc.tuning` from the
+        config."""
         if self._operator_options is not None:
             return self._operator_options
-        max_in_flight = self.get_config().get(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS)
-        return AgentOperatorOptions(max_in_flight=max(1, max_in_flight))
+        config = self.get_config()
+        max_in_flight = config.get(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS)
+        return AgentOperatorOptions(
+            max_in_flight=max(1, max_in_flight),
+            gc_tuning=bool(config.get(AgentExecutionOptions.GC_TUNING)),
+        )
 
     def engine_factory_for(self, agent: Any, *, name: str | None = None) -> EngineFactory:
         """What builds the run engine for `agent` in each subtask (`name`: the operator's)."""

@@ -28,6 +28,7 @@ from pyflink.datastream import (  # pyright: ignore[reportMissingImports]
 )
 from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor  # pyright: ignore[reportMissingImports]
 
+from flink_agents.runtime.collector import tuning as collector_tuning
 from flink_agents.runtime.flink.flink_metrics import FlinkMetricsBridge
 from flink_agents.runtime.flink.keyed_runs import END_OF_INPUT_TIMER, KeyedRuns, PollPolicy
 from flink_agents.runtime.flink.loop_thread import LoopThread
@@ -77,6 +78,9 @@ class AgentOperatorOptions(BaseModel):
     """How often agent metrics are copied to Flink's metric group."""
     max_cached_keys: int = Field(default=10000, ge=1)
     """Idle keys kept in memory (their next input reads no state)."""
+    gc_tuning: bool = True
+    """Tune Python's collector while the subtask is open (`gc.tuning`,
+    `flink_agents.runtime.collector`)."""
     inline_runs: bool = True
     """Start runs on the operator thread when the loop is free, so runs that need no
     waiting finish inside the Flink callback (`LoopThread`; off: every input is handed to
@@ -186,11 +190,13 @@ def _stop_runs(
     loop_thread: LoopThread,
     scheduler: RunScheduler,
     engine: RunEngine,
+    tuned: bool,
     finish_calls: bool = True,
 ) -> None:
-    """Stop a subtask's runs and release its engine. With `finish_calls`, in-flight model
-    and tool calls first get `durable-execution.stop-grace-s` to finish and record their
-    outcome (a restore then replays them instead of calling again)."""
+    """Stop a subtask's runs and release its engine (and its hold on the collector
+    tuning). With `finish_calls`, in-flight model and tool calls first get
+    `durable-execution.stop-grace-s` to finish and record their outcome (a restore then
+    replays them instead of calling again)."""
     # Not on the loop's own thread: the loop must go on to finish the calls.
     if finish_calls and not loop_thread.on_loop_thread():
         left = engine.finish_calls()
@@ -200,8 +206,12 @@ def _stop_runs(
                 "stopped: a restore makes them again (durable-execution.stop-grace-s)",
                 left,
             )
-    loop_thread.close(before_stop=scheduler.cancel)
-    engine.close()
+    try:
+        loop_thread.close(before_stop=scheduler.cancel)
+        engine.close()
+    finally:
+        if tuned:
+            collector_tuning.release()
 
 
 _LIVE_LOCK = threading.Lock()
@@ -285,7 +295,10 @@ class KeyedAgentOperator(KeyedProcessFunction):
             launch=loop_thread.launch,
         )
         # A cancelled task's instance is dropped without `close`: stop its runs when it goes.
-        self._stop = weakref.finalize(self, _stop_runs, loop_thread, self._scheduler, engine)
+        tuned = options.gc_tuning
+        if tuned:
+            collector_tuning.hold()
+        self._stop = weakref.finalize(self, _stop_runs, loop_thread, self._scheduler, engine, tuned)
         self._take_over(index, attempt)
         self._runs = KeyedRuns(
             engine,

@@ -94,6 +94,27 @@ def test_keys_run_concurrently() -> None:
     assert tracker.max_total == 50
 
 
+def test_runs_start_while_a_long_input_list_is_read() -> None:
+    # A plain list of many inputs: the first runs take their first steps (and would send
+    # their model calls) before the whole list is read, not after.
+    read: list[int] = []
+    read_when_first_ran: list[int] = []
+
+    def inputs() -> Any:
+        for i in range(500):
+            read.append(i)
+            yield {"key": i, "value": i}
+
+    async def work(event: Event, ctx: RunnerContext) -> None:
+        if not read_when_first_ran:
+            read_when_first_ran.append(len(read))
+        ctx.send_event(OutputEvent(output=event.attributes["input"]))
+
+    outputs = run(Agent().add_action("work", InputEvent, work), inputs())
+    assert sorted(o.value for o in outputs) == list(range(500))
+    assert read_when_first_ran[0] < 100
+
+
 def test_in_flight_runs_are_bounded() -> None:
     tracker = Tracker()
     outputs = run(
