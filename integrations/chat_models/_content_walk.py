@@ -5,6 +5,9 @@ Messages, Bedrock Converse, Gemini's user parts), walk a message the same way: a
 empty text is left out, each other block is converted by the adapter, and a block the
 role cannot hold raises `UnsupportedContentBlockError` before anything is sent. Only
 what an item looks like differs: the adapter passes one conversion per kind of block.
+
+The APIs whose assistant message is one text and a list of calls (Chat Completions,
+DashScope, Ollama) read it with `assistant_text_and_calls`.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from flink_agents.integrations.chat_models._media import (
     Media,
 )
 
-__all__ = ["assistant_items", "user_items"]
+__all__ = ["assistant_items", "assistant_text_and_calls", "user_items"]
 
 Item = TypeVar("Item")
 
@@ -84,3 +87,22 @@ def assistant_items(
                 block.type, "an assistant message cannot hold it", provider=provider
             )
     return items
+
+
+def assistant_text_and_calls(
+    blocks: Sequence[ContentBlock], *, provider: str
+) -> tuple[str, list[ToolCallBlock]]:
+    """An assistant message's texts joined, and its tool calls, in order. Reasoning is
+    not sent (these APIs take none back); media raise (`ASSISTANT_MEDIA_REASON`)."""
+    texts: list[str] = []
+    calls: list[ToolCallBlock] = []
+    for block in blocks:
+        if isinstance(block, TextBlock):
+            texts.append(block.text)
+        elif isinstance(block, ToolCallBlock):
+            calls.append(block)
+        elif isinstance(block, MEDIA_TYPES):
+            raise UnsupportedContentBlockError(
+                block.type, ASSISTANT_MEDIA_REASON, provider=provider
+            )
+    return "".join(texts), calls

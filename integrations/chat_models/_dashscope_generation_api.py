@@ -28,7 +28,7 @@ What is sent:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from dashscope.v2.types.completions import ChatCompletion
 
@@ -45,8 +45,13 @@ from flink_agents.api.content_blocks import (
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import ToolMetadata, as_tool_metadata
+from flink_agents.integrations.chat_models._content_walk import assistant_text_and_calls
+from flink_agents.integrations.chat_models._function_tools import (
+    function_call,
+    function_tool,
+    function_tool_choice,
+)
 from flink_agents.integrations.chat_models._media import (
-    ASSISTANT_MEDIA_REASON,
     MEDIA_TYPES,
     REDACTED_MEDIA_REASON,
     Media,
@@ -55,8 +60,13 @@ from flink_agents.integrations.chat_models._media import (
 )
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._sdk_objects import as_json, field, str_field
+from flink_agents.integrations.chat_models._text_tool_messages import (
+    TOOL_ERROR_PREFIX,
+    TextToolMedia,
+    check_tool_media,
+    text_tool_message,
+)
 from flink_agents.integrations.chat_models._tool_arguments import (
-    arguments_json,
     parse_tool_arguments,
     tool_call_id,
 )
@@ -80,11 +90,8 @@ __all__ = [
 PROVIDER = "tongyi"
 """Name used in errors and in `ReasoningBlock.provider`."""
 
-ToolMedia = Literal["user_message", "error"]
+ToolMedia = TextToolMedia
 """What to do with media in tool results (tool messages carry text only)."""
-
-TOOL_ERROR_PREFIX = "Error: "
-"""Put before the text of a tool result with ``is_error=True`` (the API has no error field)."""
 
 DOCUMENT_REASON = "DashScope chat takes documents only as uploaded files, not inline"
 MEDIA_URL_REASON = (
@@ -127,9 +134,7 @@ def build_request(
     ``ValueError`` for bad options, before anything is sent.
     """
     options = {key: value for key, value in params.items() if value is not None}
-    tool_media = options.pop("tool_media", "user_message")
-    if tool_media not in ("user_message", "error"):
-        raise ValueError(f"tool_media must be 'user_message' or 'error', got {tool_media!r}")
+    tool_media = check_tool_media(options.pop("tool_media", "user_message"))
     options.pop("extract_reasoning", None)
     if options.pop("stream", False) or options.get("incremental_output"):
         raise ValueError("streaming is not supported by this connection; do not pass stream")
@@ -152,17 +157,11 @@ def build_request(
 
 def tool_to_wire(tool: ToolMetadata) -> dict[str, Any]:
     """A function tool definition."""
-    function: dict[str, Any] = {"name": tool.name}
-    if tool.description:
-        function["description"] = tool.description
-    function["parameters"] = tool.args_schema
-    return {"type": "function", "function": function}
+    return function_tool(tool)
 
 
 def _tool_choice(choice: Any) -> Any:
-    if isinstance(choice, str) and choice not in _TOOL_CHOICE_MODES:
-        return {"type": "function", "function": {"name": choice}}
-    return choice
+    return function_tool_choice(choice, _TOOL_CHOICE_MODES)
 
 
 def messages_to_wire(
@@ -224,27 +223,11 @@ def _media_part(block: Media) -> dict[str, Any]:
 
 
 def _assistant(message: ChatMessage) -> dict[str, Any]:
-    texts: list[str] = []
-    calls: list[dict[str, Any]] = []
-    for block in message.blocks:
-        if isinstance(block, TextBlock):
-            texts.append(block.text)
-        elif isinstance(block, ToolCallBlock):
-            calls.append(
-                {
-                    "id": block.id,
-                    "type": "function",
-                    "function": {"name": block.name, "arguments": arguments_json(block.input)},
-                }
-            )
-        elif isinstance(block, MEDIA_TYPES):
-            raise UnsupportedContentBlockError(
-                block.type, ASSISTANT_MEDIA_REASON, provider=PROVIDER
-            )
-        # Reasoning stays in the history and is never sent back.
-    wire: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
+    # Reasoning stays in the history and is never sent back.
+    text, calls = assistant_text_and_calls(message.blocks, provider=PROVIDER)
+    wire: dict[str, Any] = {"role": "assistant", "content": text}
     if calls:
-        wire["tool_calls"] = calls
+        wire["tool_calls"] = [function_call(call) for call in calls]
     return wire
 
 
@@ -253,25 +236,12 @@ def _tool_message(
 ) -> dict[str, Any]:
     """The tool message; the result's media parts (each after a text part naming it) are
     added to ``pending``, for the user message after the run."""
-    media = [block for block in result.content if isinstance(block, MEDIA_TYPES)]
-    text = result.text
-    if media:
-        if tool_media == "error":
-            raise UnsupportedContentBlockError(
-                media[0].type, TOOL_MEDIA_ERROR_REASON, provider=PROVIDER
-            )
-        labels: list[str] = []
-        for number, block in enumerate(media, start=1):
-            part = _media_part(block)  # same checks and reasons as in user messages
-            label = f"{block.type} {number}"
-            details = block.mime_type if block.name is None else f"{block.mime_type}, {block.name}"
-            labels.append(f"{label} ({details})")
-            pending.append({"text": f"{label} from tool call {result.call_id}:"})
-            pending.append(part)
-        line = f"[attached below: {', '.join(labels)}]"
-        text = f"{text}\n{line}" if text else line
-    if result.is_error:
-        text = f"{TOOL_ERROR_PREFIX}{text}" if text else TOOL_ERROR_PREFIX.rstrip(": ")
+    text, moved = text_tool_message(
+        result, tool_media, provider=PROVIDER, reason=TOOL_MEDIA_ERROR_REASON, convert=_media_part
+    )
+    for label, part in moved:
+        pending.append({"text": f"{label} from tool call {result.call_id}:"})
+        pending.append(part)
     wire: dict[str, Any] = {"role": "tool", "content": text, "tool_call_id": result.call_id}
     if name is not None:
         wire["name"] = name

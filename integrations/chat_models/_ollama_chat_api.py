@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from ollama import ChatResponse
 
@@ -49,8 +49,9 @@ from flink_agents.api.content_blocks import (
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import ToolMetadata, as_tool_metadata
+from flink_agents.integrations.chat_models._content_walk import assistant_text_and_calls
+from flink_agents.integrations.chat_models._function_tools import function_tool
 from flink_agents.integrations.chat_models._media import (
-    ASSISTANT_MEDIA_REASON,
     MEDIA_TYPES,
     REDACTED_MEDIA_REASON,
     Media,
@@ -58,6 +59,12 @@ from flink_agents.integrations.chat_models._media import (
 )
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._sdk_objects import field, str_field
+from flink_agents.integrations.chat_models._text_tool_messages import (
+    TOOL_ERROR_PREFIX,
+    TextToolMedia,
+    check_tool_media,
+    text_tool_message,
+)
 from flink_agents.integrations.chat_models._tool_arguments import (
     parse_tool_arguments,
     tool_call_id,
@@ -84,16 +91,13 @@ __all__ = [
 PROVIDER = "ollama"
 """Name used in errors and in `ReasoningBlock.provider`."""
 
-ToolMedia = Literal["user_message", "error"]
+ToolMedia = TextToolMedia
 """What to do with images in tool results (tool messages carry text only)."""
 
 REQUEST_FIELDS = frozenset(
     {"model", "think", "format", "keep_alive", "logprobs", "top_logprobs", "options"}
 )
 """Parameters sent as fields of the request; every other one goes into ``options``."""
-
-TOOL_ERROR_PREFIX = "Error: "
-"""Put before the text of a tool result with ``is_error=True`` (the API has no error field)."""
 
 IMAGE_URL_REASON = "Ollama takes images as base64 data only, not by URL"
 MEDIA_TYPE_REASON = "Ollama takes text and images only"
@@ -138,9 +142,7 @@ def build_request(
     ``ValueError`` for bad options, before anything is sent.
     """
     given = {key: value for key, value in params.items() if value is not None}
-    tool_media = given.pop("tool_media", "user_message")
-    if tool_media not in ("user_message", "error"):
-        raise ValueError(f"tool_media must be 'user_message' or 'error', got {tool_media!r}")
+    tool_media = check_tool_media(given.pop("tool_media", "user_message"))
     given.pop("extract_reasoning", None)
     if given.pop("stream", False):
         raise ValueError("streaming is not supported by this connection; do not pass stream")
@@ -168,11 +170,7 @@ def build_request(
 
 def tool_to_wire(tool: ToolMetadata) -> dict[str, Any]:
     """A function tool definition, its parameters as the SDK's ``Tool`` model keeps them."""
-    function: dict[str, Any] = {"name": tool.name}
-    if tool.description:
-        function["description"] = tool.description
-    function["parameters"] = _parameters(tool.args_schema)
-    return {"type": "function", "function": function}
+    return function_tool(tool, _parameters(tool.args_schema))
 
 
 def _parameters(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -271,19 +269,12 @@ def _image(block: Media) -> str:
 
 
 def _assistant(message: ChatMessage) -> dict[str, Any]:
-    texts: list[str] = []
-    calls: list[dict[str, Any]] = []
-    for block in message.blocks:
-        if isinstance(block, TextBlock):
-            texts.append(block.text)
-        elif isinstance(block, ToolCallBlock):
-            calls.append({"function": {"name": block.name, "arguments": dict(block.input)}})
-        elif isinstance(block, MEDIA_TYPES):
-            raise UnsupportedContentBlockError(
-                block.type, ASSISTANT_MEDIA_REASON, provider=PROVIDER
-            )
-        # Reasoning is kept in the history but never sent back (Ollama takes none).
-    return _message("assistant", "".join(texts), tool_calls=calls)
+    # Reasoning is kept in the history but never sent back (Ollama takes none).
+    text, calls = assistant_text_and_calls(message.blocks, provider=PROVIDER)
+    wire_calls = [
+        {"function": {"name": call.name, "arguments": dict(call.input)}} for call in calls
+    ]
+    return _message("assistant", text, tool_calls=wire_calls)
 
 
 def _tool_message(
@@ -294,25 +285,15 @@ def _tool_message(
     images: list[str],
 ) -> dict[str, Any]:
     """The tool message; the result's images and their labels are added to ``images``
-    and ``labels`` (for the user message after the run)."""
-    media = [block for block in result.content if isinstance(block, MEDIA_TYPES)]
-    text = result.text
-    if media:
-        if tool_media == "error":
-            raise UnsupportedContentBlockError(
-                media[0].type, TOOL_MEDIA_ERROR_REASON, provider=PROVIDER
-            )
-        listed: list[str] = []
-        for number, block in enumerate(media, start=1):
-            images.append(_image(block))  # same checks and reasons as in user messages
-            details = block.mime_type if block.name is None else f"{block.mime_type}, {block.name}"
-            listed.append(f"image {number} ({details})")
-            source = result.call_id if name is None else f"{result.call_id} ({name})"
-            labels.append(f"image {number} from tool call {source}")
-        line = f"[attached below: {', '.join(listed)}]"
-        text = f"{text}\n{line}" if text else line
-    if result.is_error:
-        text = f"{TOOL_ERROR_PREFIX}{text}" if text else TOOL_ERROR_PREFIX.rstrip(": ")
+    and ``labels`` (for the user message after the run). Only images pass `_image`, so
+    every label reads ``image N``."""
+    text, moved = text_tool_message(
+        result, tool_media, provider=PROVIDER, reason=TOOL_MEDIA_ERROR_REASON, convert=_image
+    )
+    source = result.call_id if name is None else f"{result.call_id} ({name})"
+    for label, image in moved:
+        images.append(image)
+        labels.append(f"{label} from tool call {source}")
     return _message("tool", text, tool_name=name)
 
 

@@ -69,6 +69,10 @@ from flink_agents.integrations.chat_models._media import (
     inline_base64,
 )
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
+from flink_agents.integrations.chat_models._text_tool_messages import (
+    listed_medium,
+    with_media_list,
+)
 from flink_agents.integrations.chat_models._tool_arguments import (
     parse_tool_arguments,
     tool_call_id,
@@ -327,15 +331,11 @@ def _function_response(
             raise UnsupportedContentBlockError(
                 block.type, TOOL_MEDIA_ERROR_REASON, provider=PROVIDER
             )
-        details = block.mime_type if block.name is None else f"{block.mime_type}, {block.name}"
-        listed.append(f"{block.type} {number} ({details})")
+        listed.append(listed_medium(block, number))
         source = call.name if is_generated_id(call.id) else f"{call.name} {call.id}"
         moved.append({"text": f"{block.type} {number} from tool call {source}:"})
         moved.append(_media_part(block))
-    text = result.text
-    if listed:
-        line = f"[attached below: {', '.join(listed)}]"
-        text = f"{text}\n{line}" if text else line
+    text = with_media_list(result.text, listed) if listed else result.text
     response: dict[str, Any] = {
         "name": call.name,
         "response": {"error" if result.is_error else "output": text},

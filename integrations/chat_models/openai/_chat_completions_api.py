@@ -40,6 +40,12 @@ from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tool_response import RAW_ARGUMENTS_KEY
 from flink_agents.api.tools.tool import ToolMetadata, as_tool_metadata
+from flink_agents.integrations.chat_models._content_walk import assistant_text_and_calls
+from flink_agents.integrations.chat_models._function_tools import (
+    function_call,
+    function_tool,
+    function_tool_choice,
+)
 from flink_agents.integrations.chat_models._media import (
     ASSISTANT_MEDIA_REASON,
     MEDIA_TYPES,
@@ -56,8 +62,13 @@ from flink_agents.integrations.chat_models._sdk_objects import (
     is_object,
     str_field,
 )
+from flink_agents.integrations.chat_models._text_tool_messages import (
+    TOOL_ERROR_PREFIX,
+    TextToolMedia,
+    check_tool_media,
+    text_tool_message,
+)
 from flink_agents.integrations.chat_models._tool_arguments import (
-    arguments_json,
     parse_tool_arguments,
     tool_call_id,
 )
@@ -89,14 +100,11 @@ __all__ = [
 PROVIDER = "openai-chat"
 """Name used in errors and in `ReasoningBlock.provider`."""
 
-ToolMedia = Literal["user_message", "error"]
+ToolMedia = TextToolMedia
 """What to do with media in tool results (tool messages carry text only)."""
 
 MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
 """Which request field carries the ``max_tokens`` option."""
-
-TOOL_ERROR_PREFIX = "Error: "
-"""Put before the text of a tool result with ``is_error=True`` (the API has no error field)."""
 
 VIDEO_REASON = "OpenAI Chat Completions does not accept video"
 AUDIO_URL_REASON = "audio is accepted only as base64 data (input_audio), not by URL"
@@ -158,9 +166,7 @@ def build_request(
     ``ValueError`` for bad options; either way before anything is sent.
     """
     options = {key: value for key, value in params.items() if value is not None}
-    tool_media = options.pop("tool_media", "user_message")
-    if tool_media not in ("user_message", "error"):
-        raise ValueError(f"tool_media must be 'user_message' or 'error', got {tool_media!r}")
+    tool_media = check_tool_media(options.pop("tool_media", "user_message"))
     max_tokens_param = options.pop("max_tokens_param", "max_tokens")
     if max_tokens_param not in ("max_tokens", "max_completion_tokens"):
         raise ValueError(
@@ -190,17 +196,11 @@ def build_request(
 
 def tool_to_wire(tool: ToolMetadata) -> dict[str, Any]:
     """A function tool definition."""
-    function: dict[str, Any] = {"name": tool.name}
-    if tool.description:
-        function["description"] = tool.description
-    function["parameters"] = tool.args_schema
-    return {"type": "function", "function": function}
+    return function_tool(tool)
 
 
 def _tool_choice(choice: Any) -> Any:
-    if isinstance(choice, str) and choice not in ("auto", "none", "required"):
-        return {"type": "function", "function": {"name": choice}}
-    return choice
+    return function_tool_choice(choice, ("auto", "none", "required"))
 
 
 def messages_to_wire(
@@ -288,31 +288,14 @@ def _media_part(block: Media) -> dict[str, Any]:
 
 
 def _assistant_to_wire(message: ChatMessage) -> dict[str, Any]:
-    texts: list[str] = []
-    tool_calls: list[dict[str, Any]] = []
-    for block in message.blocks:
-        if isinstance(block, TextBlock):
-            texts.append(block.text)
-        elif isinstance(block, ToolCallBlock):
-            tool_calls.append(
-                {
-                    "id": block.id,
-                    "type": "function",
-                    "function": {"name": block.name, "arguments": arguments_json(block.input)},
-                }
-            )
-        elif isinstance(block, ReasoningBlock):
-            continue  # never replayed: the API takes no reasoning input
-        elif isinstance(block, MEDIA_TYPES):
-            raise UnsupportedContentBlockError(
-                block.type, ASSISTANT_MEDIA_REASON, provider=PROVIDER
-            )
+    # Reasoning is never replayed: the API takes no reasoning input.
+    text, calls = assistant_text_and_calls(message.blocks, provider=PROVIDER)
     wire: dict[str, Any] = {"role": "assistant"}
-    if tool_calls:
-        wire["content"] = "".join(texts) or None
-        wire["tool_calls"] = tool_calls
+    if calls:
+        wire["content"] = text or None
+        wire["tool_calls"] = [function_call(call) for call in calls]
     else:
-        wire["content"] = "".join(texts)
+        wire["content"] = text
     return wire
 
 
@@ -320,26 +303,13 @@ def _tool_result_to_wire(
     result: ToolResultBlock, tool_media: ToolMedia
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The tool message, and the user-message parts carrying the result's media."""
-    media = [block for block in result.content if isinstance(block, MEDIA_TYPES)]
-    text = result.text
+    text, moved = text_tool_message(
+        result, tool_media, provider=PROVIDER, reason=TOOL_MEDIA_ERROR_REASON, convert=_media_part
+    )
     parts: list[dict[str, Any]] = []
-    if media:
-        if tool_media == "error":
-            raise UnsupportedContentBlockError(
-                media[0].type, TOOL_MEDIA_ERROR_REASON, provider=PROVIDER
-            )
-        labels: list[str] = []
-        for number, block in enumerate(media, start=1):
-            part = _media_part(block)  # same checks and reasons as in user messages
-            label = f"{block.type} {number}"
-            details = block.mime_type if block.name is None else f"{block.mime_type}, {block.name}"
-            labels.append(f"{label} ({details})")
-            parts.append({"type": "text", "text": f"{label} from tool call {result.call_id}:"})
-            parts.append(part)
-        line = f"[attached below: {', '.join(labels)}]"
-        text = f"{text}\n{line}" if text else line
-    if result.is_error:
-        text = f"{TOOL_ERROR_PREFIX}{text}" if text else TOOL_ERROR_PREFIX.rstrip(": ")
+    for label, part in moved:
+        parts.append({"type": "text", "text": f"{label} from tool call {result.call_id}:"})
+        parts.append(part)
     return {"role": "tool", "tool_call_id": result.call_id, "content": text}, parts
 
 

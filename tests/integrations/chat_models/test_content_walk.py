@@ -9,7 +9,11 @@ import pytest
 
 from flink_agents.api.content_blocks import ImageBlock, ReasoningBlock, TextBlock, ToolCallBlock
 from flink_agents.api.errors import UnsupportedContentBlockError
-from flink_agents.integrations.chat_models._content_walk import assistant_items, user_items
+from flink_agents.integrations.chat_models._content_walk import (
+    assistant_items,
+    assistant_text_and_calls,
+    user_items,
+)
 from flink_agents.integrations.chat_models._media import ASSISTANT_MEDIA_REASON
 from flink_agents.integrations.chat_models._reasoning_replay import replay_reasoning
 
@@ -60,6 +64,19 @@ def test_assistant_media_raise_with_the_shared_reason() -> None:
             reasoning=str,
         )
     assert ASSISTANT_MEDIA_REASON in str(caught.value)
+
+
+def test_text_and_calls_join_every_text_and_leave_reasoning_out() -> None:
+    call = ToolCallBlock(id="c1", name="f")
+    blocks = [
+        TextBlock(text="a"),
+        ReasoningBlock(text="r", provider="p"),
+        call,
+        TextBlock(text="b"),
+    ]
+    assert assistant_text_and_calls(blocks, provider="p") == ("ab", [call])
+    with pytest.raises(UnsupportedContentBlockError, match="only user messages"):
+        assistant_text_and_calls([IMAGE], provider="p")
 
 
 def test_only_the_providers_own_signed_or_redacted_reasoning_is_replayed() -> None:
