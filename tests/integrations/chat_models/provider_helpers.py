@@ -1,5 +1,6 @@
 """Helpers the adapter tests share: a server that answers only when released, a URL
-nobody listens on, and a history's round trip through the JSON form agent state keeps."""
+nobody listens on, a history's round trip through the JSON form agent state keeps, and
+closing a connection's SDK client. The fake server fixtures are in ``conftest.py``."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from typing import Any
 
 from flink_agents.api._values import decode_value, encode_value
 from flink_agents.api.message import ChatMessage
+from flink_agents.integrations.chat_models._provider_connection import ProviderConnection
 from tests.fakes.http_server import FakeProviderServer, RecordedRequest, ScriptedResponse
 
-__all__ = ["held_server", "refused_url", "through_state"]
+__all__ = ["close_sdk_client", "held_server", "refused_url", "through_state"]
 
 
 @contextmanager
@@ -47,3 +49,11 @@ def through_state(history: Sequence[ChatMessage]) -> list[ChatMessage]:
     decoded = decode_value(json.loads(json.dumps(encode_value(list(history)))))
     assert all(isinstance(message, ChatMessage) for message in decoded)
     return decoded
+
+
+async def close_sdk_client(connection: ProviderConnection[Any]) -> None:
+    """Close the connection's SDK client inside the test's event loop (else its pool is
+    closed after the loop): ``aclose`` where the SDK has it, else ``close``."""
+    client: Any = connection._sdk_client()
+    close = getattr(client, "aclose", None) or client.close
+    await close()

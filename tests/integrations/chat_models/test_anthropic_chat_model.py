@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -56,19 +55,6 @@ def _response(**overrides: Any) -> dict[str, Any]:
     }
     body.update(overrides)
     return body
-
-
-@pytest.fixture(scope="module")
-def shared_server() -> Iterator[FakeProviderServer]:
-    # One server per module: shutting a server down costs half a second.
-    with FakeProviderServer() as fake:
-        yield fake
-
-
-@pytest.fixture
-def server(shared_server: FakeProviderServer) -> FakeProviderServer:
-    shared_server.requests.clear()
-    return shared_server
 
 
 @pytest.fixture

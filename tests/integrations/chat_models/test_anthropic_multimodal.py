@@ -7,7 +7,6 @@ the exact JSON body it received (or that nothing was sent).
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
 
 import pytest
 
@@ -102,19 +101,6 @@ UNSUPPORTED_MEDIA: list[tuple[str, Media]] = [
     ),
     ("plain text by url", DocumentBlock(mime_type="text/plain", url=SECRET_URL)),
 ]
-
-
-@pytest.fixture(scope="module")
-def shared_server() -> Iterator[FakeProviderServer]:
-    # One server per module: shutting a server down costs half a second.
-    with FakeProviderServer() as fake:
-        yield fake
-
-
-@pytest.fixture
-def server(shared_server: FakeProviderServer) -> FakeProviderServer:
-    shared_server.requests.clear()
-    return shared_server
 
 
 @pytest.fixture

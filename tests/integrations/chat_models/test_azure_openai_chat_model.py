@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import pickle
-from collections.abc import Iterator
 from typing import Any
 
 import cloudpickle
@@ -86,19 +85,6 @@ TEXT_OUTPUT = response(
         }
     ]
 )
-
-
-@pytest.fixture(scope="module")
-def shared_server() -> Iterator[FakeProviderServer]:
-    with FakeProviderServer() as fake:
-        yield fake
-
-
-@pytest.fixture
-def server(shared_server: FakeProviderServer) -> Iterator[FakeProviderServer]:
-    yield shared_server
-    shared_server.requests.clear()
-    shared_server._queue.clear()
 
 
 def chat_connection(server: FakeProviderServer, **settings: Any) -> AzureOpenAIChatModelConnection:

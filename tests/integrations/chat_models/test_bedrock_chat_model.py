@@ -13,7 +13,6 @@ import base64
 import json
 import logging
 import pickle
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -117,19 +116,6 @@ def aws_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         "AWS_CONTAINER_CREDENTIALS_FULL_URI",
     ):
         monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture(scope="module")
-def shared_server() -> Iterator[FakeProviderServer]:
-    with FakeProviderServer() as fake:
-        yield fake
-
-
-@pytest.fixture
-def server(shared_server: FakeProviderServer) -> Iterator[FakeProviderServer]:
-    yield shared_server
-    shared_server.requests.clear()
-    shared_server._queue.clear()
 
 
 @pytest.fixture

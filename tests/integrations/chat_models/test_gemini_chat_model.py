@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import logging
 import pickle
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import cloudpickle
@@ -48,6 +48,7 @@ from flink_agents.integrations.chat_models.gemini._generate_content_api import (
 )
 from tests.fakes.http_server import FakeProviderServer, ScriptedResponse
 from tests.integrations.chat_models.provider_helpers import (
+    close_sdk_client,
     held_server,
     refused_url,
     through_state,
@@ -120,19 +121,6 @@ def user_turn(*parts: dict[str, Any]) -> dict[str, Any]:
     return {"parts": list(parts), "role": "user"}
 
 
-@pytest.fixture(scope="module")
-def shared_server() -> Iterator[FakeProviderServer]:
-    with FakeProviderServer() as fake:
-        yield fake
-
-
-@pytest.fixture
-def server(shared_server: FakeProviderServer) -> Iterator[FakeProviderServer]:
-    yield shared_server
-    shared_server.requests.clear()
-    shared_server._queue.clear()
-
-
 def connect(base_url: str, **settings: Any) -> GeminiChatModelConnection:
     settings = {"api_key": API_KEY, "api_version": "v1beta", "timeout": 5, **settings}
     return GeminiChatModelConnection(base_url=base_url, **settings)
@@ -142,7 +130,7 @@ def connect(base_url: str, **settings: Any) -> GeminiChatModelConnection:
 async def connection(server: FakeProviderServer) -> AsyncIterator[GeminiChatModelConnection]:
     connection = connect(server.base_url)
     yield connection
-    await connection._sdk_client().aclose()  # inside the test's loop
+    await close_sdk_client(connection)  # inside the test's loop
 
 
 # ------------------------------------------------------------------------ round trips

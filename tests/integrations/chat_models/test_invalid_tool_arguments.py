@@ -8,7 +8,7 @@ Runs on the local runner, through the real SDKs, against a local fake server.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,17 +143,9 @@ CHAT = Adapter(
 )
 
 
-@pytest.fixture(scope="module")
-def shared_server() -> Iterator[FakeProviderServer]:
-    with FakeProviderServer() as fake:
-        yield fake
-
-
-@pytest.fixture
-def server(shared_server: FakeProviderServer) -> FakeProviderServer:
-    shared_server.requests.clear()
+@pytest.fixture(autouse=True)
+def _forget_calls() -> None:
     CALLS.clear()
-    return shared_server
 
 
 @pytest.mark.parametrize(

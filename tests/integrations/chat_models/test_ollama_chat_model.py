@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import base64
 import pickle
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -36,6 +36,7 @@ from flink_agents.integrations.chat_models.ollama_chat_model import (
 from tests.fakes.http_server import FakeProviderServer, ScriptedResponse
 from tests.fakes.images import red_png
 from tests.integrations.chat_models.provider_helpers import (
+    close_sdk_client,
     held_server,
     refused_url,
     through_state,
@@ -65,24 +66,11 @@ def reply(
 TEXT_REPLY = reply({"content": "It is red."})
 
 
-@pytest.fixture(scope="module")
-def shared_server() -> Iterator[FakeProviderServer]:
-    with FakeProviderServer() as fake:
-        yield fake
-
-
-@pytest.fixture
-def server(shared_server: FakeProviderServer) -> Iterator[FakeProviderServer]:
-    yield shared_server
-    shared_server.requests.clear()
-    shared_server._queue.clear()
-
-
 @pytest.fixture
 async def connection(server: FakeProviderServer) -> AsyncIterator[OllamaChatModelConnection]:
     connection = OllamaChatModelConnection(base_url=server.base_url, request_timeout=5)
     yield connection
-    await connection._sdk_client().close()  # inside the test's loop
+    await close_sdk_client(connection)  # inside the test's loop
 
 
 # ------------------------------------------------------------------------ round trips
@@ -490,7 +478,7 @@ async def test_api_key_is_a_bearer_token_never_shown(server: FakeProviderServer)
     )
     server.enqueue(TEXT_REPLY)
     await connection.achat([ChatMessage.user("hi")], model="m")
-    await connection._sdk_client().close()
+    await close_sdk_client(connection)
     assert server.requests[0].headers["authorization"] == f"Bearer {API_KEY}"
     assert server.requests[0].headers["x-team"] == "a"
     assert API_KEY not in repr(connection) and "api_key" not in connection.model_dump()
@@ -596,7 +584,7 @@ async def test_the_key_is_masked_when_the_server_echoes_it(server: FakeProviderS
     server.enqueue(ScriptedResponse(401, {"error": f"unauthorized: Bearer {API_KEY}"}))
     with pytest.raises(ChatModelError) as info:
         await connection.achat([ChatMessage.user("hi")], model="m")
-    await connection._sdk_client().close()
+    await close_sdk_client(connection)
     assert info.value.kind == "authentication"
     assert API_KEY not in str(info.value) and API_KEY not in repr(info.value)
 
@@ -617,7 +605,7 @@ async def test_a_timeout_is_retryable() -> None:
         connection = OllamaChatModelConnection(base_url=server.base_url, request_timeout=0.2)
         with pytest.raises(ChatModelError) as info:
             await connection.achat([ChatMessage.user("hi")], model="m")
-        await connection._sdk_client().close()
+        await close_sdk_client(connection)
     assert (info.value.kind, info.value.retryable) == ("timeout", True)
 
 

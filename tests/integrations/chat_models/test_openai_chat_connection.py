@@ -6,7 +6,7 @@ Every test asserts the exact JSON body the server received.
 from __future__ import annotations
 
 import pickle
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -32,6 +32,7 @@ from flink_agents.integrations.chat_models.openai import (
     OpenAIChatModelSetup,
 )
 from tests.fakes.http_server import FakeProviderServer, ScriptedResponse
+from tests.integrations.chat_models.provider_helpers import close_sdk_client
 
 API_KEY = "sk-test-0123456789abcdef"
 PNG_B64 = "iVBORw0KGgo="
@@ -59,30 +60,16 @@ def completion(message: dict[str, Any], finish: str = "stop", **extra: Any) -> d
 TEXT_REPLY = completion({"content": "It is red."})
 
 
-@pytest.fixture(scope="module")
-def shared_server() -> Iterator[FakeProviderServer]:
-    # One server per module: shutting one down takes about half a second.
-    with FakeProviderServer() as fake:
-        yield fake
-
-
-@pytest.fixture
-def server(shared_server: FakeProviderServer) -> Iterator[FakeProviderServer]:
-    yield shared_server
-    shared_server.requests.clear()
-    shared_server._queue.clear()
-
-
 @pytest.fixture
 async def connection(server: FakeProviderServer) -> AsyncIterator[OpenAIChatModelConnection]:
     connection = OpenAIChatModelConnection(api_key=API_KEY, base_url=server.base_url, timeout=5.0)
     yield connection
-    await close_client(connection)
+    await close_sdk_client(connection)
 
 
 async def close_client(connection: OpenAIChatModelConnection) -> None:
     """Close the SDK client inside the test's loop (else its pool is closed after the loop)."""
-    await connection._sdk_client().close()
+    await close_sdk_client(connection)
 
 
 class WeatherTool(BaseTool):
@@ -319,7 +306,7 @@ async def test_options_and_extra_fields_reach_the_body(
         top_k=20,
         chat_template_kwargs={"enable_thinking": False},
     )
-    await close_client(connection)
+    await close_sdk_client(connection)
     [req] = server.requests
     assert req.headers["x-team"] == "agents"
     assert req.body == {
@@ -423,7 +410,7 @@ async def test_setup_kwargs_drive_the_connection(server: FakeProviderServer) -> 
     ).build()
     assert isinstance(connection, OpenAIChatModelConnection)
     await connection.achat([ChatMessage.user("hi")], **setup.model_kwargs)
-    await close_client(connection)
+    await close_sdk_client(connection)
     assert server.bodies[0] == {
         "model": "llama3.2",
         "messages": [{"role": "user", "content": "hi"}],
@@ -513,7 +500,7 @@ async def test_timeout_is_retryable(server: FakeProviderServer) -> None:
     connection = OpenAIChatModelConnection(api_key=API_KEY, base_url=server.base_url, timeout=0.3)
     with pytest.raises(ChatModelError) as info:
         await connection.achat([ChatMessage.user("hi")], model="gpt-test")
-    await close_client(connection)
+    await close_sdk_client(connection)
     assert (info.value.kind, info.value.retryable) == ("timeout", True)
 
 

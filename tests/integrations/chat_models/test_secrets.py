@@ -41,18 +41,6 @@ def no_registered_secrets(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     clear_registered_secrets()
 
 
-@pytest.fixture(scope="module")
-def shared_server() -> Iterator[FakeProviderServer]:
-    with FakeProviderServer() as fake:
-        yield fake
-
-
-@pytest.fixture
-def server(shared_server: FakeProviderServer) -> FakeProviderServer:
-    shared_server.requests.clear()
-    return shared_server
-
-
 def echo_401(key: str) -> ScriptedResponse:
     message = f"invalid x-api-key {key}; key={key}"
     return ScriptedResponse(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import pickle
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -34,6 +33,7 @@ from flink_agents.integrations.chat_models.tongyi_chat_model import (
 from tests.fakes.http_server import FakeProviderServer, ScriptedResponse
 from tests.fakes.images import red_png
 from tests.integrations.chat_models.provider_helpers import (
+    close_sdk_client,
     held_server,
     refused_url,
     through_state,
@@ -60,19 +60,6 @@ def reply(message: dict[str, Any], finish: str = "stop", **extra: Any) -> dict[s
 TEXT_REPLY = reply({"content": "It is red."})
 
 
-@pytest.fixture(scope="module")
-def shared_server() -> Iterator[FakeProviderServer]:
-    with FakeProviderServer() as fake:
-        yield fake
-
-
-@pytest.fixture
-def server(shared_server: FakeProviderServer) -> Iterator[FakeProviderServer]:
-    yield shared_server
-    shared_server.requests.clear()
-    shared_server._queue.clear()
-
-
 def connect(base_url: str, **settings: Any) -> TongyiChatModelConnection:
     options = {"api_key": API_KEY, "base_url": f"{base_url}/api/v1", "request_timeout": 5}
     return TongyiChatModelConnection(**{**options, **settings})
@@ -82,7 +69,7 @@ async def ask(connection: TongyiChatModelConnection, *args: Any, **params: Any) 
     try:
         return await connection.achat(*args, **params)
     finally:
-        await connection._sdk_client().aclose()
+        await close_sdk_client(connection)
 
 
 # ------------------------------------------------------------------------ round trips

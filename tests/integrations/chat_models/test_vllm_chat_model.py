@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -63,19 +62,6 @@ def completion(message: dict[str, Any], finish: str = "stop", **extra: Any) -> d
 
 
 TEXT_REPLY = completion({"content": "It is red.", "reasoning_content": None})
-
-
-@pytest.fixture(scope="module")
-def shared_server() -> Iterator[FakeProviderServer]:
-    with FakeProviderServer() as fake:
-        yield fake
-
-
-@pytest.fixture
-def server(shared_server: FakeProviderServer) -> Iterator[FakeProviderServer]:
-    yield shared_server
-    shared_server.requests.clear()
-    shared_server._queue.clear()
 
 
 def connect(server: FakeProviderServer, **settings: Any) -> VLLMChatModelConnection:
