@@ -12,11 +12,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
-import inspect
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from flink_agents.api._callables import is_async_callable
+from flink_agents.api._callables import is_async_callable, is_awaitable
 from flink_agents.api._trusted import trusted_instance
 from flink_agents.api._values import check_state_value
 from flink_agents.api.core_options import AgentConfiguration
@@ -78,7 +77,7 @@ def key_text(key: Any) -> str:
 def _sent_copy(event: Event, lineage: dict[str, Any]) -> Event:
     """A shallow copy of ``event`` (its own attributes dict) with ``lineage`` set, made
     without re-validation; the lineage is also written to ``event`` itself."""
-    fields = cast(dict[str, Any], event.__dict__)
+    fields = vars(event)
     fields.update(lineage)
     return trusted_instance(
         type(event),
@@ -176,7 +175,7 @@ class ActionContext(RunnerContext):
         """Send an event the runtime built itself from values it checked (a built-in
         action's), which nobody else holds: no check at the door, and the run keeps the
         object itself, with its lineage set."""
-        cast(dict[str, Any], event.__dict__).update(self._lineage())
+        vars(event).update(self._lineage())
         self.sent.append(event)
 
     def _lineage(self) -> dict[str, Any]:
@@ -365,6 +364,6 @@ class ActionContext(RunnerContext):
         result = await loop.run_in_executor(
             self._engine.executor, functools.partial(func, *args, **kwargs)
         )
-        if inspect.isawaitable(result):
+        if is_awaitable(result):
             result = await result
         return result

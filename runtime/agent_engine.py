@@ -17,10 +17,11 @@ import threading
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic_core import from_json, to_json
 
+from flink_agents.api._trusted import trusted_instance
 from flink_agents.api._values import check_state_value, decode_value, encode_value
 from flink_agents.api.agents.agent import Agent
 from flink_agents.api.core_options import (
@@ -352,7 +353,8 @@ class AgentEngine:
 
     def new_key_state(self) -> KeyState:
         """The state of a key never seen before."""
-        return KeyState()
+        fields = {"short_term_memory": {}, "next_seq": 0, "memory_touched_ms": {}}
+        return trusted_instance(KeyState, fields, set())  # as KeyState(), unvalidated
 
     def load_key_state(self, data: str) -> KeyState:
         return KeyState.from_json(data)
@@ -534,7 +536,7 @@ class AgentEngine:
             if log is not None:
                 log.log_event(run.key, run.seq, out)
         # Plain fields of a model without assignment validation: set them directly.
-        fields = cast(dict[str, Any], run.__dict__)
+        fields = vars(run)
         fields["action_steps"] = run.action_steps + len(specs)
         fields["done"] = done = not pending
         if done:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from flink_agents.api._callables import is_awaitable
 from flink_agents.api._values import ModelClassRef
 from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
 from flink_agents.api.chat_models.chat_reply import as_chat_result
@@ -612,7 +613,7 @@ async def _run_tool(
     if threads is None or call is None:
         return await _within(tool.acall(**arguments), timeout)
     output = await threads.run(call, timeout, name)
-    if inspect.isawaitable(output):  # a plain function that returned a coroutine
+    if is_awaitable(output):  # a plain function that returned a coroutine
         output = await _within(output, timeout)
     return output
 

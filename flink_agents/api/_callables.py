@@ -1,4 +1,5 @@
-"""What kind of callable a function is: awaited on the loop, or run in a thread."""
+"""What kind of callable a function is (awaited on the loop, or run in a thread), and
+whether what it returned is to be awaited."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["is_async_callable"]
+__all__ = ["is_async_callable", "is_awaitable"]
 
 
 def is_async_callable(func: Callable[..., Any]) -> bool:
@@ -25,3 +26,15 @@ def is_async_callable(func: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
         getattr(type(func), "__call__", None)  # noqa: B004
     )
+
+
+def is_awaitable(value: Any) -> bool:
+    """`inspect.isawaitable`, without its ABC check for the plain values most calls return
+    (what `await` takes: a coroutine, a generator-based coroutine, or an object whose type
+    has ``__await__``)."""
+    kind = type(value)
+    if kind is types.CoroutineType:
+        return True
+    if kind is types.GeneratorType:
+        return inspect.isawaitable(value)
+    return hasattr(kind, "__await__")

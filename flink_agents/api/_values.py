@@ -174,35 +174,57 @@ def check_state_value(value: Any, path: str = "value") -> None:
 
     Bytes, sets, datetimes and other objects outside a pydantic model are refused: JSON would
     turn them into something else (put them in a model field, or encode them yourself)."""
+    refusal = _refusal(value)
+    if refusal is not None:
+        where, why = refusal
+        raise TypeError(f"{path}{where} {why}")
+
+
+def _refusal(value: Any) -> tuple[str, str] | None:
+    """Why `value` cannot be kept (where inside it, and what), or None. Runs on every sent
+    event: the path is only built on the way out of a refusal."""
     if value is None or isinstance(value, _PLAIN):
-        return
+        return None
+    kind = type(value)
+    if kind is dict:  # the common containers first, without the ABC checks below
+        return _item_refusal(value)
+    if kind is list:
+        return _element_refusal(value)
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
-            raise TypeError(f"{path} is {value!r}, which agent state cannot keep")
-        return
+            return "", f"is {value!r}, which agent state cannot keep"
+        return None
     if isinstance(value, BaseModel) or _is_model_class(value):
-        return  # a model, or a model class (an output schema)
-    if _is_row(value):
-        for i, v in enumerate(value):
-            check_state_value(v, f"{path}[{i}]")
-        return
+        return None  # a model, or a model class (an output schema)
+    if _is_row(value) or isinstance(value, (list, tuple)):
+        return _element_refusal(value)
     if isinstance(value, Mapping):
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise TypeError(
-                    f"{path} has a key of type {type(k).__name__} ({k!r}): agent state keeps "
-                    "dicts with string keys only"
-                )
-            check_state_value(v, f"{path}[{k!r}]")
-        return
-    if isinstance(value, (list, tuple)):
-        for i, v in enumerate(value):
-            check_state_value(v, f"{path}[{i}]")
-        return
-    raise TypeError(
-        f"{path} is a value of type {type(value).__name__}, which agent state cannot keep as "
+        return _item_refusal(value)
+    return "", (
+        f"is a value of type {type(value).__name__}, which agent state cannot keep as "
         "JSON (use str, numbers, bools, lists, dicts with string keys or pydantic models)"
     )
+
+
+def _item_refusal(value: Mapping[Any, Any]) -> tuple[str, str] | None:
+    for k, v in value.items():
+        if not isinstance(k, str):
+            return "", (
+                f"has a key of type {type(k).__name__} ({k!r}): agent state keeps "
+                "dicts with string keys only"
+            )
+        refusal = _refusal(v)
+        if refusal is not None:
+            return f"[{k!r}]{refusal[0]}", refusal[1]
+    return None
+
+
+def _element_refusal(value: Any) -> tuple[str, str] | None:
+    for i, v in enumerate(value):
+        refusal = _refusal(v)
+        if refusal is not None:
+            return f"[{i}]{refusal[0]}", refusal[1]
+    return None
 
 
 # ------------------------------------------------------------------ writing

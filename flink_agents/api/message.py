@@ -148,13 +148,24 @@ class ChatMessage(BaseModel):
         tool_calls: Sequence[ToolCallBlock] = (),
     ) -> ChatMessage:
         """An assistant message from text or blocks, then any tool calls."""
-        if cls is ChatMessage and type(content) is str and not tool_calls:
-            return _text_message(MessageRole.ASSISTANT, content)
+        if cls is ChatMessage and type(content) is str:
+            if not tool_calls:
+                return _text_message(MessageRole.ASSISTANT, content)
+            calls = list(tool_calls)
+            if all(type(c) is ToolCallBlock for c in calls) and len({c.id for c in calls}) == len(
+                calls
+            ):  # valid as they are: no need to run the validators
+                blocks: list[ContentBlock] = [_text_block(content), *calls]
+                fields = {"role": MessageRole.ASSISTANT, "blocks": blocks, "metadata": {}}
+                return trusted_instance(ChatMessage, fields, {"role", "blocks"})
         return cls(role=MessageRole.ASSISTANT, blocks=[*_as_blocks(content), *tool_calls])
 
     @classmethod
     def tool_result(cls, block: ToolResultBlock) -> ChatMessage:
         """A tool message carrying one result."""
+        if cls is ChatMessage and type(block) is ToolResultBlock:
+            fields = {"role": MessageRole.TOOL, "blocks": [block], "metadata": {}}
+            return trusted_instance(ChatMessage, fields, {"role", "blocks"})
         return cls(role=MessageRole.TOOL, blocks=[block])
 
     # ---------------------------------------------------------------- projections
@@ -226,10 +237,13 @@ def find_first_system_message(messages: Sequence[ChatMessage]) -> int:
     return -1
 
 
+def _text_block(text: str) -> TextBlock:
+    return trusted_instance(TextBlock, {"type": "text", "text": text}, {"text"})
+
+
 def _text_message(role: MessageRole, text: str) -> ChatMessage:
     # One text block is valid in every role but tool: no need to run the validators.
-    block = trusted_instance(TextBlock, {"type": "text", "text": text}, {"text"})
-    fields = {"role": role, "blocks": [block], "metadata": {}}
+    fields = {"role": role, "blocks": [_text_block(text)], "metadata": {}}
     return trusted_instance(ChatMessage, fields, {"role", "blocks"})
 
 

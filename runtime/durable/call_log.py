@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, Protocol, TypeVar
 
-from flink_agents.api._callables import is_async_callable
+from flink_agents.api._callables import is_async_callable, is_awaitable
 from flink_agents.runtime.durable.digest import call_digest, function_identity
 from flink_agents.runtime.durable.outcome import error_outcome, replay_outcome, value_outcome
 from flink_agents.runtime.durable.records import CallOutcome, DurableCallKey
@@ -194,7 +194,7 @@ class DurableCallLog:
         if is_async_callable(fn):
             return await fn(*args, **kwargs)
         result = await asyncio.to_thread(fn, *args, **kwargs)
-        if inspect.isawaitable(result):
+        if is_awaitable(result):
             result = await result
         return result
 
@@ -321,7 +321,7 @@ class DurableCallLog:
 
 
 def _no_awaitable(result: Any, function: str) -> Any:
-    if inspect.isawaitable(result):
+    if is_awaitable(result):
         if inspect.iscoroutine(result):
             result.close()
         raise TypeError(

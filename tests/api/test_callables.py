@@ -78,3 +78,37 @@ def test_async_callables(func: Callable[..., Any]) -> None:
 @pytest.mark.parametrize("func", SYNC)
 def test_sync_callables(func: Callable[..., Any]) -> None:
     assert is_async_callable(func) is False
+
+
+def test_is_awaitable_takes_what_await_takes() -> None:
+    import asyncio
+    import types
+
+    from flink_agents.api._callables import is_awaitable
+
+    async def native() -> int:
+        return 1
+
+    @types.coroutine
+    def generator_based() -> Any:
+        yield
+
+    def plain_generator() -> Any:
+        yield
+
+    class HasAwait:
+        def __await__(self) -> Any:
+            return iter(())
+
+    coroutine, old_style, generator = native(), generator_based(), plain_generator()
+    loop = asyncio.new_event_loop()
+    try:
+        future = loop.create_future()
+        assert is_awaitable(coroutine) and is_awaitable(old_style) and is_awaitable(future)
+        assert is_awaitable(HasAwait())
+        for value in ("text", {"a": 1}, [1], None, 3, generator, HasAwait, native):
+            assert not is_awaitable(value), value
+    finally:
+        coroutine.close()
+        old_style.close()
+        loop.close()

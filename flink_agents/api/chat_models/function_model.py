@@ -9,12 +9,12 @@ assert on exactly what the model was sent.
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from flink_agents.api._callables import is_awaitable
 from flink_agents.api.chat_models.chat_model import BaseChatModelConnection, ToolSpec
 from flink_agents.api.chat_models.chat_reply import ChatReply, as_chat_result
 from flink_agents.api.chat_result import ChatResult
@@ -95,7 +95,7 @@ class FunctionChatModelConnection(BaseChatModelConnection):
         if self.latency > 0:
             await asyncio.sleep(self.latency)
         reply = self._reply(history, metadata)
-        if inspect.isawaitable(reply):
+        if is_awaitable(reply):
             reply = await reply
         return as_chat_result(reply, model=self.model_name)
 

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model
 
-from flink_agents.api._callables import is_async_callable
+from flink_agents.api._callables import is_async_callable, is_awaitable
 from flink_agents.api._type_hints import type_hints as _type_hints
 from flink_agents.api.tools._docstrings import parse_docstring
 from flink_agents.api.tools.tool import Tool, ToolMetadata, ToolType
@@ -133,7 +132,7 @@ class FunctionTool(Tool):
             return await call()
         loop = asyncio.get_running_loop()
         result = await loop.run_in_executor(None, call)
-        if inspect.isawaitable(result):
+        if is_awaitable(result):
             result = await result
         return result
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from flink_agents.api._callables import is_awaitable
 from flink_agents.api.resource import Resource, ResourceType
 from flink_agents.api.tools.tool_parameter_injection import InjectedArg
 
@@ -125,7 +126,7 @@ class Tool(BaseTool, ABC):
             return await self.call(**arguments)
         loop = asyncio.get_running_loop()
         result = await loop.run_in_executor(None, functools.partial(self.call, **arguments))
-        if inspect.isawaitable(result):
+        if is_awaitable(result):
             result = await result
         return result
 
