@@ -8,6 +8,9 @@ itself be a ``data:`` URI. Each API wants one of three forms: the bare base64 pa
 
 from __future__ import annotations
 
+import base64
+import binascii
+
 from flink_agents.api.content_blocks import (
     AudioBlock,
     DocumentBlock,
@@ -23,6 +26,7 @@ __all__ = [
     "REDACTED_MEDIA_REASON",
     "Media",
     "bare_mime",
+    "decode_base64",
     "inline_base64",
     "is_data_uri",
     "url_or_data_uri",
@@ -71,3 +75,12 @@ def url_or_data_uri(block: MediaBlock) -> str:
 def is_data_uri(url: str | None) -> bool:
     """True for a ``data:`` URI (any case)."""
     return url is not None and url[:5].lower() == "data:"
+
+
+def decode_base64(data: str, what: str) -> bytes:
+    """The bytes of base64 ``data`` (for an API that takes bytes); ``ValueError`` naming
+    ``what`` when it is not valid base64 (before anything is sent)."""
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError(f"{what} is not valid base64") from None

@@ -26,8 +26,6 @@ every adapter; a block of an unknown type is kept, redacted, in
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -55,6 +53,7 @@ from flink_agents.integrations.chat_models._media import (
     ASSISTANT_MEDIA_REASON,
     REDACTED_MEDIA_REASON,
     bare_mime,
+    decode_base64,
     inline_base64,
 )
 from flink_agents.integrations.chat_models._reasoning_replay import replay_reasoning
@@ -343,10 +342,7 @@ def _text_source(block: DocumentBlock) -> dict[str, Any]:
     data = inline_base64(block)
     if data is None:
         raise UnsupportedContentBlockError(block.type, TEXT_DOCUMENT_URL_REASON, provider=PROVIDER)
-    try:
-        raw = base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError):
-        raise ValueError("document block: the text/plain data is not valid base64") from None
+    raw = decode_base64(data, "document block: the text/plain data")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

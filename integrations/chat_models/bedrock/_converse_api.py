@@ -30,7 +30,6 @@ Wire decisions (documented in ``docs/providers.md``):
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import json
 import re
@@ -58,6 +57,7 @@ from flink_agents.integrations.chat_models._media import (
     REDACTED_MEDIA_REASON,
     Media,
     bare_mime,
+    decode_base64,
     inline_base64,
 )
 from flink_agents.integrations.chat_models._reasoning_replay import replay_reasoning
@@ -331,7 +331,7 @@ def _reasoning_block(block: ReasoningBlock) -> dict[str, Any] | None:
             "reasoningContent": {"reasoningText": {"text": text, "signature": signature}}
         },
         redacted=lambda data: {
-            "reasoningContent": {"redactedContent": _decode(data, "redacted reasoning")}
+            "reasoningContent": {"redactedContent": decode_base64(data, "redacted reasoning")}
         },
     )
 
@@ -378,7 +378,7 @@ def _json_document(block: DocumentBlock) -> Any:
             block.type, "a JSON document is sent as its data, not by URL", provider=PROVIDER
         )
     try:
-        return json.loads(_decode(data, "the JSON document"))
+        return json.loads(decode_base64(data, "the JSON document"))
     except ValueError:
         raise ValueError("document block: the application/json data is not valid JSON") from None
 
@@ -415,7 +415,7 @@ def _formats(block: Media) -> dict[str, str]:
 def _source(block: Media) -> dict[str, Any]:
     data = inline_base64(block)
     if data is not None:
-        return {"bytes": _decode(data, f"the {block.type} block's data")}
+        return {"bytes": decode_base64(data, f"the {block.type} block's data")}
     url = block.url or ""
     if url[:5].lower() == "s3://":
         return {"s3Location": {"uri": url}}
@@ -443,13 +443,6 @@ def _tool_use_id(call_id: str) -> str:
     if _TOOL_USE_ID.fullmatch(call_id):
         return call_id
     return "t" + hashlib.sha256(call_id.encode("utf-8")).hexdigest()[:40]
-
-
-def _decode(data: str, what: str) -> bytes:
-    try:
-        return base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError):
-        raise ValueError(f"{what} is not valid base64") from None
 
 
 def _tool_spec(tool: ToolSpec) -> dict[str, Any]:

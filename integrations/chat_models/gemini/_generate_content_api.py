@@ -40,8 +40,6 @@ Wire decisions (documented in ``docs/providers.md``):
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -66,6 +64,7 @@ from flink_agents.integrations.chat_models._media import (
     REDACTED_MEDIA_REASON,
     Media,
     bare_mime,
+    decode_base64,
     inline_base64,
 )
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
@@ -303,7 +302,7 @@ def _model_parts(blocks: Sequence[ContentBlock]) -> list[dict[str, Any]]:
 
 def _sign(part: dict[str, Any], signature: str | None) -> None:
     if signature is not None:
-        part["thought_signature"] = _decode(signature, "a Gemini thought signature")
+        part["thought_signature"] = decode_base64(signature, "a Gemini thought signature")
 
 
 def _function_response(
@@ -362,7 +361,7 @@ def _function_response_part(block: Media, display_name: str) -> dict[str, Any]:
     mime = bare_mime(block.mime_type)
     data = inline_base64(block)
     if data is not None:
-        payload = _decode(data, f"the {block.type} block's data")
+        payload = decode_base64(data, f"the {block.type} block's data")
         return {"inline_data": {"mime_type": mime, "data": payload, "display_name": display_name}}
     return {"file_data": {"file_uri": block.url, "mime_type": mime, "display_name": display_name}}
 
@@ -374,15 +373,10 @@ def _media_part(block: Media) -> dict[str, Any]:
     mime = bare_mime(block.mime_type)
     data = inline_base64(block)
     if data is not None:
-        return {"inline_data": {"mime_type": mime, "data": _decode(data, f"{block.type} data")}}
+        return {
+            "inline_data": {"mime_type": mime, "data": decode_base64(data, f"{block.type} data")}
+        }
     return {"file_data": {"file_uri": block.url, "mime_type": mime}}
-
-
-def _decode(data: str, what: str) -> bytes:
-    try:
-        return base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError):
-        raise ValueError(f"{what} is not valid base64") from None
 
 
 def _function_declaration(tool: ToolSpec) -> dict[str, Any]:
