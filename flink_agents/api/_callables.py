@@ -6,8 +6,10 @@ from __future__ import annotations
 import functools
 import inspect
 import types
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
+
+from typing_extensions import TypeIs
 
 __all__ = ["is_async_callable", "is_awaitable"]
 
@@ -28,7 +30,7 @@ def is_async_callable(func: Callable[..., Any]) -> bool:
     )
 
 
-def is_awaitable(value: Any) -> bool:
+def is_awaitable(value: object) -> TypeIs[Awaitable[Any]]:
     """`inspect.isawaitable`, without its ABC check for the plain values most calls return
     (what `await` takes: a coroutine, a generator-based coroutine, or an object whose type
     has ``__await__``)."""
