@@ -122,9 +122,9 @@ class LocalRunner:
     async def stream(self, inputs: Inputs) -> AsyncGenerator[AgentOutput, None]:
         """Run every input; yield outputs as runs send them (in input order per key).
 
-        Reading the input pauses while ``2 x max-in-flight-runs`` inputs are accepted
-        and unfinished. If a run fails, the other runs are cancelled and the error
-        (an `ActionExecutionError`) is raised here.
+        Reading the input pauses while `max-buffered-inputs` (default ``2 x
+        max-in-flight-runs``) inputs are accepted and unfinished. If a run fails, the other
+        runs are cancelled and the error (an `ActionExecutionError`) is raised here.
         """
         engine = self.engine
         max_in_flight = max(1, engine.config.get(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS))
@@ -140,7 +140,8 @@ class LocalRunner:
         scheduler = RunScheduler(
             engine,
             max_in_flight=max_in_flight,
-            max_buffered=2 * max_in_flight,
+            max_buffered=engine.config.get(AgentExecutionOptions.MAX_BUFFERED_INPUTS)
+            or 2 * max_in_flight,
             # Snapshots of runs in progress are what a checkpoint takes; with no checkpoints
             # here, a run is written out where Flink must: when it sends an output.
             snapshot_after_s=float("inf"),

@@ -164,6 +164,14 @@ class AgentExecutionOptions:
         1000,
         "Agent runs (inputs of different keys) in progress at once.",
     )
+    MAX_BUFFERED_INPUTS: ConfigOption[int | None] = ConfigOption(
+        "max-buffered-inputs",
+        int,
+        None,
+        "Accepted inputs not yet finished (waiting behind their key or running) before the "
+        "runner stops reading input: backpressure. Unset: 2 x max-in-flight-runs, and on "
+        "Flink at least 10,000 per subtask.",
+    )
     NUM_ASYNC_THREADS: ConfigOption[int] = ConfigOption(
         "num-async-threads",
         int,

@@ -39,7 +39,11 @@ from pyflink.table import Schema, StreamTableEnvironment, Table  # pyright: igno
 from pyflink.util.java_utils import get_j_env_configuration, is_local_deployment  # pyright: ignore[reportMissingImports]
 
 from flink_agents.api.agents.agent import Agent
-from flink_agents.api.core_options import AgentConfigOptions, AgentExecutionOptions
+from flink_agents.api.core_options import (
+    AgentConfigOptions,
+    AgentConfiguration,
+    AgentExecutionOptions,
+)
 from flink_agents.api.execution_environment import AgentBuilder, AgentsExecutionEnvironment
 from flink_agents.runtime.errors import (
     IncompleteFlinkConfigError,
@@ -252,6 +256,35 @@ class _ToRow:
         return row
 
 
+def operator_options_from(
+    config: AgentConfiguration, given: AgentOperatorOptions | None = None
+) -> AgentOperatorOptions:
+    """The agent operator's options: the fields set in `given`, the others from `config`:
+    `max-in-flight-runs`, `max-buffered-inputs` (unset: twice the runs in flight, at least
+    10,000), `gc.tuning`; the rest their defaults."""
+    given_fields = given.model_fields_set if given is not None else set()
+    max_in_flight = (
+        given.max_in_flight
+        if given is not None and "max_in_flight" in given_fields
+        else max(1, config.get(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS))
+    )
+    max_buffered = config.get(AgentExecutionOptions.MAX_BUFFERED_INPUTS)
+    from_config = {
+        "max_in_flight": max_in_flight,
+        "max_buffered": max_buffered or max(_MIN_BUFFERED, 2 * max_in_flight),
+        "gc_tuning": bool(config.get(AgentExecutionOptions.GC_TUNING)),
+    }
+    if given is None:
+        return AgentOperatorOptions(**from_config)
+    return given.model_copy(
+        update={name: value for name, value in from_config.items() if name not in given_fields}
+    )
+
+
+_MIN_BUFFERED = 10_000
+"""Inputs a subtask accepts unfinished by default (at least)."""
+
+
 def keyed_agent_stream(
     ds: DataStream,
     key_selector: Callable[[Any], Any],
@@ -382,8 +415,8 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
         t_env: a table environment for `from_table` / `to_table` (created on demand).
         execution_mode: `thread` (Python inside the JVM) or `process`; default: the
             environment's `python.execution-mode` if set, else `thread`.
-        operator_options: tuning of the agent operator; `max_in_flight` defaults to the
-            agent option `max-in-flight-runs`.
+        operator_options: tuning of the agent operator; the fields not given come from
+            the agent options (`max-in-flight-runs`, `max-buffered-inputs`, `gc.tuning`).
     """
 
     def __init__(
@@ -457,16 +490,9 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
         return self._t_env
 
     def operator_options_for_job(self) -> AgentOperatorOptions:
-        """The operator options: as given, else `max-in-flight-runs` and `gc.tuning` from the
-        config."""
-        if self._operator_options is not None:
-            return self._operator_options
-        config = self.get_config()
-        max_in_flight = config.get(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS)
-        return AgentOperatorOptions(
-            max_in_flight=max(1, max_in_flight),
-            gc_tuning=bool(config.get(AgentExecutionOptions.GC_TUNING)),
-        )
+        """The operator options: the fields given in `operator_options`, the others from the
+        agent options (`operator_options_from`)."""
+        return operator_options_from(self.get_config(), self._operator_options)
 
     def engine_factory_for(self, agent: Any, *, name: str | None = None) -> EngineFactory:
         """What builds the run engine for `agent` in each subtask (`name`: the operator's)."""

@@ -115,6 +115,38 @@ def test_runs_start_while_a_long_input_list_is_read() -> None:
     assert read_when_first_ran[0] < 100
 
 
+@pytest.mark.parametrize(
+    ("config", "bound"),
+    [({"max-in-flight-runs": 2}, 4), ({"max-in-flight-runs": 2, "max-buffered-inputs": 3}, 3)],
+    ids=["twice-the-runs", "max-buffered-inputs"],
+)
+async def test_reading_pauses_at_the_buffered_inputs_bound(
+    config: dict[str, Any], bound: int
+) -> None:
+    release = asyncio.Event()
+    read: list[int] = []
+
+    async def inputs() -> AsyncIterator[dict[str, Any]]:
+        for i in range(10):
+            read.append(i)
+            yield {"key": i, "value": i}
+
+    async def held(event: Event, ctx: RunnerContext) -> None:
+        await asyncio.wait_for(release.wait(), BOUND)
+        ctx.send_event(OutputEvent(output=event.attributes["input"]))
+
+    runner = LocalRunner(Agent().add_action("held", InputEvent, held), config)
+    stream = runner.stream(inputs())
+    first = asyncio.ensure_future(stream.__anext__())
+    for _ in range(50):  # let the reader go as far as it may
+        await asyncio.sleep(0)
+    # Accepted and unfinished: `bound`; the next one was read and waits for room.
+    assert len(read) == bound + 1
+    release.set()
+    outputs = [(await first).value] + [o.value async for o in stream]
+    assert sorted(outputs) == list(range(10))
+
+
 def test_in_flight_runs_are_bounded() -> None:
     tracker = Tracker()
     outputs = run(

@@ -45,3 +45,34 @@ def test_key_selector_objects_and_functions() -> None:
     assert _selector(len)("abc") == 3
     with pytest.raises(TypeError, match="must be callable or a KeySelector, got 'user'"):
         _selector("user")
+
+
+def test_operator_options_come_from_the_agent_options_where_not_given() -> None:
+    from flink_agents.api.core_options import AgentConfiguration
+    from flink_agents.runtime.flink.environment import operator_options_from
+    from flink_agents.runtime.flink.keyed_runs import PollPolicy
+    from flink_agents.runtime.flink.operator import AgentOperatorOptions
+
+    defaults = operator_options_from(AgentConfiguration())
+    assert (defaults.max_in_flight, defaults.max_buffered, defaults.gc_tuning) == (
+        1000,
+        10000,
+        True,
+    )
+
+    config = AgentConfiguration({"max-in-flight-runs": 20000, "gc.tuning": False})
+    options = operator_options_from(config)
+    # Every waiting run of a subtask fits: twice the runs in flight are accepted.
+    assert (options.max_in_flight, options.max_buffered, options.gc_tuning) == (20000, 40000, False)
+    config.set("max-buffered-inputs", 25000)
+    assert operator_options_from(config).max_buffered == 25000
+
+    # Given options keep what they set; what they leave out still comes from the config.
+    poll = PollPolicy(max_ms=2000)
+    given = AgentOperatorOptions(max_in_flight=30000, poll=poll)
+    merged = operator_options_from(AgentConfiguration({"gc.tuning": False}), given)
+    assert (merged.max_in_flight, merged.max_buffered) == (30000, 60000)
+    assert merged.poll == poll and merged.gc_tuning is False
+    explicit = AgentOperatorOptions(max_buffered=5, gc_tuning=True)
+    kept = operator_options_from(AgentConfiguration({"gc.tuning": False}), explicit)
+    assert (kept.max_in_flight, kept.max_buffered, kept.gc_tuning) == (1000, 5, True)
