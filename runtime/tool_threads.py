@@ -19,14 +19,17 @@ having run.
 What a call costs the event loop, which runs every key's work: one future, one timer,
 one queue put, and when the call returns, a share of one cross-thread wake-up (outcomes
 that finish while the loop is busy wait in a list, and only the first of them wakes it).
-A tool whose recent calls each ran under ``fast_s`` (0.2 ms) is waited for briefly
-instead: the loop's thread blocks up to ``brief_wait_s`` (2 ms), the GIL released, while
-a pool thread runs the call, and goes on with its outcome without suspending the run. On
-Flink that keeps the run inside the callback that started it (no snapshot, no timer
-poll). The tool still runs on a pool thread, under its timeout: a call that is not done
-within the brief wait is awaited as any other, and its tool counts as slow (not waited
-for) until its calls are fast again, so a hung tool holds the loop once, for
-``brief_wait_s``.
+On a thread inside `brief_waits` (the Flink operator thread while it runs loop callbacks
+itself, see `flink.loop_thread`), a tool whose recent calls each ran under ``fast_s``
+(0.2 ms) is waited for briefly instead: the thread blocks up to ``brief_wait_s`` (2 ms),
+the GIL released, while a pool thread runs the call, and goes on with its outcome without
+suspending the run. That keeps the run inside the Flink callback that started it (no
+snapshot, no timer poll). The tool still runs on a pool thread, under its timeout: a call
+that is not done within the brief wait is awaited as any other, and its tool counts as
+slow (not waited for) until its calls are fast again, so a hung tool holds the thread
+once, for ``brief_wait_s``. Elsewhere (the loop's own thread) calls are never waited for:
+the loop has other runs to go on with, and the hand-over costs less than the thread
+switches of a wait (measured in docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -44,9 +47,26 @@ from typing import Any
 
 from flink_agents.runtime.errors import ToolCallTimeoutError
 
-__all__ = ["ToolThreadPool"]
+__all__ = ["ToolThreadPool", "brief_waits"]
 
 logger = logging.getLogger(__name__)
+
+
+class _BriefWaits(threading.local):
+    """While entered on a thread, calls made there wait briefly for fast tools."""
+
+    active = False
+
+    def __enter__(self) -> None:
+        self.active = True
+
+    def __exit__(self, *exc: object) -> None:
+        self.active = False
+
+
+brief_waits = _BriefWaits()
+"""``with brief_waits:`` on a thread that runs loop callbacks outside the loop's own
+thread (module doc)."""
 
 
 class _State(Enum):
@@ -198,6 +218,7 @@ class ToolThreadPool:
         call = _Call(fn, loop, loop.create_future(), timeout, key)
         brief = (
             key is not None
+            and brief_waits.active
             and self.brief_wait_s > 0
             and self._took.get(key, 0.0) < self.fast_s
             and timeout > self.brief_wait_s

@@ -25,6 +25,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from flink_agents.runtime.tool_threads import brief_waits
+
 __all__ = ["LoopThread"]
 
 _INLINE_BUDGET_S = 0.002
@@ -189,14 +191,15 @@ class LoopThread:
         ready: deque[asyncio.Handle] = base._ready
         asyncio.events._set_running_loop(loop)
         try:
-            callback()
-            deadline = time.monotonic() + _INLINE_BUDGET_S
-            while ready:
-                handle = ready.popleft()
-                if not handle._cancelled:  # type: ignore[attr-defined]
-                    handle._run()  # type: ignore[attr-defined]
-                if time.monotonic() >= deadline:
-                    break
+            with brief_waits:  # a run suspended here would move to the loop thread
+                callback()
+                deadline = time.monotonic() + _INLINE_BUDGET_S
+                while ready:
+                    handle = ready.popleft()
+                    if not handle._cancelled:  # type: ignore[attr-defined]
+                        handle._run()  # type: ignore[attr-defined]
+                    if time.monotonic() >= deadline:
+                        break
         finally:
             asyncio.events._set_running_loop(None)
         scheduled = base._scheduled

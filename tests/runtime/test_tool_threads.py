@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from flink_agents.runtime.errors import ToolCallTimeoutError
-from flink_agents.runtime.tool_threads import ToolThreadPool
+from flink_agents.runtime.tool_threads import ToolThreadPool, brief_waits
 
 BOUND = 5.0
 """Seconds any test waits at most (a safety net, never the expected time)."""
@@ -238,11 +238,16 @@ def test_a_fast_tool_is_waited_for_without_suspending_on_a_thread_of_the_pool() 
 
     async def main() -> None:
         wakeups = count_wakeups(asyncio.get_running_loop())
-        for _ in range(3):
-            assert (await pool.run(where, BOUND, "lookup")).startswith("brief-")
-        with pytest.raises(KeyError, match="missing"):
-            await pool.run(functools.partial({}.__getitem__, "missing"), BOUND, "lookup")
+        with brief_waits:  # as on the Flink operator thread running loop callbacks
+            for _ in range(3):
+                assert (await pool.run(where, BOUND, "lookup")).startswith("brief-")
+            with pytest.raises(KeyError, match="missing"):
+                await pool.run(functools.partial({}.__getitem__, "missing"), BOUND, "lookup")
         assert wakeups == []  # each outcome was taken right there, none handed over
+        # Outside `brief_waits` (the loop's own thread) the run suspends and the loop is
+        # woken with the outcome: it has other runs to go on with meanwhile.
+        assert (await pool.run(where, BOUND, "lookup")).startswith("brief-")
+        assert len(wakeups) == 1
 
     run(main())
     pool.close()
@@ -262,14 +267,15 @@ def test_a_call_not_done_within_the_brief_wait_goes_on_and_its_tool_counts_as_sl
         return gate.wait(0.5)  # set by the loop at once, unless a wait holds it
 
     async def main() -> None:
-        first = asyncio.ensure_future(pool.run(hung, BOUND, "report"))
-        await asyncio.sleep(0)  # waited for 10 ms, then left to its thread
-        assert not first.done()
-        # While that call hangs, its tool counts as slow: the next call is not waited
-        # for, even where the wait would be long.
-        pool.brief_wait_s = 1.0
-        second = asyncio.ensure_future(pool.run(waits_for_the_loop, BOUND, "report"))
-        await asyncio.sleep(0)
+        with brief_waits:
+            first = asyncio.ensure_future(pool.run(hung, BOUND, "report"))
+            await asyncio.sleep(0)  # waited for 10 ms, then left to its thread
+            assert not first.done()
+            # While that call hangs, its tool counts as slow: the next call is not waited
+            # for, even where the wait would be long.
+            pool.brief_wait_s = 1.0
+            second = asyncio.ensure_future(pool.run(waits_for_the_loop, BOUND, "report"))
+            await asyncio.sleep(0)
         gate.set()
         assert await second is True
         release.set()
@@ -284,8 +290,9 @@ def test_calls_without_a_key_are_never_waited_for() -> None:
     gate = threading.Event()
 
     async def main() -> None:
-        call = asyncio.ensure_future(pool.run(lambda: gate.wait(0.5), BOUND))
-        await asyncio.sleep(0)
+        with brief_waits:
+            call = asyncio.ensure_future(pool.run(lambda: gate.wait(0.5), BOUND))
+            await asyncio.sleep(0)
         gate.set()
         assert await call is True
 
