@@ -1,6 +1,7 @@
 """Helpers the adapter tests share: a server that answers only when released, a URL
-nobody listens on, a history's round trip through the JSON form agent state keeps, and
-closing a connection's SDK client. The fake server fixtures are in ``conftest.py``."""
+nobody listens on, a history's round trip through the JSON form agent state keeps,
+closing a connection's SDK client, and the weather tool the live tests ask for. The fake
+server fixtures are in ``conftest.py``."""
 
 from __future__ import annotations
 
@@ -12,11 +13,22 @@ from contextlib import contextmanager
 from typing import Any
 
 from flink_agents.api._values import decode_value, encode_value
+from flink_agents.api.chat_models.chat_model import BaseChatModelConnection
+from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.message import ChatMessage
+from flink_agents.api.tool_response import ToolResponse
+from flink_agents.api.tools.tool import ToolMetadata
 from flink_agents.integrations.chat_models._provider_connection import ProviderConnection
 from tests.fakes.http_server import FakeProviderServer, RecordedRequest, ScriptedResponse
 
-__all__ = ["close_sdk_client", "held_server", "refused_url", "through_state"]
+__all__ = [
+    "WEATHER_TOOL",
+    "answer_the_weather_call",
+    "close_sdk_client",
+    "held_server",
+    "refused_url",
+    "through_state",
+]
 
 
 @contextmanager
@@ -57,3 +69,30 @@ async def close_sdk_client(connection: ProviderConnection[Any]) -> None:
     client: Any = connection._sdk_client()
     close = getattr(client, "aclose", None) or client.close
     await close()
+
+
+WEATHER_TOOL = ToolMetadata(
+    name="get_weather",
+    description="The current weather in a city.",
+    args_schema={
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    },
+)
+"""The tool the live tests ask a model to call."""
+
+
+async def answer_the_weather_call(
+    connection: BaseChatModelConnection,
+    history: Sequence[ChatMessage],
+    first: ChatResult,
+    tools: Sequence[ToolMetadata],
+    **params: Any,
+) -> ChatResult:
+    """The model's next answer once the one tool call of ``first`` returned "Sunny, 21 C",
+    the history having gone through agent state's JSON (`through_state`)."""
+    [call] = first.message.tool_calls
+    result = ToolResponse.from_output(call.id, call.name, "Sunny, 21 C").to_result_block()
+    history = through_state([*history, first.message, ChatMessage.tool_result(result)])
+    return await connection.achat(history, tools, **params)

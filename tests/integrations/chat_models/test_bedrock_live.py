@@ -21,7 +21,11 @@ from flink_agents.api.tool_response import ToolResponse
 from flink_agents.api.tools.tool import ToolMetadata
 from flink_agents.integrations.chat_models.bedrock import BedrockChatModelConnection
 from tests.fakes.images import red_png
-from tests.integrations.chat_models.provider_helpers import through_state
+from tests.integrations.chat_models.provider_helpers import (
+    WEATHER_TOOL,
+    answer_the_weather_call,
+    through_state,
+)
 
 MODEL = os.environ.get("BEDROCK_LIVE_MODEL")
 CREDENTIALS = any(
@@ -37,15 +41,7 @@ pytestmark = [
     ),
 ]
 
-WEATHER = ToolMetadata(
-    name="get_weather",
-    description="The current weather in a city.",
-    args_schema={
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-    },
-)
+WEATHER = WEATHER_TOOL
 
 
 def options() -> dict[str, object]:
@@ -63,9 +59,7 @@ async def test_tool_call_and_answer() -> None:
     assert first.finish_reason == "tool_calls"
     if THINKING:
         assert any(isinstance(block, ReasoningBlock) for block in first.message.blocks)
-    result = ToolResponse.from_output(call.id, call.name, "Sunny, 21 C").to_result_block()
-    history = through_state([*history, first.message, ChatMessage.tool_result(result)])
-    second = await connection.achat(history, [WEATHER], **options())
+    second = await answer_the_weather_call(connection, history, first, [WEATHER], **options())
     assert "21" in second.message.text
     assert second.usage.input_tokens is not None and second.usage.input_tokens > 0
 

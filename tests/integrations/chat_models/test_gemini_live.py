@@ -17,7 +17,11 @@ from flink_agents.api.tool_response import ToolResponse
 from flink_agents.api.tools.tool import ToolMetadata
 from flink_agents.integrations.chat_models.gemini import GeminiChatModelConnection
 from tests.fakes.images import red_png
-from tests.integrations.chat_models.provider_helpers import through_state
+from tests.integrations.chat_models.provider_helpers import (
+    WEATHER_TOOL,
+    answer_the_weather_call,
+    through_state,
+)
 
 MODEL = os.environ.get("GEMINI_LIVE_MODEL", "gemini-3.1-pro-preview")
 
@@ -29,15 +33,7 @@ pytestmark = [
     ),
 ]
 
-WEATHER = ToolMetadata(
-    name="get_weather",
-    description="The current weather in a city.",
-    args_schema={
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-    },
-)
+WEATHER = WEATHER_TOOL
 
 
 async def test_tool_call_with_signature_and_answer() -> None:
@@ -47,9 +43,9 @@ async def test_tool_call_with_signature_and_answer() -> None:
     [call] = first.message.tool_calls
     assert call.name == "get_weather" and "oslo" in str(call.input).lower()
     assert first.usage.input_tokens is not None and first.usage.input_tokens > 0
-    result = ToolResponse.from_output(call.id, call.name, "Sunny, 21 C").to_result_block()
-    history = through_state([*history, first.message, ChatMessage.tool_result(result)])
-    second = await connection.achat(history, [WEATHER], model=MODEL, include_thoughts=True)
+    second = await answer_the_weather_call(
+        connection, history, first, [WEATHER], model=MODEL, include_thoughts=True
+    )
     assert "21" in second.message.text
     assert second.finish_reason == "stop"
 

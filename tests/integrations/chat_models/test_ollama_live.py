@@ -17,7 +17,10 @@ from flink_agents.api.tool_response import ToolResponse
 from flink_agents.api.tools.tool import ToolMetadata
 from flink_agents.integrations.chat_models.ollama_chat_model import OllamaChatModelConnection
 from tests.fakes.images import red_png
-from tests.integrations.chat_models.provider_helpers import through_state
+from tests.integrations.chat_models.provider_helpers import (
+    WEATHER_TOOL,
+    answer_the_weather_call,
+)
 
 MODEL = os.environ.get("OLLAMA_LIVE_MODEL")
 VISION_MODEL = os.environ.get("OLLAMA_LIVE_VISION_MODEL")
@@ -35,25 +38,15 @@ def connect() -> OllamaChatModelConnection:
 async def test_tool_call_and_answer() -> None:
     assert MODEL is not None
     connection = connect()
-    tools = [
-        ToolMetadata(
-            name="get_weather",
-            description="The current weather in a city.",
-            args_schema={
-                "type": "object",
-                "properties": {"city": {"type": "string"}},
-                "required": ["city"],
-            },
-        )
-    ]
+    tools = [WEATHER_TOOL]
     history = [ChatMessage.user("What is the weather in Oslo? Use the tool.")]
     first = await connection.achat(history, tools, model=MODEL, think=True)
     [call] = first.message.tool_calls
     assert call.name == "get_weather" and "oslo" in str(call.input).lower()
     assert first.usage.output_tokens is not None and first.usage.output_tokens > 0
-    result = ToolResponse.from_output(call.id, call.name, "Sunny, 21 C").to_result_block()
-    history = through_state([*history, first.message, ChatMessage.tool_result(result)])
-    second = await connection.achat(history, tools, model=MODEL, think=True)
+    second = await answer_the_weather_call(
+        connection, history, first, tools, model=MODEL, think=True
+    )
     assert "21" in second.message.text
 
 

@@ -16,7 +16,10 @@ from flink_agents.api.tool_response import ToolResponse
 from flink_agents.api.tools.tool import ToolMetadata
 from flink_agents.integrations.chat_models.tongyi_chat_model import TongyiChatModelConnection
 from tests.fakes.images import red_png
-from tests.integrations.chat_models.provider_helpers import through_state
+from tests.integrations.chat_models.provider_helpers import (
+    WEATHER_TOOL,
+    answer_the_weather_call,
+)
 
 pytestmark = [
     pytest.mark.live,
@@ -31,24 +34,12 @@ VISION_MODEL = os.environ.get("TONGYI_VISION_MODEL", "qwen-vl-max")
 
 async def test_tool_call_and_answer() -> None:
     connection = TongyiChatModelConnection(request_timeout=120)
-    tools = [
-        ToolMetadata(
-            name="get_weather",
-            description="The current weather in a city.",
-            args_schema={
-                "type": "object",
-                "properties": {"city": {"type": "string"}},
-                "required": ["city"],
-            },
-        )
-    ]
+    tools = [WEATHER_TOOL]
     history = [ChatMessage.user("What is the weather in Hangzhou? Use the tool.")]
     first = await connection.achat(history, tools, model=MODEL)
     [call] = first.message.tool_calls
     assert call.name == "get_weather"
-    result = ToolResponse.from_output(call.id, call.name, "Sunny, 21 C").to_result_block()
-    history = through_state([*history, first.message, ChatMessage.tool_result(result)])
-    second = await connection.achat(history, tools, model=MODEL)
+    second = await answer_the_weather_call(connection, history, first, tools, model=MODEL)
     assert "21" in second.message.text
     assert second.usage.input_tokens is not None and second.usage.input_tokens > 0
 

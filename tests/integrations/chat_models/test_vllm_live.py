@@ -12,10 +12,11 @@ import os
 import pytest
 
 from flink_agents.api.message import ChatMessage
-from flink_agents.api.tool_response import ToolResponse
-from flink_agents.api.tools.tool import ToolMetadata
 from flink_agents.integrations.chat_models.vllm import VLLMChatModelConnection
-from tests.integrations.chat_models.provider_helpers import through_state
+from tests.integrations.chat_models.provider_helpers import (
+    WEATHER_TOOL,
+    answer_the_weather_call,
+)
 
 BASE_URL = os.environ.get("VLLM_BASE_URL")
 MODEL = os.environ.get("VLLM_MODEL", "")
@@ -30,23 +31,11 @@ async def test_tool_call_and_answer() -> None:
     connection = VLLMChatModelConnection(
         base_url=BASE_URL, api_key=os.environ.get("VLLM_API_KEY"), timeout=120.0
     )
-    tools = [
-        ToolMetadata(
-            name="get_weather",
-            description="The current weather in a city.",
-            args_schema={
-                "type": "object",
-                "properties": {"city": {"type": "string"}},
-                "required": ["city"],
-            },
-        )
-    ]
+    tools = [WEATHER_TOOL]
     history = [ChatMessage.user("What is the weather in Oslo? Use the tool.")]
     first = await connection.achat(history, tools, model=MODEL)
     [call] = first.message.tool_calls
     assert call.name == "get_weather"
-    result = ToolResponse.from_output(call.id, call.name, "Sunny, 21 C").to_result_block()
-    history = through_state([*history, first.message, ChatMessage.tool_result(result)])
-    second = await connection.achat(history, tools, model=MODEL)
+    second = await answer_the_weather_call(connection, history, first, tools, model=MODEL)
     assert "21" in second.message.text
     assert second.usage.input_tokens is not None and second.usage.input_tokens > 0
