@@ -385,8 +385,18 @@ class AgentEngine:
         """A new run for ``value``: its `InputEvent` pending, its seq taken from (and
         advanced in) ``key_state``."""
         seq = key_state.next_seq
-        key_state.next_seq = seq + 1
-        event = InputEvent(input=value, id=event_id_for(key, seq, "input"))
+        vars(key_state)["next_seq"] = seq + 1  # a plain field: no validation to run
+        event = trusted_instance(  # as InputEvent(input=value, id=...), on every run
+            InputEvent,
+            {
+                "type": InputEvent.EVENT_TYPE,
+                "attributes": {"input": value},
+                "id": event_id_for(key, seq, "input"),
+                "upstream_event_id": None,
+                "upstream_action_name": None,
+            },
+            {"type", "attributes", "id"},
+        )
         pending: list[Event] = [event]
         memory = self.memory
         if memory.ttl is not None or key_state.memory_touched_ms:

@@ -223,7 +223,7 @@ async def _next_turn(ctx: RunnerContext, setup: BaseChatModelSetup, state: ChatL
         _respond_error(ctx, state, outcome.error, None)
         return
     result = outcome.result
-    state.model_calls += 1
+    vars(state)["model_calls"] = state.model_calls + 1  # a plain field: no validation to run
     message = result.message
     state.history.append(message)
     tool_calls = message.tool_calls

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["decode_key", "encode_key"]
@@ -35,10 +36,14 @@ def _check(key: Any, top: bool) -> None:
     )
 
 
+_encode_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+"""A string as JSON text, not ASCII-escaped (as ``json.dumps(text, ensure_ascii=False)``)."""
+
+
 def encode_key(key: Any) -> str:
     """`key` as canonical JSON text; `TypeError` for a key that has none."""
-    if type(key) is str:  # the common case, without the checks
-        return json.dumps(key, ensure_ascii=False)
+    if type(key) is str:  # the common case, without the checks (what json.dumps does)
+        return _encode_str(key)
     _check(key, True)
     return json.dumps(key, ensure_ascii=False, separators=(",", ":"))
 

@@ -281,20 +281,16 @@ def _plain(name: str) -> str:
     return name.replace("=", "_") if "=" in name else name
 
 
-def _model_group(group: MetricGroup, model: str) -> MetricGroup:
-    return group.get_sub_group("chatModel").get_sub_group(_plain(model))
+class _Handles:
+    """The metric handles of one sub-group, each looked up once."""
 
-
-class _ChatCallMetrics:
-    """The metric handles of one model, looked up once."""
-
-    __slots__ = ("_counters", "calls", "latency", "target")
+    __slots__ = ("_counters", "_gauges", "_histograms", "target")
 
     def __init__(self, target: MetricGroup) -> None:
         self.target = target
-        self.calls = target.get_counter("calls")
-        self.latency = target.get_histogram("callLatencyMs")
         self._counters: dict[str, Counter] = {}
+        self._histograms: dict[str, Histogram] = {}
+        self._gauges: dict[str, Gauge] = {}
 
     def counter(self, name: str) -> Counter:
         # Created on first use: a count never reported never shows up as a zero.
@@ -303,31 +299,47 @@ class _ChatCallMetrics:
             counter = self._counters[name] = self.target.get_counter(name)
         return counter
 
+    def histogram(self, name: str) -> Histogram:
+        histogram = self._histograms.get(name)
+        if histogram is None:
+            histogram = self._histograms[name] = self.target.get_histogram(name)
+        return histogram
 
-# id(group) -> (weak reference to the group, handles by model).
-_CHAT_CALL_METRICS: dict[int, tuple[weakref.ref[MetricGroup], dict[str, _ChatCallMetrics]]] = {}
+    def gauge(self, name: str) -> Gauge:
+        gauge = self._gauges.get(name)
+        if gauge is None:
+            gauge = self._gauges[name] = self.target.get_gauge(name)
+        return gauge
 
 
-def _handles_by_model(group: MetricGroup) -> dict[str, _ChatCallMetrics]:
+# id(group) -> (weak reference to the group, handles by (section, name)).
+_HANDLES: dict[int, tuple[weakref.ref[MetricGroup], dict[tuple[str, str], _Handles]]] = {}
+
+
+def _handles(group: MetricGroup, section: str, name: str) -> _Handles:
+    """The handles of ``group.<section>.<name>`` (recorded on every model and tool call:
+    the sub-groups are looked up once per group)."""
     key = id(group)
-    entry = _CHAT_CALL_METRICS.get(key)
+    entry = _HANDLES.get(key)
     if entry is None or entry[0]() is not group:
-        entry = (weakref.ref(group, lambda _: _CHAT_CALL_METRICS.pop(key, None)), {})
-        _CHAT_CALL_METRICS[key] = entry
-    return entry[1]
+        entry = (weakref.ref(group, lambda _: _HANDLES.pop(key, None)), {})
+        _HANDLES[key] = entry
+    handles = entry[1].get((section, name))
+    if handles is None:
+        target = group.get_sub_group(section).get_sub_group(_plain(name))
+        handles = entry[1][(section, name)] = _Handles(target)
+    return handles
 
 
 def record_chat_call(
     group: MetricGroup, model: str, result: ChatResult, latency_s: float | None
 ) -> None:
     """Count one successful model call: tokens by kind, the call, its latency."""
-    by_model = _handles_by_model(group)
-    handles = by_model.get(model)
-    if handles is None:
-        handles = by_model[model] = _ChatCallMetrics(_model_group(group, model))
-    handles.calls.inc()
+    handles = _handles(group, "chatModel", model)
+    handles.counter("calls").inc()
+    latency = handles.histogram("callLatencyMs")  # there (empty) when no call measured one
     if latency_s is not None:
-        handles.latency.update(latency_s * 1000.0)
+        latency.update(latency_s * 1000.0)
     _record_usage(handles, result.usage)
 
 
@@ -339,7 +351,7 @@ _USAGE_COUNTER_NAMES = tuple(
 )
 
 
-def _record_usage(handles: _ChatCallMetrics, usage: Usage) -> None:
+def _record_usage(handles: _Handles, usage: Usage) -> None:
     values = usage.__dict__
     for field, name, unknown in _USAGE_COUNTER_NAMES:
         value = values[field]
@@ -351,16 +363,16 @@ def _record_usage(handles: _ChatCallMetrics, usage: Usage) -> None:
 
 def record_chat_error(group: MetricGroup, model: str, kind: str) -> None:
     """Count one failed model call, by error kind."""
-    target = _model_group(group, model)
-    target.get_counter("errors").inc()
-    target.get_sub_group("errorsByKind").get_counter(kind).inc()
+    handles = _handles(group, "chatModel", model)
+    handles.counter("errors").inc()
+    handles.target.get_sub_group("errorsByKind").get_counter(kind).inc()
 
 
 def record_chat_retry(group: MetricGroup, model: str, wait_s: float) -> None:
     """Count one retry and the time waited before it."""
-    target = _model_group(group, model)
-    target.get_counter("retries").inc()
-    target.get_histogram("retryWaitMs").update(wait_s * 1000.0)
+    handles = _handles(group, "chatModel", model)
+    handles.counter("retries").inc()
+    handles.histogram("retryWaitMs").update(wait_s * 1000.0)
 
 
 def record_request_limits(group: MetricGroup, connection: str, report: LimitReport) -> None:
@@ -371,19 +383,19 @@ def record_request_limits(group: MetricGroup, connection: str, report: LimitRepo
     limiter = report.limiter
     if limiter is None:
         return
-    target = group.get_sub_group("chatModelConnection").get_sub_group(_plain(connection))
-    target.get_gauge("concurrencyLimit").update(limiter.limit)
+    handles = _handles(group, "chatModelConnection", connection)
+    handles.gauge("concurrencyLimit").update(limiter.limit)
     if report.waits:
-        target.get_counter("limiterWaits").inc(report.waits)
-        target.get_histogram("limiterWaitMs").update(report.wait_s * 1000.0)
+        handles.counter("limiterWaits").inc(report.waits)
+        handles.histogram("limiterWaitMs").update(report.wait_s * 1000.0)
     if report.overloads:
-        target.get_counter("overloads").inc(report.overloads)
+        handles.counter("overloads").inc(report.overloads)
 
 
 def record_tool_call(group: MetricGroup, tool: str, success: bool, duration_s: float) -> None:
     """Count one tool call, its failures and its duration."""
-    target = group.get_sub_group("tool").get_sub_group(_plain(tool))
-    target.get_counter("calls").inc()
+    handles = _handles(group, "tool", tool)
+    handles.counter("calls").inc()
     if not success:
-        target.get_counter("errors").inc()
-    target.get_histogram("durationMs").update(duration_s * 1000.0)
+        handles.counter("errors").inc()
+    handles.histogram("durationMs").update(duration_s * 1000.0)

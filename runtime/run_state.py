@@ -68,6 +68,10 @@ class KeyState(BaseModel):
 
     def to_json(self) -> str:
         """The key state as JSON."""
+        if not self.short_term_memory and not self.memory_touched_ms:
+            # A key whose runs keep no memory (written after every run): what the dump
+            # below writes, without the serializer.
+            return f'{{"short_term_memory":{{}},"next_seq":{int(self.next_seq)}}}'
         if self.memory_touched_ms:
             return self.model_dump_json()
         return self.model_dump_json(exclude=_NO_TIMES)

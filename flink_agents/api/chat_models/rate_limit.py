@@ -40,9 +40,9 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -585,15 +585,28 @@ class LimitReport:
 _REPORT: ContextVar[LimitReport | None] = ContextVar("flink_agents_limit_report", default=None)
 
 
-@contextmanager
-def report_limits() -> Iterator[LimitReport]:
+class _ReportScope:
+    """The block of `report_limits` (a plain context manager: it wraps every model call)."""
+
+    __slots__ = ("_report", "_token")
+
+    def __init__(self) -> None:
+        self._report = LimitReport()
+        self._token: Token[LimitReport | None] | None = None
+
+    def __enter__(self) -> LimitReport:
+        self._token = _REPORT.set(self._report)
+        return self._report
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._token is not None:
+            _REPORT.reset(self._token)
+            self._token = None
+
+
+def report_limits() -> AbstractContextManager[LimitReport]:
     """Collect a `LimitReport` of the calls made in this block (in this context)."""
-    report = LimitReport()
-    token = _REPORT.set(report)
-    try:
-        yield report
-    finally:
-        _REPORT.reset(token)
+    return _ReportScope()
 
 
 async def send_within_limits(

@@ -91,24 +91,37 @@ class Event(BaseModel):
         event_type = type or self.EVENT_TYPE
         if not event_type:
             raise ValueError("an Event needs a type")
-        if not data.keys() <= _LINEAGE_FIELDS:
-            data, attributes = self._split_keywords(data, attributes)
-        if data.keys() <= _LINEAGE_FIELDS and isinstance(event_type, str):
-            # Fast path (events are made on every step): nothing here needs validation
-            # beyond what the checks below do.
+        if not data:  # the common case: the runtime sets the lineage when it is sent
+            lineage: tuple[str, str | None, str | None] = (_new_id(), None, None)
+            fields_set = {"type", "attributes"}
+        else:
+            if not data.keys() <= _LINEAGE_FIELDS:
+                data, attributes = self._split_keywords(data, attributes)
+            if not data.keys() <= _LINEAGE_FIELDS:
+                super().__init__(type=event_type, attributes=dict(attributes or {}), **data)
+                return
             for name, value in data.items():
                 if value is not None and not isinstance(value, str):
                     raise TypeError(f"Event.{name} must be a string, got {value!r}")
+            lineage = (
+                data.get("id") or _new_id(),
+                data.get("upstream_event_id"),
+                data.get("upstream_action_name"),
+            )
+            fields_set = {"type", "attributes", *data}
+        if isinstance(event_type, str):
+            # Events are made on every step: nothing here needs validation beyond the
+            # checks above.
             fill_trusted(
                 self,
                 {
                     "type": event_type,
                     "attributes": dict(attributes) if attributes else {},
-                    "id": data.get("id") or _new_id(),
-                    "upstream_event_id": data.get("upstream_event_id"),
-                    "upstream_action_name": data.get("upstream_action_name"),
+                    "id": lineage[0],
+                    "upstream_event_id": lineage[1],
+                    "upstream_action_name": lineage[2],
                 },
-                {"type", "attributes", *data},
+                fields_set,
             )
             return
         super().__init__(type=event_type, attributes=dict(attributes or {}), **data)
