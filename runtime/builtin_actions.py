@@ -299,9 +299,7 @@ async def _request_fingerprint(
     """A fingerprint of what the model call sends (`model_request_fingerprint`) for the
     durable call's digest, so a record made for another question (another run at the same
     key and seq) never answers this one; empty when no durable call log records the call
-    (it would only be hashed to be thrown away)."""
-    if isinstance(ctx, ActionContext) and not ctx.records_calls:
-        return ""
+    (it would only be hashed to be thrown away: `_call_model` does not ask then)."""
     params = setup.model_kwargs
     if setup.overrides_chat():
         # What the setup's own chat does with its input is its business: its input counts.
@@ -339,8 +337,9 @@ async def _call_model(
             record_request_limits(metrics, setup.connection, report)
 
     caller = _model_caller(setup, history, state.prompt_args, limits_seen)
-    request = await _request_fingerprint(ctx, setup, state, history)
     action_ctx = ctx if isinstance(ctx, ActionContext) else None
+    records = action_ctx is None or action_ctx.records_calls
+    request = await _request_fingerprint(ctx, setup, state, history) if records else ""
     first_call = action_ctx.next_call_index if action_ctx is not None else 0
     attempt = 0
     while True:

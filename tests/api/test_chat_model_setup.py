@@ -181,6 +181,24 @@ def test_without_a_prompt_the_messages_go_as_they_are() -> None:
     assert setup.apply_prompt([empty]) == [empty]
 
 
+class PrefixingSetup(BaseChatModelSetup):
+    """Puts a message of its own before every call's messages, without a prompt."""
+
+    async def aapply_prompt(
+        self, messages: Sequence[ChatMessage], prompt_args: Mapping[str, Any] | None = None
+    ) -> list[ChatMessage]:
+        return [ChatMessage.system("house rules"), *messages]
+
+
+async def test_an_overriding_aapply_prompt_is_used_without_a_prompt() -> None:
+    model = FunctionChatModelConnection(function=echo)
+    setup = setup_with(resources(model), cls=PrefixingSetup)
+    result = await setup.achat([ChatMessage.user("hi")])
+    assert result.message.text == "system:house rules | user:hi"
+    plain = setup_with(resources(model))  # no prompt and no override: as they are
+    assert (await plain.achat([ChatMessage.user("hi")])).message.text == "user:hi"
+
+
 SEEN: list[Any] = []
 
 

@@ -331,7 +331,10 @@ class BaseChatModelSetup(Resource):
         prompt_args: Mapping[str, Any] | None,
         kwargs: Mapping[str, Any],
     ) -> ChatResult:
-        sent = await self.aapply_prompt(messages, prompt_args)
+        if self.prompt is None and type(self).aapply_prompt is BaseChatModelSetup.aapply_prompt:
+            sent = list(messages)  # no prompt: as they are (no coroutine on every call)
+        else:
+            sent = await self.aapply_prompt(messages, prompt_args)
         params = {**self.model_kwargs, **kwargs}
         connection = self.resolve_connection()
         return await send_within_limits(connection, sent, self.resolve_tools(), params)
