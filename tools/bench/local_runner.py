@@ -127,6 +127,24 @@ async def run_once(keys: int, latency_s: float, sync_tool: bool) -> tuple[float,
     return elapsed, cpu, len(outputs)
 
 
+def machine_ms() -> float:
+    """CPU ms of a fixed loop of dict and list work (best of five): how fast the machine is
+    right now. On a shared machine the same code's results swing with it (by half between
+    hours on ours), so compare runs of this script by this number too."""
+    best = float("inf")
+    gc.disable()  # the loop's own garbage collections would swing more than the machine
+    try:
+        for _ in range(5):
+            started = time.process_time()
+            table = {str(i): [i, 2 * i] for i in range(200_000)}
+            sum(len(pair) for pair in table.values())
+            best = min(best, time.process_time() - started)
+            del table
+    finally:
+        gc.enable()
+    return best * 1000.0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Benchmark of the local runner.")
     parser.add_argument("--keys", type=int, default=1000)
@@ -149,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_pin and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     print(f"python {sys.version.split()[0]}, {args.keys} keys, one input each, half with a tool")
+    print(f"machine: a fixed pure-Python loop takes {machine_ms():.0f} ms (lower is faster)")
     failed = False
     for latency_ms in latencies:
         latency_s = latency_ms / 1000.0
