@@ -411,7 +411,10 @@ class RunScheduler:
                         break
                     resumed = queue.run is not None
                     value = None if resumed else queue.waiting.popleft()
-                await self._take_slot()
+                if self._running < self._max_in_flight and not self._slot_waiters:
+                    self._running += 1  # a free slot (`_take_slot` without its coroutine)
+                else:
+                    await self._take_slot()
                 try:
                     await self._execute(queue, value, resumed)
                 finally:
