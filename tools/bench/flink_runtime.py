@@ -184,7 +184,13 @@ def pass_through_engine(context: SubtaskContext) -> PassThroughEngine:
     return PassThroughEngine()
 
 
-def bench_agent(latency_s: float) -> Agent:
+def chat_agent(
+    ask: Any, answer: Any, model: Any, *, tools: tuple[Any, ...] = (), **connection: Any
+) -> Agent:
+    """An agent whose action `ask` sends a chat request to a `FunctionChatModelConnection`
+    answering with `model`, and whose action `answer` takes the response; `tools` (plain
+    functions) are the setup's, by their names; `connection`: the connection's other
+    fields (``latency``, ``adaptive_limit``...). The benches' agents, built in one place."""
     agent = Agent()
     agent.add_action("ask", [InputEvent], ask)
     agent.add_action("answer", [ChatResponseEvent], answer)
@@ -192,41 +198,30 @@ def bench_agent(latency_s: float) -> Agent:
         "bench_connection",
         ResourceType.CHAT_MODEL_CONNECTION,
         ResourceDescriptor(
-            clazz=FunctionChatModelConnection,
-            function=echo_model,
-            latency=latency_s,
-            record_calls=False,
+            clazz=FunctionChatModelConnection, function=model, record_calls=False, **connection
         ),
     )
     agent.add_resource(
         "bench_model",
         ResourceType.CHAT_MODEL,
-        ResourceDescriptor(clazz=BaseChatModelSetup, connection="bench_connection"),
+        ResourceDescriptor(
+            clazz=BaseChatModelSetup,
+            connection="bench_connection",
+            tools=[tool.__name__ for tool in tools],
+        ),
     )
+    for tool in tools:
+        agent.add_resource(tool.__name__, ResourceType.TOOL, tool)
     return agent
+
+
+def bench_agent(latency_s: float) -> Agent:
+    return chat_agent(ask, answer, echo_model, latency=latency_s)
 
 
 def sync_tool_agent() -> Agent:
     """`bench_agent` at 0 ms whose model calls a plain ``def`` tool for half the inputs."""
-    agent = Agent()
-    agent.add_action("ask", [InputEvent], ask_half_with_tool)
-    agent.add_action("answer", [ChatResponseEvent], answer)
-    agent.add_resource(
-        "bench_connection",
-        ResourceType.CHAT_MODEL_CONNECTION,
-        ResourceDescriptor(
-            clazz=FunctionChatModelConnection, function=tool_model, record_calls=False
-        ),
-    )
-    agent.add_resource(
-        "bench_model",
-        ResourceType.CHAT_MODEL,
-        ResourceDescriptor(
-            clazz=BaseChatModelSetup, connection="bench_connection", tools=["lookup"]
-        ),
-    )
-    agent.add_resource("lookup", ResourceType.TOOL, lookup)
-    return agent
+    return chat_agent(ask_half_with_tool, answer, tool_model, tools=(lookup,))
 
 
 # ------------------------------------------------------------------ job pieces

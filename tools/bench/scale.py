@@ -72,13 +72,10 @@ from pathlib import Path
 from typing import Any
 
 from flink_agents.api.agents.agent import Agent
-from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
-from flink_agents.api.chat_models.function_model import FunctionChatModelConnection
 from flink_agents.api.core_options import AgentExecutionOptions
 from flink_agents.api.events.chat_event import ChatRequestEvent, ChatResponseEvent
-from flink_agents.api.events.event import Event, InputEvent, OutputEvent
+from flink_agents.api.events.event import Event, OutputEvent
 from flink_agents.api.message import ChatMessage
-from flink_agents.api.resource import ResourceDescriptor, ResourceType
 from flink_agents.api.runner_context import RunnerContext
 
 BUFFER_TIMEOUT_MS = 5
@@ -119,27 +116,16 @@ def scale_agent(
     with the answer (the key echoed back). `adaptive_limit`: the connection's adaptive
     concurrency limit on, as on a real provider's connection (off on a function model);
     `max_concurrent_requests`: the connection's fixed concurrency."""
-    agent = Agent()
-    agent.add_action("ask", [InputEvent], ask)
-    agent.add_action("answer", [ChatResponseEvent], answer)
-    agent.add_resource(
-        "bench_connection",
-        ResourceType.CHAT_MODEL_CONNECTION,
-        ResourceDescriptor(
-            clazz=FunctionChatModelConnection,
-            function=echo_model,
-            latency=latency_s,
-            record_calls=False,
-            adaptive_limit=adaptive_limit,
-            max_concurrent_requests=max_concurrent_requests,
-        ),
+    from flink_runtime import chat_agent  # the other benches' builder (this folder)
+
+    return chat_agent(
+        ask,
+        answer,
+        echo_model,
+        latency=latency_s,
+        adaptive_limit=adaptive_limit,
+        max_concurrent_requests=max_concurrent_requests,
     )
-    agent.add_resource(
-        "bench_model",
-        ResourceType.CHAT_MODEL,
-        ResourceDescriptor(clazz=BaseChatModelSetup, connection="bench_connection"),
-    )
-    return agent
 
 
 def make_record(i: int) -> dict[str, Any]:
