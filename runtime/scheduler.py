@@ -377,11 +377,15 @@ class RunScheduler:
             queue.version += 1
         self._notify(queue)
 
-    async def _take_slot(self) -> None:
-        """One of the `max_in_flight` run slots; waits in order when all are taken."""
+    def _take_free_slot(self) -> bool:
+        """Take one of the `max_in_flight` run slots if one is free and nobody waits."""
         if self._running < self._max_in_flight and not self._slot_waiters:
             self._running += 1
-            return
+            return True
+        return False
+
+    async def _wait_for_slot(self) -> None:
+        """Wait in order for a run slot (all are taken, or others wait already)."""
         waiter = asyncio.get_running_loop().create_future()
         self._slot_waiters.append(waiter)
         try:
@@ -411,10 +415,8 @@ class RunScheduler:
                         break
                     resumed = queue.run is not None
                     value = None if resumed else queue.waiting.popleft()
-                if self._running < self._max_in_flight and not self._slot_waiters:
-                    self._running += 1  # a free slot (`_take_slot` without its coroutine)
-                else:
-                    await self._take_slot()
+                if not self._take_free_slot():
+                    await self._wait_for_slot()
                 try:
                     await self._execute(queue, value, resumed)
                 finally:
