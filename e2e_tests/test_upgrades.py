@@ -7,6 +7,8 @@ made twice, and never a silent loss (on the mini-cluster; every restore is a new
   `durable-execution.stop-grace-s`, so the restored job replays them.
 - An action removed while runs wait for it: the restored job fails naming the event (policy
   `fail`), or those inputs become failure records (policy `skip`).
+- Rescaling: the agent's parallelism changed at each restore (2 -> 1 -> 3), the savepoints
+  taken mid-stream.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ def _job(
     added_operator: bool = False,
     config: dict[str, Any] | None = None,
     flink: dict[str, str] | None = None,
+    parallelism: int = 2,
 ) -> Any:
     """numbers -> records -> [added] -> agent -> outputs (and failure records) as JSON lines
     in a checkpointed FileSink; every operator with state or a changed graph has a uid."""
@@ -62,7 +65,7 @@ def _job(
     if restore_from is not None:
         options["execution.state-recovery.path"] = restore_from
     options.update(flink or {})
-    env = stream_env(parallelism=2, **options)
+    env = stream_env(parallelism=parallelism, **options)
     agents_env = FlinkAgentsExecutionEnvironment(env)
     for key, value in (config or {}).items():
         agents_env.get_config().set(key, value)
@@ -107,12 +110,14 @@ def _committed(*folders: Path) -> list[dict[str, Any]]:
 
 
 def _stop_with_savepoint_after(
-    env: Any, output: Path, savepoints: Path, committed: int, name: str
+    env: Any, output: Path | list[Path], savepoints: Path, committed: int, name: str
 ) -> str:
-    """Run the job until `committed` outputs are committed, then stop it with a savepoint."""
+    """Run the job until `committed` outputs are committed (in `output`, or in all of the
+    folders given), then stop it with a savepoint."""
+    folders = output if isinstance(output, list) else [output]
     client = env.execute_async(name)
     deadline = time.monotonic() + 120
-    while len(_committed(output)) < committed:
+    while len(_committed(*folders)) < committed:
         assert time.monotonic() < deadline, "no committed outputs"
         time.sleep(0.05)
     # PyFlink 2.3's JobClient.stop_with_savepoint misses the Java method's format argument.
@@ -187,6 +192,51 @@ def test_a_graceful_stop_makes_no_call_twice(
     )
     if grace_s > 0:
         assert not repeated, repeated
+
+
+def test_rescaling_at_each_restore_keeps_every_output_once(
+    stream_env: Callable[..., Any], tmp_path: Path
+) -> None:
+    """2 -> 1 -> 3 subtasks, each change at a restore from a savepoint taken mid-stream (a
+    run takes about 120 ms of model and tool calls, an input comes every 50 ms: runs are in
+    flight): every input answered once, each key's memory with it, no call made twice (the
+    durable store, with the default grace)."""
+    control = tmp_path / "control.json"
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    write_control(control, point="none", target="-", trace_dir=trace)
+    config = {"e2e.control": str(control), "durable-execution.store": str(tmp_path / "d.db")}
+    folders = [tmp_path / f"out-{p}" for p in (1, 2, 3)]
+    # A restored FileSink goes on writing to its first folder: count all of them.
+    env = _job(stream_env, FaultAgent(str(control)), folders[0], config=config, parallelism=2)
+    savepoint = _stop_with_savepoint_after(env, folders, tmp_path / "sp-1", 8, "rescale-1")
+    env = _job(
+        stream_env,
+        FaultAgent(str(control)),
+        folders[1],
+        restore_from=savepoint,
+        config=config,
+        parallelism=1,
+    )
+    done = len(_committed(*folders))
+    savepoint = _stop_with_savepoint_after(env, folders, tmp_path / "sp-2", done + 8, "rescale-2")
+    before_last = len(_committed(*folders))
+    assert before_last < KEYS * INPUTS, "inputs left for the last job"
+    env = _job(
+        stream_env,
+        FaultAgent(str(control)),
+        folders[2],
+        restore_from=savepoint,
+        config=config,
+        parallelism=3,
+    )
+    env.execute("rescale-3")
+    lines = _committed(*folders)
+    _assert_exactly_once(lines)
+    for o in lines:
+        assert o["seen"] == list(range(o["n"] + 1))  # the key's memory moved with it
+    repeated = {call: len(runs) - 1 for call, runs in _calls(trace).items() if len(runs) > 1}
+    assert not repeated, repeated
 
 
 # ---------------------------------------------------------------- an action removed
