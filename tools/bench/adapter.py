@@ -1,7 +1,7 @@
 """Benchmark of the local runner with a real provider adapter: the shape users run.
 
 The agent and inputs of `local_runner.py` (1,000 keys, one input each; half of the inputs
-make the model call a plain ``def`` tool once), with its model behind one of two
+make the model call a plain ``def`` tool once), with its model behind one of three
 connections, taking turns in one run:
 
 - ``function``: `FunctionChatModelConnection` (the engine alone: no HTTP, no SDK);
@@ -28,7 +28,6 @@ import asyncio
 import gc
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -39,7 +38,8 @@ import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the local runner bench
 
-from local_runner import bench_model, finish, lookup_sync, machine_ms, start
+from local_runner import bench_model, finish, lookup_sync, machine_ms, ratio_to_ideal, start
+from rate_limits import read_json_body
 
 from flink_agents.api.agents.agent import Agent
 from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
@@ -101,13 +101,7 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
 async def _serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     try:
         while True:
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = 0
-            for line in head.split(b"\r\n")[1:]:
-                name, _, value = line.partition(b":")
-                if name.strip().lower() == b"content-length":
-                    length = int(value.strip())
-            request = json.loads(await reader.readexactly(length))
+            request = await read_json_body(reader)
             latency_ms = float(request["model"].rpartition("-")[2])  # "bench-<latency ms>"
             if latency_ms:
                 await asyncio.sleep(latency_ms / 1000.0)
@@ -285,12 +279,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"CPU {best_cpu[line]:5.0f} us/input"
                 )
                 if latency_s > 0:
-                    ideal = 2 * latency_s
-                    median = statistics.median(walls[line])
-                    text += (
-                        f", ratio to ideal {ideal / wall:.3f}"
-                        f" (median of {len(walls[line])} runs {ideal / median:.3f})"
-                    )
+                    text += ratio_to_ideal(latency_s, walls[line])
                 print(text)
             for line in LINES[1:]:
                 if line in best_cpu and "function" in best_cpu:

@@ -110,13 +110,7 @@ class LimitedProvider:
         self._connections.add(task)
         try:
             while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n")[1:]:
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value.strip())
-                body = json.loads(await reader.readexactly(length)) if length else {}
+                body = await read_json_body(reader)
                 if self._admit():
                     await asyncio.sleep(self.latency_s)
                     status, headers, payload = 200, "", _completion(body)
@@ -134,6 +128,17 @@ class LimitedProvider:
         finally:
             self._connections.discard(task)
             writer.close()
+
+
+async def read_json_body(reader: asyncio.StreamReader) -> dict[str, Any]:
+    """The JSON body of the next HTTP/1.1 request on ``reader`` (``{}`` without one)."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip())
+    return json.loads(await reader.readexactly(length)) if length else {}
 
 
 _RATE_LIMITED = json.dumps(
