@@ -208,29 +208,24 @@ def test_rescaling_at_each_restore_keeps_every_output_once(
     config = {"e2e.control": str(control), "durable-execution.store": str(tmp_path / "d.db")}
     folders = [tmp_path / f"out-{p}" for p in (1, 2, 3)]
     # A restored FileSink goes on writing to its first folder: count all of them.
-    env = _job(stream_env, FaultAgent(str(control)), folders[0], config=config, parallelism=2)
-    savepoint = _stop_with_savepoint_after(env, folders, tmp_path / "sp-1", 8, "rescale-1")
-    env = _job(
-        stream_env,
-        FaultAgent(str(control)),
-        folders[1],
-        restore_from=savepoint,
-        config=config,
-        parallelism=1,
-    )
-    done = len(_committed(*folders))
-    savepoint = _stop_with_savepoint_after(env, folders, tmp_path / "sp-2", done + 8, "rescale-2")
-    before_last = len(_committed(*folders))
-    assert before_last < KEYS * INPUTS, "inputs left for the last job"
-    env = _job(
-        stream_env,
-        FaultAgent(str(control)),
-        folders[2],
-        restore_from=savepoint,
-        config=config,
-        parallelism=3,
-    )
-    env.execute("rescale-3")
+    savepoint: str | None = None
+    for job, parallelism in enumerate((2, 1, 3)):
+        env = _job(
+            stream_env,
+            FaultAgent(str(control)),
+            folders[job],
+            restore_from=savepoint,
+            config=config,
+            parallelism=parallelism,
+        )
+        if job == 2:
+            env.execute("rescale-3")
+            break
+        target = len(_committed(*folders)) + 8
+        savepoint = _stop_with_savepoint_after(
+            env, folders, tmp_path / f"sp-{job}", target, f"rescale-{job + 1}"
+        )
+        assert len(_committed(*folders)) < KEYS * INPUTS, "inputs left for the next job"
     lines = _committed(*folders)
     _assert_exactly_once(lines)
     for o in lines:
