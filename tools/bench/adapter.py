@@ -1,7 +1,7 @@
 """Benchmark of the local runner with a real provider adapter: the shape users run.
 
 The agent and inputs of `local_runner.py` (1,000 keys, one input each; half of the inputs
-make the model call a plain ``def`` tool once), with its model behind one of three
+make the model call a plain ``def`` tool once), with its model behind one of five
 connections, taking turns in one run:
 
 - ``function``: `FunctionChatModelConnection` (the engine alone: no HTTP, no SDK);
@@ -9,7 +9,9 @@ connections, taking turns in one run:
   Completions requests over HTTP to a fake server on 127.0.0.1, in a process of its own
   (on another CPU where there is one), that answers as the function does after the latency;
 - ``openai+aiohttp``: the same with ``http_client=openai.DefaultAioHttpClient`` (the SDK's
-  aiohttp transport instead of its default httpx one; needs ``aiohttp`` installed).
+  aiohttp transport instead of its default httpx one; needs ``aiohttp`` installed);
+- ``anthropic``, ``anthropic+aiohttp``: `AnthropicChatModelConnection` (the official
+  ``anthropic`` SDK, Messages requests) to the same server, with either transport.
 
 Each line runs its inputs twice on one runner and measures the second round (the SDK's
 connections to the server are open by then, as in a job that has run for a while).
@@ -34,6 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the local runner bench
@@ -50,51 +53,94 @@ from flink_agents.api.core_options import AgentExecutionOptions
 from flink_agents.api.events.chat_event import ChatResponseEvent
 from flink_agents.api.events.event import InputEvent
 from flink_agents.api.resource import ResourceDescriptor, ResourceType
+from flink_agents.integrations.chat_models.anthropic import (
+    AnthropicChatModelConnection,
+    AnthropicChatModelSetup,
+)
 from flink_agents.integrations.chat_models.openai.openai_chat_model import (
     OpenAIChatModelConnection,
     OpenAIChatModelSetup,
 )
 from flink_agents.runtime.local_runner import LocalRunner
 
-LINES = ("function", "openai", "openai+aiohttp")
+LINES = ("function", "openai", "openai+aiohttp", "anthropic", "anthropic+aiohttp")
 
 # ---------------------------------------------------------------------------- the server
 
 
 def _text(content: Any) -> str:
-    """A Chat Completions message's text (a string, or a list of parts)."""
+    """A message's text: a string, or a list of parts (text parts, or an Anthropic tool
+    result's)."""
     if isinstance(content, str):
         return content
-    return "".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
+    parts = [p for p in content or [] if isinstance(p, dict)]
+    return "".join(_text(p["content"]) if "content" in p else p.get("text", "") for p in parts)
 
 
 def answer(request: dict[str, Any]) -> dict[str, Any]:
-    """What the server answers: what `bench_model` would (a call of ``lookup`` for a
-    question starting with ``tool:``, the tool's result once it has one, else a text)."""
+    """What the server answers, in the API the model name says (``chat-<latency ms>``: Chat
+    Completions; ``messages-<latency ms>``: Anthropic Messages): what `bench_model` would (a
+    call of ``lookup`` for a question starting with ``tool:``, the tool's result once it has
+    one, else a text)."""
     last = request["messages"][-1]
-    message: dict[str, Any]
-    if last["role"] == "user" and _text(last.get("content")).startswith("tool:"):
-        arguments = json.dumps({"ticket": _text(last["content"])[5:]})
+    content = last.get("content")
+    blocks = content if isinstance(content, list) else []
+    if (
+        any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks)
+        or last["role"] == "tool"
+    ):
+        reply = ("text", f"Found: {_text(content)}")
+    elif last["role"] == "user" and _text(content).startswith("tool:"):
+        reply = ("tool", _text(content)[5:])
+    else:
+        reply = ("text", "Answered directly.")
+    if request["model"].startswith("messages-"):
+        return _message(request["model"], *reply)
+    return _completion(request["model"], *reply)
+
+
+def _completion(model: str, kind: str, value: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": value}
+    if kind == "tool":
+        arguments = json.dumps({"ticket": value})
         call = {
             "id": "call_1",
             "type": "function",
             "function": {"name": "lookup", "arguments": arguments},
         }
         message = {"role": "assistant", "content": "Looking it up.", "tool_calls": [call]}
-        reason = "tool_calls"
-    elif last["role"] == "tool":
-        message = {"role": "assistant", "content": f"Found: {_text(last.get('content'))}"}
-        reason = "stop"
-    else:
-        message = {"role": "assistant", "content": "Answered directly."}
-        reason = "stop"
     return {
         "id": "chatcmpl-bench",
         "object": "chat.completion",
         "created": 0,
-        "model": request.get("model", "bench"),
-        "choices": [{"index": 0, "message": message, "finish_reason": reason}],
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if kind == "tool" else "stop",
+            }
+        ],
         "usage": {"prompt_tokens": 12, "completion_tokens": 4, "total_tokens": 16},
+    }
+
+
+def _message(model: str, kind: str, value: str) -> dict[str, Any]:
+    content: list[dict[str, Any]] = [{"type": "text", "text": value}]
+    if kind == "tool":
+        content = [
+            {"type": "text", "text": "Looking it up."},
+            {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"ticket": value}},
+        ]
+    return {
+        "id": "msg_bench",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": "tool_use" if kind == "tool" else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 12, "output_tokens": 4},
     }
 
 
@@ -102,7 +148,7 @@ async def _serve_connection(reader: asyncio.StreamReader, writer: asyncio.Stream
     try:
         while True:
             request = await read_json_body(reader)
-            latency_ms = float(request["model"].rpartition("-")[2])  # "bench-<latency ms>"
+            latency_ms = float(request["model"].rpartition("-")[2])  # "<api>-<latency ms>"
             if latency_ms:
                 await asyncio.sleep(latency_ms / 1000.0)
             payload = json.dumps(answer(request)).encode()
@@ -162,8 +208,8 @@ def start_server() -> tuple[subprocess.Popen[str], int]:
 def build_agent(
     line: str, latency_s: float, port: int, http_clients: list[Any] | None = None
 ) -> Agent:
-    """The agent of one line; the HTTP clients the openai lines make go to `http_clients`
-    (to be closed before the run's event loop ends)."""
+    """The agent of one line; the HTTP clients the SDK lines make go to `http_clients` (to
+    be closed before the run's event loop ends)."""
     agent = Agent()
     agent.add_action("start", [InputEvent], start)
     agent.add_action("finish", [ChatResponseEvent], finish)
@@ -178,27 +224,36 @@ def build_agent(
             clazz=BaseChatModelSetup, connection="bench_connection", tools=["lookup"]
         )
     else:
-        transport = openai.DefaultAioHttpClient if line.endswith("aiohttp") else None
+        anthropic_api = line.startswith("anthropic")
+        sdk: Any = anthropic if anthropic_api else openai
+        transport = sdk.DefaultAioHttpClient if line.endswith("aiohttp") else None
         made = http_clients if http_clients is not None else []
 
         def http_client() -> Any:  # what the SDK makes by default, or its aiohttp client
-            client = (transport or openai.DefaultAsyncHttpxClient)()
+            client = (transport or sdk.DefaultAsyncHttpxClient)()
             made.append(client)
             return client
 
-        connection = ResourceDescriptor(
-            clazz=OpenAIChatModelConnection,
-            base_url=f"http://127.0.0.1:{port}/v1",
-            api_key="sk-bench",
-            timeout=60.0,
-            max_concurrent_requests=100_000,  # the bench's own fixed limit: no adaptive start
-            http_client=http_client,
-        )
+        settings: dict[str, Any] = {
+            "api_key": "sk-bench",
+            "timeout": 60.0,
+            "max_concurrent_requests": 100_000,  # the bench's own fixed limit: no adaptive start
+            "http_client": http_client,
+        }
+        if anthropic_api:
+            connection = ResourceDescriptor(
+                clazz=AnthropicChatModelConnection, base_url=f"http://127.0.0.1:{port}", **settings
+            )
+            setup_class: type[BaseChatModelSetup] = AnthropicChatModelSetup
+            model = f"messages-{latency_s * 1000.0:g}"
+        else:
+            connection = ResourceDescriptor(
+                clazz=OpenAIChatModelConnection, base_url=f"http://127.0.0.1:{port}/v1", **settings
+            )
+            setup_class = OpenAIChatModelSetup
+            model = f"chat-{latency_s * 1000.0:g}"
         setup = ResourceDescriptor(
-            clazz=OpenAIChatModelSetup,
-            connection="bench_connection",
-            model=f"bench-{latency_s * 1000.0:g}",
-            tools=["lookup"],
+            clazz=setup_class, connection="bench_connection", model=model, tools=["lookup"]
         )
     agent.add_resource("bench_connection", ResourceType.CHAT_MODEL_CONNECTION, connection)
     agent.add_resource("bench_model", ResourceType.CHAT_MODEL, setup)
@@ -275,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
                 wall, cpu_s = min(walls[line]), min(cpus[line])
                 best_cpu[line] = cpu_s / args.keys * 1e6
                 text = (
-                    f"{line:14s} latency {latency_ms:6.1f} ms: {wall:7.3f} s, "
+                    f"{line:17s} latency {latency_ms:6.1f} ms: {wall:7.3f} s, "
                     f"CPU {best_cpu[line]:5.0f} us/input"
                 )
                 if latency_s > 0:
