@@ -39,9 +39,13 @@ __all__ = ["FailOnceAgent", "ToolChatAgent", "ask_provider", "lookup"]
 TOOL_LOG_ENV = "E2E_TOOL_LOG"
 
 
-def _connection(base_url: str) -> ResourceDescriptor:
+def _connection(base_url: str, **settings: Any) -> ResourceDescriptor:
     return ResourceDescriptor(
-        clazz=OpenAIChatModelConnection, base_url=base_url, api_key="test-key", timeout=30.0
+        clazz=OpenAIChatModelConnection,
+        base_url=base_url,
+        api_key="test-key",
+        timeout=30.0,
+        **settings,
     )
 
 
@@ -82,11 +86,14 @@ async def _answer(event: Event, ctx: RunnerContext) -> None:
 class ToolChatAgent(Agent):
     """Two model turns and one tool call per input, all through the built-in actions."""
 
-    def __init__(self, base_url: str) -> None:
+    def __init__(self, base_url: str, **connection: Any) -> None:
+        """``connection``: more settings of the OpenAI connection."""
         super().__init__()
         self.add_action("ask", [InputEvent], _ask)
         self.add_action("answer", [ChatResponseEvent], _answer)
-        self.add_resource("provider", ResourceType.CHAT_MODEL_CONNECTION, _connection(base_url))
+        self.add_resource(
+            "provider", ResourceType.CHAT_MODEL_CONNECTION, _connection(base_url, **connection)
+        )
         self.add_resource(
             "chat",
             ResourceType.CHAT_MODEL,

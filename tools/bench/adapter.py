@@ -8,8 +8,9 @@ connections, taking turns in one run:
 - ``openai``: `OpenAIChatModelConnection`, the official ``openai`` SDK sending Chat
   Completions requests over HTTP to a fake server on 127.0.0.1, in a process of its own
   (on another CPU where there is one), that answers as the function does after the latency;
-- ``openai+aiohttp``: the same with ``http_client=openai.DefaultAioHttpClient`` (the SDK's
-  aiohttp transport instead of its default httpx one; needs ``aiohttp`` installed);
+- ``openai+aiohttp``: the same through the SDK's ``DefaultAioHttpClient`` (what a
+  connection's ``http_transport="aiohttp"`` sends through) instead of its default httpx
+  client; needs ``aiohttp`` installed;
 - ``anthropic``, ``anthropic+aiohttp``: `AnthropicChatModelConnection` (the official
   ``anthropic`` SDK, Messages requests) to the same server, with either transport.
 

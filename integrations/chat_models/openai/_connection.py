@@ -22,6 +22,7 @@ class OpenAIConnection(ProviderConnection[openai.AsyncOpenAI]):
     """A connection through ``openai.AsyncOpenAI``; ``api_key`` defaults to ``OPENAI_API_KEY``."""
 
     sdk_client_class: ClassVar[Callable[..., Any]] = openai.AsyncOpenAI
+    aiohttp_client_class: ClassVar[Callable[[], Any] | None] = openai.DefaultAioHttpClient
     sdk_error = openai.OpenAIError
     sdk_environment: ClassVar[tuple[str, ...]] = (
         "OPENAI_API_KEY",

@@ -1,10 +1,11 @@
-"""The SDKs' aiohttp transport (``http_client=openai.DefaultAioHttpClient`` or
-``anthropic.DefaultAioHttpClient``): the option `docs/providers.md` recommends for many
+"""``http_transport="aiohttp"``: the SDK's own aiohttp client (``DefaultAioHttpClient`` of
+the ``openai`` and ``anthropic`` SDKs), which `docs/providers.md` recommends for many
 concurrent calls, through the real SDKs to the local fake server.
 
 The same exact body goes out as through the default transport, the answer is parsed the
-same, the class travels with a pickled connection, and a refused connection is a
-retryable `ChatModelError`.
+same, the setting travels with a pickled connection, a refused connection is a retryable
+`ChatModelError`, and what cannot work is refused when the connection is built. (A Flink
+job through it: `e2e_tests/test_aiohttp_job.py`.)
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ import anthropic
 import cloudpickle
 import openai
 import pytest
+from pydantic import ValidationError
 
 from flink_agents.api.errors import ChatModelError
 from flink_agents.api.message import ChatMessage
 from flink_agents.integrations.chat_models._provider_connection import ProviderConnection
 from flink_agents.integrations.chat_models.anthropic import AnthropicChatModelConnection
+from flink_agents.integrations.chat_models.ollama_chat_model import OllamaChatModelConnection
 from flink_agents.integrations.chat_models.openai import OpenAIChatModelConnection
 from tests.fakes.http_server import FakeProviderServer
 from tests.integrations.chat_models.provider_helpers import close_sdk_client
@@ -54,13 +57,13 @@ MESSAGE = {
 
 def _openai(base_url: str, **settings: Any) -> OpenAIChatModelConnection:
     return OpenAIChatModelConnection(
-        api_key=API_KEY, base_url=base_url, http_client=openai.DefaultAioHttpClient, **settings
+        api_key=API_KEY, base_url=base_url, http_transport="aiohttp", **settings
     )
 
 
 def _anthropic(base_url: str, **settings: Any) -> AnthropicChatModelConnection:
     return AnthropicChatModelConnection(
-        api_key=API_KEY, base_url=base_url, http_client=anthropic.DefaultAioHttpClient, **settings
+        api_key=API_KEY, base_url=base_url, http_transport="aiohttp", **settings
     )
 
 
@@ -69,6 +72,8 @@ async def test_openai_through_aiohttp_sends_the_exact_body(server: FakeProviderS
     connection = _openai(server.base_url)
     try:
         result = await connection.achat([ChatMessage.user("Color?")], model="gpt-test")
+        client: Any = connection._sdk_client()
+        assert isinstance(client._client, openai.DefaultAioHttpClient)
     finally:
         await close_sdk_client(connection)
     [request] = server.requests
@@ -89,6 +94,8 @@ async def test_anthropic_through_aiohttp_sends_the_exact_body(
     connection = _anthropic(server.base_url)
     try:
         result = await connection.achat([ChatMessage.user("Color?")], model="claude-test")
+        client: Any = connection._sdk_client()
+        assert isinstance(client._client, anthropic.DefaultAioHttpClient)
     finally:
         await close_sdk_client(connection)
     [request] = server.requests
@@ -102,15 +109,14 @@ async def test_anthropic_through_aiohttp_sends_the_exact_body(
     assert result.message.text == "Red."
 
 
-async def test_many_concurrent_calls_share_one_aiohttp_client(server: FakeProviderServer) -> None:
+async def test_many_concurrent_calls_share_one_sdk_client(server: FakeProviderServer) -> None:
     server.enqueue(*[COMPLETION] * 20)
     connection = _openai(server.base_url)
     try:
         results = await asyncio.gather(
             *[connection.achat([ChatMessage.user(f"q{i}")], model="gpt-test") for i in range(20)]
         )
-        client: Any = connection._sdk_client()
-        assert isinstance(client._client, openai.DefaultAioHttpClient)
+        assert connection._sdk_client() is connection._sdk_client()
     finally:
         await close_sdk_client(connection)
     assert [r.message.text for r in results] == ["Red."] * 20
@@ -119,17 +125,28 @@ async def test_many_concurrent_calls_share_one_aiohttp_client(server: FakeProvid
     )
 
 
+async def test_the_transport_is_part_of_the_sdk_client_key(server: FakeProviderServer) -> None:
+    default = OpenAIChatModelConnection(api_key=API_KEY, base_url=server.base_url)
+    aiohttp = _openai(server.base_url)
+    try:
+        assert default._sdk_client() is not aiohttp._sdk_client()
+    finally:
+        await close_sdk_client(default)
+        await close_sdk_client(aiohttp)
+
+
 @pytest.mark.parametrize(
     ("connect", "reply"),
     [(_openai, COMPLETION), (_anthropic, MESSAGE)],
     ids=["openai", "anthropic"],
 )
-def test_the_transport_class_travels_with_a_pickled_connection(
+def test_the_setting_travels_with_a_pickled_connection(
     server: FakeProviderServer, connect: Any, reply: dict[str, Any]
 ) -> None:
-    original = connect(server.base_url)
-    restored: ProviderConnection[Any] = cloudpickle.loads(cloudpickle.dumps(original))
-    assert restored.http_client is original.http_client
+    restored: ProviderConnection[Any] = cloudpickle.loads(
+        cloudpickle.dumps(connect(server.base_url))
+    )
+    assert restored.http_transport == "aiohttp"
 
     async def ask() -> str:
         try:
@@ -161,3 +178,26 @@ async def test_a_refused_connection_is_a_retryable_chat_model_error(connect: Any
     assert raised.value.retryable
     assert raised.value.kind in ("connection", "timeout")
     assert API_KEY not in str(raised.value)
+
+
+def test_an_http_client_and_the_transport_are_refused_together() -> None:
+    with pytest.raises(ValidationError, match="give http_client or http_transport, not both"):
+        _openai("http://127.0.0.1:1/v1", http_client=openai.DefaultAsyncHttpxClient)
+
+
+def test_an_adapter_whose_sdk_has_no_aiohttp_client_refuses_the_setting() -> None:
+    with pytest.raises(ValidationError, match="has no http_transport of its SDK"):
+        OllamaChatModelConnection(http_transport="aiohttp")
+
+
+def test_without_aiohttp_installed_the_setting_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "aiohttp" else real(name, *a)
+    )
+    with pytest.raises(ValidationError, match=r"pip install 'pyflink-agents\[aiohttp\]'"):
+        _openai("http://127.0.0.1:1/v1")
