@@ -16,6 +16,7 @@ connections), so a connection that travels takes a function that makes one.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 import os
@@ -232,17 +233,39 @@ class ProviderConnection(BaseChatModelConnection, Generic[ClientT]):
         return chat_model_error_from_sdk(exc, provider=self.provider_name, api_key=self.api_key)
 
     def __getstate__(self) -> dict[Any, Any]:
-        if _is_http_client(self.http_client):
+        http_client = self.http_client
+        if _is_http_client(http_client):
             raise TypeError(
                 f"{type(self).__name__}: an http_client instance holds open connections and "
                 "cannot be pickled, so this connection cannot travel to Flink workers; pass "
                 "a function that makes the client instead (http_client=make_client)"
+            )
+        if isinstance(http_client, type) and not _found_by_name(http_client):
+            # Pickled by value instead, such a class breaks on the worker (its methods'
+            # super() no longer finds it): openai.DefaultAioHttpClient is one.
+            raise TypeError(
+                f"{type(self).__name__}: the http_client class {http_client.__qualname__} is "
+                f"not found by its name ({http_client.__module__}.{http_client.__qualname__}), "
+                "so it would fail on Flink workers; for the SDK's aiohttp client set "
+                "http_transport='aiohttp', else pass a function that makes the client"
             )
         return super().__getstate__()
 
 
 _AUTHORIZATION_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-goog-api-key"})
 """Headers that carry credentials themselves (an SDK then needs no key)."""
+
+
+def _found_by_name(cls: type) -> bool:
+    """Whether ``cls`` is what its module and qualified name lead to (so it pickles by
+    reference)."""
+    try:
+        found: Any = importlib.import_module(cls.__module__)
+        for part in cls.__qualname__.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError):
+        return False
+    return found is cls
 
 
 def _is_http_client(value: object) -> bool:

@@ -16,6 +16,7 @@ from typing import Any
 
 import anthropic
 import cloudpickle
+import httpx2
 import openai
 import pytest
 from pydantic import ValidationError
@@ -178,6 +179,20 @@ async def test_a_refused_connection_is_a_retryable_chat_model_error(connect: Any
     assert raised.value.retryable
     assert raised.value.kind in ("connection", "timeout")
     assert API_KEY not in str(raised.value)
+
+
+@pytest.mark.parametrize("sdk", [openai, anthropic], ids=["openai", "anthropic"])
+def test_the_sdks_aiohttp_class_as_http_client_does_not_travel(sdk: Any) -> None:
+    """Found under another name than its own, the class would be pickled by value and fail
+    on a worker: pickling the connection says what to set instead."""
+    connection = OpenAIChatModelConnection(api_key=API_KEY, http_client=sdk.DefaultAioHttpClient)
+    with pytest.raises(TypeError, match="set http_transport='aiohttp'"):
+        cloudpickle.dumps(connection)
+
+
+def test_an_http_client_class_found_by_its_name_travels() -> None:
+    connection = OpenAIChatModelConnection(api_key=API_KEY, http_client=httpx2.AsyncClient)
+    assert cloudpickle.loads(cloudpickle.dumps(connection)).http_client is httpx2.AsyncClient
 
 
 def test_an_http_client_and_the_transport_are_refused_together() -> None:
