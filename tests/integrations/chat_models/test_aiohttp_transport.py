@@ -11,7 +11,6 @@ job through it: `e2e_tests/test_aiohttp_job.py`.)
 from __future__ import annotations
 
 import asyncio
-import socket
 from typing import Any
 
 import anthropic
@@ -28,7 +27,7 @@ from flink_agents.integrations.chat_models.anthropic import AnthropicChatModelCo
 from flink_agents.integrations.chat_models.ollama_chat_model import OllamaChatModelConnection
 from flink_agents.integrations.chat_models.openai import OpenAIChatModelConnection
 from tests.fakes.http_server import FakeProviderServer
-from tests.integrations.chat_models.provider_helpers import close_sdk_client
+from tests.integrations.chat_models.provider_helpers import close_sdk_client, refused_url
 
 pytest.importorskip("aiohttp")
 
@@ -160,15 +159,9 @@ def test_the_setting_travels_with_a_pickled_connection(
     assert asyncio.run(ask()) == "Red."
 
 
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.mark.parametrize("connect", [_openai, _anthropic], ids=["openai", "anthropic"])
 async def test_a_refused_connection_is_a_retryable_chat_model_error(connect: Any) -> None:
-    connection = connect(f"http://127.0.0.1:{_closed_port()}/v1", timeout=5.0)
+    connection = connect(f"{refused_url()}/v1", timeout=5.0)
     try:
         with pytest.raises(ChatModelError) as raised:
             await connection.achat([ChatMessage.user("hi")], model="m")
