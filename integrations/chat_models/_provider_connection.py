@@ -240,7 +240,7 @@ class ProviderConnection(BaseChatModelConnection, Generic[ClientT]):
                 "cannot be pickled, so this connection cannot travel to Flink workers; pass "
                 "a function that makes the client instead (http_client=make_client)"
             )
-        if isinstance(http_client, type) and not _found_by_name(http_client):
+        if isinstance(http_client, type) and not _travels(http_client):
             # Pickled by value instead, such a class breaks on the worker (its methods'
             # super() no longer finds it): openai.DefaultAioHttpClient is one.
             raise TypeError(
@@ -256,9 +256,13 @@ _AUTHORIZATION_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-
 """Headers that carry credentials themselves (an SDK then needs no key)."""
 
 
-def _found_by_name(cls: type) -> bool:
-    """Whether ``cls`` is what its module and qualified name lead to (so it pickles by
-    reference)."""
+def _travels(cls: type) -> bool:
+    """Whether a pickled ``cls`` works on a worker: it is what its module and qualified name
+    lead to (pickled by reference), or a class defined in a function (pickled by value, as
+    ever). False for a class whose module was renamed, as the SDKs do with their public
+    names."""
+    if "<locals>" in cls.__qualname__:
+        return True
     try:
         found: Any = importlib.import_module(cls.__module__)
         for part in cls.__qualname__.split("."):
