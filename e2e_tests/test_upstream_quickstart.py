@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -70,11 +71,9 @@ def _check(results: list[dict[str, Any]]) -> None:
 
 
 def _notified(stdout: str) -> set[str]:
-    return {
-        line.split("[", 1)[1].split("]", 1)[0]
-        for line in stdout.splitlines()
-        if line.startswith("Shipping problem with product [")
-    }
+    # Anywhere in the output: the tool prints from tool threads, and two calls at once can
+    # put both texts on one line (print writes the text and its newline separately).
+    return set(re.findall(r"Shipping problem with product \[([^\]]+)\]", stdout))
 
 
 @pytest.mark.parametrize("script", ["workflow_single_agent_example.py", "react_agent_example.py"])
