@@ -42,18 +42,14 @@ import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the local runner bench
 
-from local_runner import bench_model, finish, lookup_sync, machine_ms, ratio_to_ideal, start
+from local_runner import build_agent as local_agent
+from local_runner import machine_ms, ratio_to_ideal
 from rate_limits import read_json_body
 
 from flink_agents.api.agents.agent import Agent
 from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
-from flink_agents.api.chat_models.function_model import (
-    FunctionChatModelConnection,
-)
 from flink_agents.api.core_options import AgentExecutionOptions
-from flink_agents.api.events.chat_event import ChatResponseEvent
-from flink_agents.api.events.event import InputEvent
-from flink_agents.api.resource import ResourceDescriptor, ResourceType
+from flink_agents.api.resource import ResourceDescriptor
 from flink_agents.integrations.chat_models.anthropic import (
     AnthropicChatModelConnection,
     AnthropicChatModelSetup,
@@ -209,57 +205,43 @@ def start_server() -> tuple[subprocess.Popen[str], int]:
 def build_agent(
     line: str, latency_s: float, port: int, http_clients: list[Any] | None = None
 ) -> Agent:
-    """The agent of one line; the HTTP clients the SDK lines make go to `http_clients` (to
-    be closed before the run's event loop ends)."""
-    agent = Agent()
-    agent.add_action("start", [InputEvent], start)
-    agent.add_action("finish", [ChatResponseEvent], finish)
+    """The agent of one line (`local_runner.build_agent` with the line's model); the HTTP
+    clients the SDK lines make go to `http_clients` (to be closed before the run's event
+    loop ends)."""
     if line == "function":
+        return local_agent(latency_s, sync_tool=True)
+    anthropic_api = line.startswith("anthropic")
+    sdk: Any = anthropic if anthropic_api else openai
+    transport = sdk.DefaultAioHttpClient if line.endswith("aiohttp") else None
+    made = http_clients if http_clients is not None else []
+
+    def http_client() -> Any:  # what the SDK makes by default, or its aiohttp client
+        client = (transport or sdk.DefaultAsyncHttpxClient)()
+        made.append(client)
+        return client
+
+    settings: dict[str, Any] = {
+        "api_key": "sk-bench",
+        "timeout": 60.0,
+        "max_concurrent_requests": 100_000,  # the bench's own fixed limit: no adaptive start
+        "http_client": http_client,
+    }
+    if anthropic_api:
         connection = ResourceDescriptor(
-            clazz=FunctionChatModelConnection,
-            function=bench_model,
-            latency=latency_s,
-            record_calls=False,
+            clazz=AnthropicChatModelConnection, base_url=f"http://127.0.0.1:{port}", **settings
         )
-        setup = ResourceDescriptor(
-            clazz=BaseChatModelSetup, connection="bench_connection", tools=["lookup"]
-        )
+        setup_class: type[BaseChatModelSetup] = AnthropicChatModelSetup
+        model = f"messages-{latency_s * 1000.0:g}"
     else:
-        anthropic_api = line.startswith("anthropic")
-        sdk: Any = anthropic if anthropic_api else openai
-        transport = sdk.DefaultAioHttpClient if line.endswith("aiohttp") else None
-        made = http_clients if http_clients is not None else []
-
-        def http_client() -> Any:  # what the SDK makes by default, or its aiohttp client
-            client = (transport or sdk.DefaultAsyncHttpxClient)()
-            made.append(client)
-            return client
-
-        settings: dict[str, Any] = {
-            "api_key": "sk-bench",
-            "timeout": 60.0,
-            "max_concurrent_requests": 100_000,  # the bench's own fixed limit: no adaptive start
-            "http_client": http_client,
-        }
-        if anthropic_api:
-            connection = ResourceDescriptor(
-                clazz=AnthropicChatModelConnection, base_url=f"http://127.0.0.1:{port}", **settings
-            )
-            setup_class: type[BaseChatModelSetup] = AnthropicChatModelSetup
-            model = f"messages-{latency_s * 1000.0:g}"
-        else:
-            connection = ResourceDescriptor(
-                clazz=OpenAIChatModelConnection, base_url=f"http://127.0.0.1:{port}/v1", **settings
-            )
-            setup_class = OpenAIChatModelSetup
-            model = f"chat-{latency_s * 1000.0:g}"
-        setup = ResourceDescriptor(
-            clazz=setup_class, connection="bench_connection", model=model, tools=["lookup"]
+        connection = ResourceDescriptor(
+            clazz=OpenAIChatModelConnection, base_url=f"http://127.0.0.1:{port}/v1", **settings
         )
-    agent.add_resource("bench_connection", ResourceType.CHAT_MODEL_CONNECTION, connection)
-    agent.add_resource("bench_model", ResourceType.CHAT_MODEL, setup)
-    agent.add_resource("lookup", ResourceType.TOOL, lookup_sync)
-    return agent
+        setup_class = OpenAIChatModelSetup
+        model = f"chat-{latency_s * 1000.0:g}"
+    setup = ResourceDescriptor(
+        clazz=setup_class, connection="bench_connection", model=model, tools=["lookup"]
+    )
+    return local_agent(latency_s, sync_tool=True, connection=connection, setup=setup)
 
 
 def _inputs(keys: int, round_: int) -> list[dict[str, Any]]:

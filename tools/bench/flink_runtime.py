@@ -31,9 +31,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import statistics
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from flink_agents.api.agents.agent import Agent
@@ -222,6 +225,21 @@ def bench_agent(latency_s: float) -> Agent:
 def sync_tool_agent() -> Agent:
     """`bench_agent` at 0 ms whose model calls a plain ``def`` tool for half the inputs."""
     return chat_agent(ask_half_with_tool, answer, tool_model, tools=(lookup,))
+
+
+@contextlib.contextmanager
+def flink_lock(path: str | None) -> Iterator[None]:
+    """Hold an exclusive `flock` on `path` (None: no lock) while Flink runs: benches that
+    share a machine take turns."""
+    if path is None:
+        yield
+        return
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 # ------------------------------------------------------------------ job pieces

@@ -82,14 +82,22 @@ async def finish(event: Event, ctx: RunnerContext) -> None:
     ctx.send_event(OutputEvent(output=response.text if response is not None else None))
 
 
-def build_agent(latency_s: float, sync_tool: bool) -> Agent:
+def build_agent(
+    latency_s: float,
+    sync_tool: bool,
+    connection: ResourceDescriptor | None = None,
+    setup: ResourceDescriptor | None = None,
+) -> Agent:
+    """The bench's agent; its model is `bench_model` after ``latency_s`` unless
+    ``connection`` and ``setup`` name another one (``tools=["lookup"]``)."""
     agent = Agent()
     agent.add_action("start", [InputEvent], start)
     agent.add_action("finish", [ChatResponseEvent], finish)
     agent.add_resource(
         "bench_connection",
         ResourceType.CHAT_MODEL_CONNECTION,
-        ResourceDescriptor(
+        connection
+        or ResourceDescriptor(
             clazz=FunctionChatModelConnection,
             function=bench_model,
             latency=latency_s,
@@ -99,7 +107,8 @@ def build_agent(latency_s: float, sync_tool: bool) -> Agent:
     agent.add_resource(
         "bench_model",
         ResourceType.CHAT_MODEL,
-        ResourceDescriptor(
+        setup
+        or ResourceDescriptor(
             clazz=BaseChatModelSetup, connection="bench_connection", tools=["lookup"]
         ),
     )

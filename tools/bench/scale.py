@@ -66,7 +66,6 @@ import time
 import tracemalloc
 import urllib.request
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -1067,22 +1066,6 @@ def print_trace(trace: list[tuple[int, str, float, float, int]], first_in: float
         print("      per second: " + "\n                  ".join(rows))
 
 
-@contextlib.contextmanager
-def _locked(path: str | None) -> Iterator[None]:
-    """Hold an exclusive `flock` on `path` (None: no lock) while the Flink lines run."""
-    if path is None:
-        yield
-        return
-    import fcntl
-
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def run_in_this_process(spec: LineSpec, settings: JobSettings) -> LineResult:
     """A warm-up job (the first job in a JVM runs cold; it also loads Python and the agent
     into the JVM), then the line's job."""
@@ -1097,7 +1080,9 @@ def run_in_this_process(spec: LineSpec, settings: JobSettings) -> LineResult:
 def run_in_a_new_jvm(spec: LineSpec, args: argparse.Namespace) -> LineResult:
     """The line in a child process: a JVM of its own, so memory is measured from a
     baseline no earlier line raised. Holds `--lock` while it runs."""
-    with tempfile.NamedTemporaryFile(suffix=".json") as out, _locked(args.lock):
+    from flink_runtime import flink_lock  # the other benches' helpers (this folder)
+
+    with tempfile.NamedTemporaryFile(suffix=".json") as out, flink_lock(args.lock):
         command = [
             sys.executable,
             __file__,

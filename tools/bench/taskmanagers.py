@@ -21,14 +21,11 @@ outputs' time stamps. The lines take turns within a layout; the best run of each
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fcntl
 import json
 import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -125,16 +122,6 @@ def run_job(cluster: Any, line: str, records: int, keys: int, folder: Path) -> f
     return float(result["rate"])
 
 
-@contextlib.contextmanager
-def _locked(path: str | None) -> Iterator[None]:
-    if path is None:
-        yield
-        return
-    with open(path, "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
-
-
 def measure(layout: str, records: int, keys: int, runs: int) -> dict[str, list[float]]:
     sys.path.insert(0, str(ROOT))
     from tools.flink_cluster.standalone import StandaloneCluster
@@ -174,7 +161,9 @@ def main(argv: list[str] | None = None) -> int:
         f"cluster on {os.cpu_count()} CPUs; {args.runs} runs per line, taking turns, best kept"
     )
     results: dict[str, dict[str, list[float]]] = {}
-    with _locked(args.lock):
+    from flink_runtime import flink_lock  # this folder: first on the path of a script
+
+    with flink_lock(args.lock):
         for layout in layouts:
             results[layout] = measure(layout, args.records, args.keys, args.runs)
     for line in LINES:
