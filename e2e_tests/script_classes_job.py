@@ -7,7 +7,8 @@ The quickstart's shape with every kind of class a script defines: the output sch
 string under `from __future__ import annotations`), a custom event (`Checked`), an enum
 (`Mood`) and the value of a durable call (`Note`). It runs the agent on the local runner or
 as a PyFlink job and prints one line per output: `OUTPUT <json>`, where the JSON says what
-the client received (`Report`, with the very classes of this script).
+the client received (`Report`, with the very classes of this script). On Flink a `map` right
+after the agent (fused with its operator) checks that it gets the `Report` itself.
 """
 
 from __future__ import annotations
@@ -151,6 +152,13 @@ def describe(output: Any) -> dict[str, Any]:
     }
 
 
+def arrived(output: Any) -> Any:
+    """The next Python operator gets the agent's output itself, a `Report`."""
+    if type(output) is not Report:
+        raise TypeError(f"the operator after the agent got {output!r}")
+    return output
+
+
 def run_locally(store: str | None) -> list[Any]:
     env = AgentsExecutionEnvironment.get_execution_environment()
     if store:
@@ -175,6 +183,7 @@ def run_on_flink(mode: str, store: str | None) -> list[Any]:
         agents_env.from_datastream(env.from_collection(INPUTS), key_selector=lambda r: r["key"])
         .apply(ScriptAgent())
         .to_datastream()
+        .map(arrived)  # fused with the agent operator: no pickling in between
     )
     with outputs.execute_and_collect("script-classes") as results:
         return list(results)

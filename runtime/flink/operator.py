@@ -32,7 +32,7 @@ from flink_agents.runtime.collector import tuning as collector_tuning
 from flink_agents.runtime.flink.flink_metrics import FlinkMetricsBridge
 from flink_agents.runtime.flink.keyed_runs import END_OF_INPUT_TIMER, KeyedRuns, PollPolicy
 from flink_agents.runtime.flink.loop_thread import LoopThread
-from flink_agents.runtime.flink.pickled_outputs import by_value
+from flink_agents.runtime.flink.pickled_outputs import pickle_by_value
 from flink_agents.runtime.flink.session_cluster import warn_if_pemja_per_job
 from flink_agents.runtime.input_failure import FailedInput
 from flink_agents.runtime.metrics import InMemoryMetricGroup
@@ -54,13 +54,16 @@ ERROR_OUTPUT = OutputTag("agent-errors", Types.PICKLED_BYTE_ARRAY())
 
 
 def _routed(outputs: list[Any], pickled: bool) -> Iterator[Any]:
-    """Outputs to the main output, failure records to `ERROR_OUTPUT`; values that leave
-    as pickled bytes carry the job script's classes by value (see `pickled_outputs`)."""
+    """Outputs to the main output, failure records to `ERROR_OUTPUT`; the classes of values
+    that leave as pickled bytes are made to pickle by value (see `pickled_outputs`)."""
     for output in outputs:
         if type(output) is FailedInput:
-            yield ERROR_OUTPUT, by_value(output.record)
+            pickle_by_value(output.record)
+            yield ERROR_OUTPUT, output.record
         else:
-            yield by_value(output) if pickled else output
+            if pickled:
+                pickle_by_value(output)
+            yield output
 
 
 class AgentOperatorOptions(BaseModel):

@@ -7,67 +7,89 @@ outputs with the standard `pickle`, which names a class by module and name and c
 `__main__.Weather` in the TaskManager's interpreter (`PicklingError: Can't pickle <class
 '__main__.Weather'>`).
 
-So an output that is not plain data (strings, numbers, bytes, None, and lists, tuples and
-dicts of them) goes out as `ByValue`: pickled, it is cloudpickle's bytes for the value and
-a call that loads them. Whoever unpickles it (the next Python operator, the client's
-`execute_and_collect`) gets the value itself, never the wrapper; a class that cannot be
-imported by name travels by value, and in the process that shipped it (the client that
-ran the job script) it comes back as that very class. Plain data goes out as it is.
+So before an output leaves, `pickle_by_value` looks at the classes in it (the value, the
+items of its lists, tuples, sets and dicts, the attributes of its objects: a model's fields)
+and gives each class the standard pickle cannot name a reducer (`copyreg`): pickled, such an
+object is cloudpickle's bytes for it and a call that loads them. Whoever unpickles it (the
+next Python operator in another task, the client's `execute_and_collect`) gets the value; in
+the process that shipped the class (the client that ran the job script) it comes back as
+that very class. The output itself is not wrapped: a
+Python operator fused with the agent operator (PyFlink chains them into one) gets it as it is.
+
+Each class is looked at once per process; at most 10,000 items of an output are.
 """
 
 from __future__ import annotations
 
+import copyreg
 import pickle
+import threading
 from typing import Any
 
 import cloudpickle
 
-__all__ = ["ByValue", "by_value", "is_plain_data"]
+__all__ = ["pickle_by_value"]
 
 _SCALARS = frozenset({str, int, float, bool, bytes, type(None)})
-_CONTAINERS = frozenset({list, tuple, dict})
+_CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
 _MAX_NODES = 10_000
 
+_looked_at: set[type] = set(_SCALARS | _CONTAINERS)
+"""Classes already looked at: pickle names them, or they have the reducer."""
+_lock = threading.Lock()
+_pickling = threading.local()
 
-def is_plain_data(value: Any) -> bool:
-    """Whether ``value`` is made of built-in scalars, lists, tuples and dicts only (exact
-    types, at most 10,000 parts): the standard pickle writes it without naming a class
-    of the job."""
+
+def pickle_by_value(value: Any) -> None:
+    """Give the classes in ``value`` that the standard pickle cannot name a reducer that
+    pickles their objects by value."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return
     stack = [value]
     seen = 0
     while stack:
         item = stack.pop()
         kind = type(item)
-        if kind in _SCALARS:
-            continue
-        if kind not in _CONTAINERS:
-            return False
-        seen += len(item)
-        if seen > _MAX_NODES:
-            return False
-        if kind is dict:
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        else:
-            stack.extend(item)
-    return True
+        if kind not in _looked_at:
+            _look_at(kind)
+        if kind in _CONTAINERS:
+            seen += len(item)
+            if seen > _MAX_NODES:
+                return
+            if kind is dict:
+                stack.extend(item.keys())
+                stack.extend(item.values())
+            else:
+                stack.extend(item)
+        elif kind not in _SCALARS:
+            fields = getattr(item, "__dict__", None)  # a model's fields, an object's attributes
+            if type(fields) is dict:
+                seen += len(fields)
+                if seen > _MAX_NODES:
+                    return
+                stack.extend(fields.values())
 
 
-class ByValue:
-    """A value that pickles through cloudpickle and unpickles as the value itself."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __reduce__(self) -> tuple[Any, tuple[bytes]]:
-        return (pickle.loads, (cloudpickle.dumps(self.value),))
-
-    def __repr__(self) -> str:
-        return f"ByValue({type(self.value).__qualname__})"
+def _look_at(cls: type) -> None:
+    with _lock:
+        if cls in _looked_at:
+            return
+        try:
+            pickle.dumps(cls)  # by reference: module and name
+        except (pickle.PicklingError, AttributeError, ImportError, TypeError):
+            copyreg.pickle(cls, _by_value)
+        _looked_at.add(cls)
 
 
-def by_value(value: Any) -> Any:
-    """``value`` itself when it is plain data, else a `ByValue` of it."""
-    return value if is_plain_data(value) else ByValue(value)
+def _by_value(obj: Any) -> Any:
+    """The reducer: cloudpickle's bytes of ``obj`` and `pickle.loads`. Inside that
+    cloudpickle call, the object's own reduction (cloudpickle ships the class by value)."""
+    if getattr(_pickling, "active", False):
+        return obj.__reduce_ex__(cloudpickle.DEFAULT_PROTOCOL)
+    _pickling.active = True
+    try:
+        data = cloudpickle.dumps(obj)
+    finally:
+        _pickling.active = False
+    return (pickle.loads, (data,))

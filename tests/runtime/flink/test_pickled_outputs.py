@@ -7,77 +7,123 @@ the standard pickle cannot name it, as in a thread-mode TaskManager.
 
 from __future__ import annotations
 
+import copy
+import copyreg
 import pickle
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
-from flink_agents.runtime.flink.pickled_outputs import ByValue, by_value, is_plain_data
+from flink_agents.runtime.flink.pickled_outputs import pickle_by_value
 
 
-def _script_class() -> type[BaseModel]:
+class Named(BaseModel):
+    """A class pickle names by module and name."""
+
+    text: str
+
+
+def _script_classes() -> tuple[type[BaseModel], type[BaseModel]]:
     class Weather(BaseModel):
         city: str
         summary: str
 
-    Weather.__module__ = "__main__"
-    Weather.__qualname__ = "WeatherOnlyInTheClient"
-    return Weather
+    class Report(BaseModel):
+        weather: Weather
+        note: str
+
+    for cls in (Weather, Report):
+        cls.__module__ = "__main__"
+        cls.__qualname__ = f"{cls.__name__}OnlyInTheClient"
+    return Weather, Report
 
 
 def test_the_standard_pickle_cannot_name_a_class_shipped_by_value() -> None:
-    weather = _script_class()(city="Lyon", summary="sunny")
+    weather_class, _ = _script_classes()
     with pytest.raises(pickle.PicklingError, match="WeatherOnlyInTheClient"):
-        pickle.dumps(weather)
+        pickle.dumps(weather_class(city="Lyon", summary="sunny"))
 
 
-@pytest.mark.parametrize("shape", ["itself", "in a dict", "in a list"])
-def test_a_wrapped_output_unpickles_as_the_value_of_the_same_class(shape: str) -> None:
-    weather_class = _script_class()
+@pytest.mark.parametrize("shape", ["itself", "in a dict", "in a list", "in a tuple"])
+def test_an_output_pickles_after_it_was_looked_at_and_comes_back_of_the_same_class(
+    shape: str,
+) -> None:
+    weather_class, _ = _script_classes()
     weather = weather_class(city="Lyon", summary="sunny")
     output: Any = {
         "itself": weather,
         "in a dict": {"customer": "c1", "weather": weather},
         "in a list": [1, weather],
+        "in a tuple": ("t", [weather]),
     }[shape]
-    wrapped = by_value(output)
-    assert isinstance(wrapped, ByValue)
-    restored = pickle.loads(pickle.dumps(wrapped))  # what PyFlink does in thread mode
+    pickle_by_value(output)
+    restored = pickle.loads(pickle.dumps(output))  # what PyFlink does in thread mode
     assert restored == output
-    found = {"itself": lambda: restored, "in a dict": lambda: restored["weather"]}.get(
-        shape, lambda: restored[1]
-    )()
+    found = {
+        "itself": lambda: restored,
+        "in a dict": lambda: restored["weather"],
+        "in a list": lambda: restored[1],
+    }.get(shape, lambda: restored[1][0])()
     assert type(found) is weather_class  # not a copy: the very class
+
+
+def test_objects_of_such_classes_inside_one_another_pickle_once_by_value() -> None:
+    weather_class, report_class = _script_classes()
+    report = report_class(weather=weather_class(city="Oslo", summary="grey"), note="n")
+    pickle_by_value(report)
+    restored = pickle.loads(pickle.dumps(report))
+    assert restored == report and type(restored.weather) is weather_class
+
+
+def test_such_objects_are_found_in_the_fields_of_an_object_of_a_named_class() -> None:
+    weather_class, _ = _script_classes()
+    weather = weather_class(city="Lyon", summary="sunny")
+    outer = Named.model_construct(text=weather)  # type: ignore[arg-type]
+    pickle_by_value(outer)
+    restored = pickle.loads(pickle.dumps(outer))
+    assert type(restored.text) is weather_class and restored.text == weather
+
+
+def test_copies_of_such_objects_stay_equal_objects_of_their_class() -> None:
+    weather_class, _ = _script_classes()
+    weather = weather_class(city="Lyon", summary="sunny")
+    pickle_by_value(weather)
+    for copied in (copy.copy(weather), copy.deepcopy(weather)):
+        assert copied == weather and type(copied) is weather_class
 
 
 @pytest.mark.parametrize(
     "value",
     [None, "text", 3, 2.5, True, b"raw", [1, "a"], ("t", 1), {"a": {"b": [None, 1.0]}}],
 )
-def test_plain_data_goes_out_as_it_is(value: Any) -> None:
-    assert is_plain_data(value)
-    assert by_value(value) is value
+def test_plain_data_and_named_classes_get_no_reducer(value: Any) -> None:
+    before = dict(copyreg.dispatch_table)
+    pickle_by_value(value)
+    pickle_by_value({"named": Named(text="x")})
+    assert copyreg.dispatch_table == before
 
 
-def test_anything_else_is_wrapped() -> None:
-    class Text(str):
-        pass
+def test_an_output_is_looked_at_up_to_ten_thousand_items() -> None:
+    weather_class, _ = _script_classes()
+    output = [*range(20_000), weather_class(city="Lyon", summary="sunny")]
+    pickle_by_value(output)
+    with pytest.raises(pickle.PicklingError):
+        pickle.dumps(output)
 
-    for value in (Text("x"), {1, 2}, {"k": Text("x")}, [object()], list(range(20_000))):
-        assert not is_plain_data(value)
-        assert isinstance(by_value(value), ByValue)
 
-
-def test_the_operator_wraps_outputs_and_failure_records() -> None:
+def test_the_operator_sends_outputs_and_failure_records_as_they_are() -> None:
     from flink_agents.runtime.flink.operator import ERROR_OUTPUT, _routed
     from flink_agents.runtime.input_failure import FailedInput
 
-    weather = _script_class()(city="Lyon", summary="sunny")
-    record = FailedInput({"key": "k", "input": weather})
+    weather_class, report_class = _script_classes()
+    weather = weather_class(city="Lyon", summary="sunny")
+    report = report_class(weather=weather, note="n")
+    record = FailedInput({"key": "k", "input": report})
     routed = list(_routed([weather, "plain", record], pickled=True))
-    assert isinstance(routed[0], ByValue) and routed[0].value is weather
+    assert routed[0] is weather  # a fused downstream function gets the value itself
     assert routed[1] == "plain"
     tag, failure = routed[2]
-    assert tag is ERROR_OUTPUT and isinstance(failure, ByValue)
-    assert list(_routed([weather], pickled=False)) == [weather]  # another output type
+    assert tag is ERROR_OUTPUT and failure is record.record
+    assert pickle.loads(pickle.dumps(routed[0])) == weather
+    assert pickle.loads(pickle.dumps(failure)) == record.record
