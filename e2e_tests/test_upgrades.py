@@ -52,9 +52,12 @@ def _job(
     config: dict[str, Any] | None = None,
     flink: dict[str, str] | None = None,
     parallelism: int = 2,
+    errors: bool = True,
 ) -> Any:
-    """numbers -> records -> [added] -> agent -> outputs (and failure records) as JSON lines
-    in a checkpointed FileSink; every operator with state or a changed graph has a uid."""
+    """numbers -> records -> [added] -> agent -> outputs (and failure records, unless not
+    `errors`) as JSON lines in a checkpointed FileSink; every operator with state or a changed
+    graph has a uid. Without `errors` the agent operator has one consumer, the `map` writing
+    its outputs, and PyFlink fuses the two into one operator."""
     from pyflink.common import Types, WatermarkStrategy
     from pyflink.datastream.connectors.number_seq import NumberSequenceSource
 
@@ -90,11 +93,13 @@ def _job(
         uid="the-agent",  # the agent class may change across the restore
     )
     outputs = stream.to_datastream().map(_line, output_type=Types.STRING())
-    errors = stream.to_error_datastream().map(
-        lambda r: json.dumps({"failure": r}), output_type=Types.STRING()
-    )
-    sink = committed_line_sink(str(output))
-    outputs.union(errors).sink_to(sink).uid("sink").set_parallelism(1)
+    if errors:
+        outputs = outputs.union(
+            stream.to_error_datastream().map(
+                lambda r: json.dumps({"failure": r}), output_type=Types.STRING()
+            )
+        )
+    outputs.sink_to(committed_line_sink(str(output))).uid("sink").set_parallelism(1)
     return env
 
 
@@ -155,6 +160,45 @@ def test_restore_after_adding_an_operator_upstream_of_the_agent(
     env.execute("upgrade-2")
     before, after = _committed(first), _committed(second)
     assert before  # the stop came mid-stream (a restored FileSink may go on in `first`)
+    _assert_exactly_once(before + after)
+    for o in before + after:
+        assert o["seen"] == list(range(o["n"] + 1))  # memory restored with the agent
+
+
+@pytest.mark.parametrize("fused_first", [False, True], ids=["then_fused", "then_apart"])
+def test_restore_when_the_agent_operator_is_fused_on_one_side_only(
+    stream_env: Callable[..., Any], tmp_path: Path, fused_first: bool
+) -> None:
+    """The agent operator fused with the `map` after it (one consumer) on one side of a
+    savepoint, and apart from it on the other (the error stream is consumed too, or, as
+    before this runtime fused it, Python operator chaining is off): its state maps across by
+    the agent's uid, in both directions."""
+    control = tmp_path / "control.json"
+    (tmp_path / "trace").mkdir()
+    write_control(control, point="none", target="-", trace_dir=tmp_path / "trace")
+    config = {"e2e.control": str(control)}
+    apart = {"python.operator-chaining.enabled": "false"}
+    first, second = tmp_path / "out-1", tmp_path / "out-2"
+    env = _job(
+        stream_env,
+        FaultAgent(str(control)),
+        first,
+        config=config,
+        errors=not fused_first,
+        flink=None if fused_first else apart,
+    )
+    savepoint = _stop_with_savepoint_after(env, first, tmp_path / "sp", 8, "fusion-1")
+    env = _job(
+        stream_env,
+        FaultAgent(str(control)),
+        second,
+        restore_from=savepoint,
+        config=config,
+        errors=fused_first,
+    )
+    env.execute("fusion-2")
+    before, after = _committed(first), _committed(second)
+    assert before and after
     _assert_exactly_once(before + after)
     for o in before + after:
         assert o["seen"] == list(range(o["n"] + 1))  # memory restored with the agent

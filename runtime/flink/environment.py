@@ -50,6 +50,7 @@ from flink_agents.runtime.errors import (
     ProcessModeCheckpointingError,
     ThreadModeUnavailableError,
 )
+from flink_agents.runtime.flink.chaining import install_collect_fix
 from flink_agents.runtime.flink.config_file import (
     agent_options_from_conf_dir,
     complete_flink_conf_dir,
@@ -310,9 +311,10 @@ def keyed_agent_stream(
     )
     if uid is not None:
         # A stable id maps the agent's state onto a job whose graph changed around it. PyFlink
-        # fuses chained Python operators and copies the uid onto the fused one, which fails
-        # job submission with a hash collision: the agent operator is not chained.
-        out = out.uid(uid).disable_chaining()
+        # fuses the agent operator with a Python operator after it and gives the fused one
+        # this uid (see `chaining`).
+        install_collect_fix()
+        out = out.uid(uid)
     return out.name(name)
 
 
