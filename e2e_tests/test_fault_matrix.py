@@ -12,7 +12,9 @@ checkpointed job with a fixed-delay restart strategy, injects one failure (see
 
 Axes: failure point x input shape (bounded input that ends before the failure; a source
 that trickles, so the failure falls mid-stream) x parallelism (1, 2) x store (none,
-SQLite). A new failure point is one entry of `FAILURE_POINTS` plus its branch in the agent.
+SQLite) x topology (the outputs collected from the agent operator itself, or through a
+`map` that PyFlink fuses with the agent operator into one, as in most jobs). A new failure
+point is one entry of `FAILURE_POINTS` plus its branch in the agent.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ IN_FLIGHT_MARGIN_S = 0.3
 
 SHAPES = ("ends_early", "trickle")
 STORES = ("no_store", "sqlite")
+TOPOLOGIES = ("direct", "fused")
 
 
 def _target(point: str) -> str:
@@ -53,6 +56,10 @@ def _record_ends_early(i: int) -> dict[str, Any]:
 def _record_trickle(i: int) -> dict[str, Any]:
     time.sleep(TRICKLE_S)
     return {"key": f"k{i % KEYS}", "n": i // KEYS}
+
+
+def _passed_on(output: dict[str, Any]) -> dict[str, Any]:
+    return dict(output)
 
 
 def _calls(trace: Path) -> dict[tuple[str, str, int], list[dict[str, Any]]]:
@@ -74,13 +81,13 @@ def _calls(trace: Path) -> dict[tuple[str, str, int], list[dict[str, Any]]]:
     return executions
 
 
-CASES = list(itertools.product(FAILURE_POINTS, SHAPES, (1, 2), STORES))
+CASES = list(itertools.product(FAILURE_POINTS, SHAPES, (1, 2), STORES, TOPOLOGIES))
 
 
 @pytest.mark.parametrize(
-    ("point", "shape", "parallelism", "store"),
+    ("point", "shape", "parallelism", "store", "topology"),
     CASES,
-    ids=[f"{p}-{s}-p{n}-{st}" for p, s, n, st in CASES],
+    ids=[f"{p}-{s}-p{n}-{st}-{t}" for p, s, n, st, t in CASES],
 )
 def test_every_input_exactly_once(
     stream_env: Callable[..., Any],
@@ -89,6 +96,7 @@ def test_every_input_exactly_once(
     shape: str,
     parallelism: int,
     store: str,
+    topology: str,
 ) -> None:
     from pyflink.common import Types, WatermarkStrategy
     from pyflink.datastream.connectors.number_seq import NumberSequenceSource
@@ -128,7 +136,10 @@ def test_every_input_exactly_once(
         .apply(FaultAgent(str(control)))
         .to_datastream()
     )
-    with out.execute_and_collect(f"fault-{point}-{shape}-p{parallelism}-{store}") as results:
+    if topology == "fused":
+        out = out.map(_passed_on)  # fused with the agent operator
+    name = f"fault-{point}-{shape}-p{parallelism}-{store}-{topology}"
+    with out.execute_and_collect(name) as results:
         outputs = list(results)
 
     failed_at = float((trace / "failed").read_text())  # it did fail
