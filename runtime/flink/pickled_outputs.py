@@ -75,10 +75,11 @@ def _look_at(cls: type) -> None:
     with _lock:
         if cls in _looked_at:
             return
-        try:
-            pickle.dumps(cls)  # by reference: module and name
-        except (pickle.PicklingError, AttributeError, ImportError, TypeError):
-            copyreg.pickle(cls, _by_value)
+        if cls.__module__ != "builtins":  # functions, methods...: not state values anyway
+            try:
+                pickle.dumps(cls)  # by reference: module and name
+            except (pickle.PicklingError, AttributeError, ImportError, TypeError):
+                copyreg.pickle(cls, _by_value)
         _looked_at.add(cls)
 
 

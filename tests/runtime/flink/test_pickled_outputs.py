@@ -104,6 +104,12 @@ def test_plain_data_and_named_classes_get_no_reducer(value: Any) -> None:
     assert copyreg.dispatch_table == before
 
 
+def test_builtin_classes_pickle_cannot_name_get_no_reducer() -> None:
+    before = dict(copyreg.dispatch_table)
+    pickle_by_value([lambda: None, len.__call__])  # function, method-wrapper
+    assert copyreg.dispatch_table == before
+
+
 def test_an_output_is_looked_at_up_to_ten_thousand_items() -> None:
     weather_class, _ = _script_classes()
     output = [*range(20_000), weather_class(city="Lyon", summary="sunny")]
