@@ -35,9 +35,8 @@ from flink_agents.runtime.memory import (
 )
 
 if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
-
     from flink_agents.plan.agent_plan import ActionSpec
+    from flink_agents.runtime.call_threads import CallThreadPool
     from flink_agents.runtime.durable.call_log import SupportsDurableExecute
     from flink_agents.runtime.run_state import KeyState, RunState
 
@@ -95,7 +94,7 @@ class Engine(Protocol):
     memory: MemorySettings
 
     @property
-    def executor(self) -> ThreadPoolExecutor: ...
+    def action_threads(self) -> CallThreadPool: ...
 
     def get_resource(self, name: str, type: ResourceType) -> Resource: ...
 
@@ -360,9 +359,8 @@ class ActionContext(RunnerContext):
             return await log.execute(self._call_key(index), func, args, kwargs, reconciler)
         if is_async_callable(func):
             return await func(*args, **kwargs)
-        loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(
-            self._engine.executor, functools.partial(func, *args, **kwargs)
+        result = await self._engine.action_threads.run(
+            functools.partial(func, *args, **kwargs), None
         )
         if is_awaitable(result):
             result = await result

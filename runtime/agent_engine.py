@@ -11,12 +11,11 @@ runs one run per key at a time, in input order.
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import logging
 import threading
 import time
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic_core import from_json, to_json
@@ -39,6 +38,7 @@ from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.plan.agent_plan import AgentPlan, ResourceSpec
 from flink_agents.runtime.action_context import ActionContext, event_id_for, key_text
 from flink_agents.runtime.builtin_actions import builtin_action_specs
+from flink_agents.runtime.call_threads import CallThreadPool
 from flink_agents.runtime.durable import DurableCallLog
 from flink_agents.runtime.errors import ActionExecutionError, UnhandledEventError
 from flink_agents.runtime.event_log import EventLog
@@ -46,7 +46,6 @@ from flink_agents.runtime.input_failure import FailedInput, failure_record, log_
 from flink_agents.runtime.memory import MemorySettings, purge_expired, run_begin_snapshot
 from flink_agents.runtime.metrics import InMemoryMetricGroup
 from flink_agents.runtime.run_state import KeyState, RunStart, RunState, trusted_model
-from flink_agents.runtime.tool_threads import ToolThreadPool
 
 if TYPE_CHECKING:
     from flink_agents.runtime.durable.call_log import SupportsDurableExecute
@@ -146,8 +145,8 @@ class AgentEngine:
     def _init_runtime(self) -> None:
         self._resources: dict[tuple[ResourceType, str], Resource] = {}
         self._lock = threading.RLock()
-        self._executor: ThreadPoolExecutor | None = None
-        self._tool_threads: ToolThreadPool | None = None
+        self._action_threads: CallThreadPool | None = None
+        self._tool_threads: CallThreadPool | None = None
         self._action_metrics: dict[str, tuple[Counter, Histogram, Counter]] = {}
         self._no_output_counter: Counter | None = None
         self._warned: set[tuple[str, str]] = set()
@@ -170,7 +169,7 @@ class AgentEngine:
         for name in (
             "_resources",
             "_lock",
-            "_executor",
+            "_action_threads",
             "_tool_threads",
             "_action_metrics",
             "_no_output_counter",
@@ -206,28 +205,28 @@ class AgentEngine:
         self._event_log_ready = True
 
     @property
-    def executor(self) -> ThreadPoolExecutor:
-        """The thread pool for sync actions and sync durable calls (not sync tools: they
-        have `tool_threads`)."""
-        if self._executor is None:
+    def action_threads(self) -> CallThreadPool:
+        """The threads sync actions and sync durable calls run on (not sync tools: they
+        have `tool_threads`): as many as ``num-async-threads``, without a timeout."""
+        if self._action_threads is None:
             with self._lock:
-                if self._executor is None:
-                    self._executor = ThreadPoolExecutor(
-                        max_workers=self.config.get(AgentExecutionOptions.NUM_ASYNC_THREADS),
+                if self._action_threads is None:
+                    self._action_threads = CallThreadPool(
+                        self.config.get(AgentExecutionOptions.NUM_ASYNC_THREADS),
                         thread_name_prefix="agent-action",
                     )
-        return self._executor
+        return self._action_threads
 
     @property
-    def tool_threads(self) -> ToolThreadPool:
+    def tool_threads(self) -> CallThreadPool:
         """The threads sync tools run on: as many as ``num-async-threads``, apart from the
-        sync actions' `executor`, so hung tools cannot take the threads actions need; a
+        sync actions' `action_threads`, so hung tools cannot take the threads actions need; a
         timed-out tool's thread is written off and replaced, up to 4 x that many at a time
-        (see `ToolThreadPool`)."""
+        (see `CallThreadPool`)."""
         if self._tool_threads is None:
             with self._lock:
                 if self._tool_threads is None:
-                    self._tool_threads = ToolThreadPool(
+                    self._tool_threads = CallThreadPool(
                         self.config.get(AgentExecutionOptions.NUM_ASYNC_THREADS),
                         thread_name_prefix="agent-tool",
                     )
@@ -310,14 +309,14 @@ class AgentEngine:
         server's session ends with the last engine of the process that uses it), the event
         log and the durability."""
         with self._lock:
-            executor, self._executor = self._executor, None
+            action_threads, self._action_threads = self._action_threads, None
             tool_threads, self._tool_threads = self._tool_threads, None
             resources, self._resources = self._resources, {}
             log = self._event_log if self._event_log_ready else None
             durability, self.durability = self.durability, None
             tracing = self.tracing
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
+        if action_threads is not None:
+            action_threads.close()
         if tool_threads is not None:
             tool_threads.close()
         for (resource_type, name), resource in resources.items():
@@ -524,8 +523,8 @@ class AgentEngine:
                 elif spec.is_async:
                     await spec.func(event, ctx)  # type: ignore[misc]
                 else:
-                    loop = asyncio.get_running_loop()
-                    await loop.run_in_executor(self.executor, spec.func, event, ctx)
+                    call = functools.partial(spec.func, event, ctx)
+                    await self.action_threads.run(call, None, spec.name)
             except Exception as exc:
                 self._action_finished(run, spec.name, event, started, ctx.sent, log, exc)
                 error = ActionExecutionError(spec.name, event.type, run.key, run.seq, exc)

@@ -53,6 +53,7 @@ from flink_agents.api.tools.tool import BaseTool, Tool, ToolMetadata
 from flink_agents.api.tools.tool_parameter_injection import injected_arguments
 from flink_agents.plan.agent_plan import ActionSpec
 from flink_agents.runtime.action_context import ActionContext
+from flink_agents.runtime.call_threads import CallThreadPool
 from flink_agents.runtime.errors import StructuredOutputError, ToolCallTimeoutError
 from flink_agents.runtime.metrics import (
     record_chat_call,
@@ -63,7 +64,6 @@ from flink_agents.runtime.metrics import (
 )
 from flink_agents.runtime.model_request import model_request_fingerprint
 from flink_agents.runtime.run_state import trusted_model
-from flink_agents.runtime.tool_threads import ToolThreadPool
 
 if TYPE_CHECKING:
     from flink_agents.api.content_blocks import ToolCallBlock
@@ -588,11 +588,11 @@ def _tracing(ctx: RunnerContext) -> RunTracing | None:
     return getattr(engine, "tracing", None)
 
 
-def _tool_threads(ctx: RunnerContext) -> ToolThreadPool | None:
+def _tool_threads(ctx: RunnerContext) -> CallThreadPool | None:
     """The engine's threads for sync tools (None for a context no `AgentEngine` made)."""
     engine = getattr(ctx, "_engine", None) if isinstance(ctx, ActionContext) else None
     threads = getattr(engine, "tool_threads", None)
-    return threads if isinstance(threads, ToolThreadPool) else None
+    return threads if isinstance(threads, CallThreadPool) else None
 
 
 async def _run_tool(
@@ -600,7 +600,7 @@ async def _run_tool(
     name: str,
     arguments: dict[str, Any],
     timeout: float,
-    threads: ToolThreadPool | None,
+    threads: CallThreadPool | None,
 ) -> Any:
     """The tool's output; `ToolCallTimeoutError` when it takes longer than ``timeout``.
 

@@ -42,7 +42,6 @@ import os
 import threading
 import traceback
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import urlsplit
@@ -81,6 +80,7 @@ if TYPE_CHECKING:
     from flink_agents.api.events.event import Event
     from flink_agents.api.runner_context import RunnerContext
     from flink_agents.plan.agent_plan import ActionSpec
+    from flink_agents.runtime.call_threads import CallThreadPool
     from flink_agents.runtime.run_state import RunState
 
 __all__ = ["TRACER_NAME", "ChatSpan", "RunTracing", "install_sdk_from_env"]
@@ -113,7 +113,7 @@ class _Engine(Protocol):
     """What running an action needs from the engine (`AgentEngine`)."""
 
     @property
-    def executor(self) -> ThreadPoolExecutor: ...
+    def action_threads(self) -> CallThreadPool: ...
 
 
 # ---------------------------------------------------------------------------- the runs
@@ -245,14 +245,13 @@ class RunTracing:
             if spec.is_async:
                 await spec.func(event, ctx)  # type: ignore[misc]
             else:
-                loop = asyncio.get_running_loop()
                 context = contextvars.copy_context()
                 func: Callable[..., Any] = spec.func
 
                 def call() -> Any:
                     return context.run(func, event, ctx)
 
-                await loop.run_in_executor(engine.executor, call)
+                await engine.action_threads.run(call, None, spec.name)
 
     # ------------------------------------------------------------------ model calls
 

@@ -25,7 +25,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from flink_agents.runtime.tool_threads import brief_waits
+from flink_agents.runtime.call_threads import brief_waits
 
 __all__ = ["LoopThread"]
 

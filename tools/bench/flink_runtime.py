@@ -12,7 +12,8 @@
       response -> output): the target line (at least 0.5 of the trivial function);
     - the same with a sync tool: half of the inputs make the model call a plain ``def``
       tool once (two model calls and a tool call), as most agents' tools are written
-      (target, issue 14: at least 0.3 of the trivial function).
+      (target, issue 14: at least 0.3 of the trivial function);
+    - that one with plain ``def`` actions, as upstream's agents are written.
     The first job in a JVM runs cold: every line runs `--runs` times (default 2), the
     lines taking turns, and each line's best run counts.
 
@@ -76,11 +77,15 @@ async def ask(event: Event, ctx: RunnerContext) -> None:
     ctx.send_event(ChatRequestEvent(model="bench_model", messages=[message]))
 
 
-async def answer(event: Event, ctx: RunnerContext) -> None:
+def answer_def(event: Event, ctx: RunnerContext) -> None:
     assert isinstance(event, ChatResponseEvent)
     record = dict(ctx.sensory_memory["record"])
     record["answer"] = event.response.text if event.response is not None else None
     ctx.send_event(OutputEvent(output=record))
+
+
+async def answer(event: Event, ctx: RunnerContext) -> None:
+    answer_def(event, ctx)
 
 
 def tool_model(messages: list[ChatMessage], tools: Any) -> ChatMessage | str:
@@ -104,13 +109,17 @@ def lookup(ticket: str) -> str:
     return f"ticket {ticket} is open"
 
 
-async def ask_half_with_tool(event: Event, ctx: RunnerContext) -> None:
+def ask_half_with_tool_def(event: Event, ctx: RunnerContext) -> None:
     record = event.attributes["input"]
     ctx.sensory_memory["record"] = record
     text = f"{record['key']}/{record['n']}"
     if (int(record["key"][1:]) + record["n"]) % 2 == 0:  # half of the inputs
         text = f"tool:{text}"
     ctx.send_event(ChatRequestEvent(model="bench_model", messages=[ChatMessage.user(text)]))
+
+
+async def ask_half_with_tool(event: Event, ctx: RunnerContext) -> None:
+    ask_half_with_tool_def(event, ctx)
 
 
 async def echo_output(event: Event, ctx: RunnerContext) -> None:
@@ -222,8 +231,11 @@ def bench_agent(latency_s: float) -> Agent:
     return chat_agent(ask, answer, echo_model, latency=latency_s)
 
 
-def sync_tool_agent() -> Agent:
-    """`bench_agent` at 0 ms whose model calls a plain ``def`` tool for half the inputs."""
+def sync_tool_agent(*, def_actions: bool = False) -> Agent:
+    """`bench_agent` at 0 ms whose model calls a plain ``def`` tool for half the inputs; with
+    ``def_actions`` its two actions are plain ``def`` ones too (upstream's shape)."""
+    if def_actions:
+        return chat_agent(ask_half_with_tool_def, answer_def, tool_model, tools=(lookup,))
     return chat_agent(ask_half_with_tool, answer, tool_model, tools=(lookup,))
 
 
@@ -371,7 +383,7 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-PART_A_LINES = ("trivial", "operator", "one-action", "chat", "sync-tool")
+PART_A_LINES = ("trivial", "operator", "one-action", "chat", "sync-tool", "def-actions")
 """Part (a)'s lines, by the names `--lines` takes."""
 
 
@@ -397,6 +409,10 @@ def part_a(
         "sync-tool": (
             "agent, 0 ms model, sync tool",
             lambda: run_agent(records, keys, 0, 0.0, 1000, mode, sync_tool_agent()),
+        ),
+        "def-actions": (
+            "the same, def actions",
+            lambda: run_agent(records, keys, 0, 0.0, 1000, mode, sync_tool_agent(def_actions=True)),
         ),
     }
     lines = [every[name] for name in ("trivial", *names) if name in every]

@@ -12,6 +12,7 @@ in sequence`` (so the ideal wall time is ``2 x latency``).
 
     python tools/bench/local_runner.py                 # both tools, 0 ms and 200 ms
     python tools/bench/local_runner.py --latency-ms 50 --keys 5000 --tool sync
+    python tools/bench/local_runner.py --tool sync --actions both   # def actions too
 
 Targets: with the sync tool at 200 ms at least 0.85 of the ideal (issue 14; goal 0.9);
 at 0 ms at least 2,000 inputs/s on one core (issue 3; the process is pinned to one CPU
@@ -72,14 +73,22 @@ def lookup_sync(ticket: str) -> str:
     return f"ticket {ticket} is open"
 
 
-async def start(event: Event, ctx: RunnerContext) -> None:
+def start_def(event: Event, ctx: RunnerContext) -> None:
     text = str(event.attributes["input"])
     ctx.send_event(ChatRequestEvent(model="bench_model", messages=[ChatMessage.user(text)]))
 
 
-async def finish(event: Event, ctx: RunnerContext) -> None:
+def finish_def(event: Event, ctx: RunnerContext) -> None:
     response = event.attributes["response"]
     ctx.send_event(OutputEvent(output=response.text if response is not None else None))
+
+
+async def start(event: Event, ctx: RunnerContext) -> None:
+    start_def(event, ctx)
+
+
+async def finish(event: Event, ctx: RunnerContext) -> None:
+    finish_def(event, ctx)
 
 
 def build_agent(
@@ -87,12 +96,15 @@ def build_agent(
     sync_tool: bool,
     connection: ResourceDescriptor | None = None,
     setup: ResourceDescriptor | None = None,
+    *,
+    def_actions: bool = False,
 ) -> Agent:
     """The bench's agent; its model is `bench_model` after ``latency_s`` unless
-    ``connection`` and ``setup`` name another one (``tools=["lookup"]``)."""
+    ``connection`` and ``setup`` name another one (``tools=["lookup"]``); its two actions
+    are ``async def`` ones, or plain ``def`` ones (upstream's shape) with ``def_actions``."""
     agent = Agent()
-    agent.add_action("start", [InputEvent], start)
-    agent.add_action("finish", [ChatResponseEvent], finish)
+    agent.add_action("start", [InputEvent], start_def if def_actions else start)
+    agent.add_action("finish", [ChatResponseEvent], finish_def if def_actions else finish)
     agent.add_resource(
         "bench_connection",
         ResourceType.CHAT_MODEL_CONNECTION,
@@ -116,14 +128,16 @@ def build_agent(
     return agent
 
 
-async def run_once(keys: int, latency_s: float, sync_tool: bool) -> tuple[float, float, int]:
+async def run_once(
+    keys: int, latency_s: float, sync_tool: bool, def_actions: bool = False
+) -> tuple[float, float, int]:
     """One run: (wall s, CPU s, outputs)."""
     inputs = [
         {"key": f"k{i}", "value": f"tool:T{i}" if i % 2 == 0 else f"question {i}"}
         for i in range(keys)
     ]
     runner = LocalRunner(
-        build_agent(latency_s, sync_tool),
+        build_agent(latency_s, sync_tool, def_actions=def_actions),
         {AgentExecutionOptions.MAX_IN_FLIGHT_RUNS.key: keys},
     )
     gc.collect()
@@ -180,11 +194,20 @@ def main(argv: list[str] | None = None) -> int:
         help="the tool: a plain def (on the tool threads), an async def, or both in turns",
     )
     parser.add_argument("--sync-tool", action="store_true", help="the same as --tool sync")
+    parser.add_argument(
+        "--actions",
+        choices=["async", "def", "both"],
+        default="async",
+        help="the agent's two actions: async def ones, plain def ones (upstream's shape), or "
+        "both in turns",
+    )
     parser.add_argument("--no-pin", action="store_true", help="do not pin to one CPU")
     args = parser.parse_args(argv)
     latencies = args.latency_ms or [0.0, 200.0]
     tool = "sync" if args.sync_tool else args.tool
-    shapes = {"sync": [True], "async": [False], "both": [True, False]}[tool]
+    tools = {"sync": [True], "async": [False], "both": [True, False]}[tool]
+    actions = {"async": [False], "def": [True], "both": [False, True]}[args.actions]
+    shapes = [(sync_tool, def_actions) for def_actions in actions for sync_tool in tools]
     if not args.no_pin and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     print(f"python {sys.version.split()[0]}, {args.keys} keys, one input each, half with a tool")
@@ -192,25 +215,28 @@ def main(argv: list[str] | None = None) -> int:
     failed = False
     for latency_ms in latencies:
         latency_s = latency_ms / 1000.0
-        walls: dict[bool, list[float]] = {shape: [] for shape in shapes}
-        cpus: dict[bool, list[float]] = {shape: [] for shape in shapes}
+        walls: dict[tuple[bool, bool], list[float]] = {shape: [] for shape in shapes}
+        cpus: dict[tuple[bool, bool], list[float]] = {shape: [] for shape in shapes}
         for _ in range(args.repeat):
-            for sync_tool in shapes:  # the shapes take turns
-                elapsed, cpu, produced = asyncio.run(run_once(args.keys, latency_s, sync_tool))
+            for shape in shapes:  # the shapes take turns
+                elapsed, cpu, produced = asyncio.run(run_once(args.keys, latency_s, *shape))
                 if produced != args.keys:
                     print(f"  ERROR: {produced} outputs for {args.keys} inputs")
                     failed = True
-                walls[sync_tool].append(elapsed)
-                cpus[sync_tool].append(cpu)
-        for sync_tool in shapes:
-            wall, cpu_time = min(walls[sync_tool]), min(cpus[sync_tool])
+                walls[shape].append(elapsed)
+                cpus[shape].append(cpu)
+        for shape in shapes:
+            sync_tool, def_actions = shape
+            wall, cpu_time = min(walls[shape]), min(cpus[shape])
             name = "def tool" if sync_tool else "async tool"
+            if args.actions != "async":
+                name += ", def actions" if def_actions else ", async actions"
             line = (
                 f"{name:10s} latency {latency_ms:6.1f} ms: {wall:7.3f} s, "
                 f"{args.keys / wall:8.0f} inputs/s, CPU {cpu_time / args.keys * 1e6:5.0f} us/input"
             )
             if latency_s > 0:
-                line += ratio_to_ideal(latency_s, walls[sync_tool])
+                line += ratio_to_ideal(latency_s, walls[shape])
             print(line)
     return 1 if failed else 0
 

@@ -13,7 +13,8 @@ wall time. The lines take turns (`--rounds`); the best round of each counts.
 
 Lines: the operator around a pass-through engine; an agent with one action; a chat round
 trip with a 0 ms model; the same where half of the inputs make the model call a plain
-``def`` tool once. They are the rows of the budget table in docs/benchmarks.md.
+``def`` tool once; that one with plain ``def`` actions (upstream's shape). They are the
+rows of the budget table in docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ LINES: dict[str, Callable[[], RunEngine]] = {
     "agent, one action": lambda: _engine(one_action_agent()),
     "agent, 0 ms model": lambda: _engine(bench_agent(0.0)),
     "agent, 0 ms model, sync tool": lambda: _engine(sync_tool_agent()),
+    "the same, def actions": lambda: _engine(sync_tool_agent(def_actions=True)),
 }
 
 

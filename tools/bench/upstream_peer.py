@@ -35,6 +35,7 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -43,8 +44,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def run_ours(keys: int) -> tuple[int, float, float]:
-    """The workload on our local runner, in this process: (outputs, elapsed s, CPU s)."""
+def run_ours(keys: int, def_actions: bool = True) -> tuple[int, float, float]:
+    """The workload on our local runner, in this process: (outputs, elapsed s, CPU s). With
+    ``def_actions`` the agent's actions are plain ``def`` ones, as in upstream's peer agent."""
     sys.path.insert(0, str(HERE))
     from local_runner import build_agent
 
@@ -56,7 +58,8 @@ def run_ours(keys: int) -> tuple[int, float, float]:
             {"key": f"k{i}", "value": f"tool:T{i}" if i % 2 == 0 else f"question {i}"}
             for i in range(n)
         ]
-        out = env.from_list(inputs).apply(build_agent(0.0, sync_tool=True)).to_list()
+        agent = build_agent(0.0, sync_tool=True, def_actions=def_actions)
+        out = env.from_list(inputs).apply(agent).to_list()
         started, cpu_started = time.perf_counter(), time.process_time()
         env.execute()
         return len(out), time.perf_counter() - started, time.process_time() - cpu_started
@@ -97,17 +100,32 @@ def main(argv: list[str] | None = None) -> int:
         help="PYTHONPATH that makes upstream's flink_agents (and pyflink) importable",
     )
     parser.add_argument("--cpu", type=int, default=None, help="CPU both sides are pinned to")
+    parser.add_argument(
+        "--our-actions",
+        choices=["def", "async"],
+        default="def",
+        help="our agent's actions: plain def ones, as upstream's peer agent has (the same "
+        "agent), or async def ones",
+    )
     parser.add_argument("--ours", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.ours:  # the child process of our side
-        produced, elapsed, cpu = run_ours(args.keys)
+        produced, elapsed, cpu = run_ours(args.keys, def_actions=args.our_actions == "def")
         print(json.dumps({"outputs": produced, "elapsed_s": elapsed, "cpu_s": cpu}))
         return 0
 
     cpu = args.cpu
     if cpu is None and hasattr(os, "sched_getaffinity"):
         cpu = sorted(os.sched_getaffinity(0))[-1]
-    ours_argv = [sys.executable, str(Path(__file__).resolve()), "--ours", "--keys", str(args.keys)]
+    ours_argv = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--ours",
+        "--keys",
+        str(args.keys),
+        "--our-actions",
+        args.our_actions,
+    ]
     ours_env = dict(os.environ)
     peer_argv = [args.upstream_python, str(HERE / "upstream_peer_agent.py"), str(args.keys), "0"]
     peer_env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
@@ -115,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
 
     print(
         f"python {sys.version.split()[0]}, {args.keys} keys, one input each, half with a "
-        f"sync tool call, 0 ms model; each run a fresh process on CPU {cpu}"
+        f"sync tool call, 0 ms model; our actions: {args.our_actions}; each run a fresh "
+        f"process on CPU {cpu}"
     )
     rates: list[float] = []
     cpu_ratios: list[float] = []
@@ -139,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{rates[-1]:.2f}x ({cpu_ratios[-1]:.2f}x by CPU)"
         )
     print(
-        f"ours / upstream: {min(rates):.2f}-{max(rates):.2f}x inputs/s, "
+        f"ours / upstream: {min(rates):.2f}-{max(rates):.2f}x inputs/s "
+        f"(median {statistics.median(rates):.2f}x), "
         f"{min(cpu_ratios):.2f}-{max(cpu_ratios):.2f}x by CPU time per input"
     )
     return 1 if failed else 0

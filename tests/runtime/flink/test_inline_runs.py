@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import pytest
 
-from tests.runtime.flink.fake_flink import FakeSubtask
+from tests.runtime.flink.fake_flink import BOUND, FakeSubtask
 from tests.runtime.stand_in_engine import StandInEngine
 
 
@@ -87,3 +88,39 @@ def test_inline_runs_interleave_with_waiting_ones(engine: ThreadRecordingEngine)
     finally:
         sub.close()
     assert "slow:0:1" in sub.emitted and len(sub.emitted) == 21
+
+
+def test_a_run_of_plain_def_actions_finishes_in_the_input_callback() -> None:
+    """Upstream's shape: ``def`` actions. Each runs on an action thread while the operator
+    thread waits for it briefly, so the run still ends inside `on_input`."""
+    from flink_agents.api.agents.agent import Agent
+    from flink_agents.api.events.event import Event, InputEvent, OutputEvent
+    from flink_agents.api.runner_context import RunnerContext
+    from flink_agents.runtime.agent_engine import AgentEngine
+
+    threads: list[str] = []
+
+    def ask(event: Event, ctx: RunnerContext) -> None:
+        threads.append(threading.current_thread().name)
+        time.sleep(0.01)  # not done by the time the operator thread would look
+        ctx.send_event(Event("checked", {"value": event.attributes["input"]["v"]}))
+
+    def answer(event: Event, ctx: RunnerContext) -> None:
+        threads.append(threading.current_thread().name)
+        ctx.send_event(OutputEvent(output=event.attributes["value"] * 2))
+
+    agent = Agent().add_action("ask", [InputEvent], ask).add_action("answer", ["checked"], answer)
+    engine = AgentEngine(agent)
+    # The test's bounds, not the defaults (2 ms waits for actions that ran under 0.2 ms).
+    engine.action_threads.brief_wait_s = BOUND
+    engine.action_threads.fast_s = BOUND
+    sub = FakeSubtask(engine)
+    try:
+        for i in range(3):
+            sub.input("k", {"v": i})
+            assert sub.emitted == [2 * n for n in range(i + 1)]  # no poll, no timer
+        assert sub.backend.polls == set() and sub.backend.end_timers == set()
+    finally:
+        sub.close()
+        engine.close()
+    assert len(threads) == 6 and all(name.startswith("agent-action") for name in threads)

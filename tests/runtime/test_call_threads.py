@@ -1,4 +1,5 @@
-"""`ToolThreadPool`: bounded threads for sync tools; timed-out threads are written off."""
+"""`CallThreadPool`: bounded threads for sync calls (tools, actions); timed-out threads are
+written off."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from flink_agents.runtime.call_threads import CallThreadPool, brief_waits
 from flink_agents.runtime.errors import ToolCallTimeoutError
-from flink_agents.runtime.tool_threads import ToolThreadPool, brief_waits
 
 BOUND = 5.0
 """Seconds any test waits at most (a safety net, never the expected time)."""
@@ -51,7 +52,7 @@ def wait_until(condition: Callable[[], bool]) -> None:
 
 
 def test_results_and_exceptions_come_back() -> None:
-    pool = ToolThreadPool(2)
+    pool = CallThreadPool(2)
 
     def boom() -> None:
         raise KeyError("missing")
@@ -66,7 +67,7 @@ def test_results_and_exceptions_come_back() -> None:
 
 
 def test_threads_are_bounded_and_reused() -> None:
-    pool = ToolThreadPool(3, thread_name_prefix="bounded-pool")
+    pool = CallThreadPool(3, thread_name_prefix="bounded-pool")
     seen: set[str] = set()
     gate = threading.Barrier(3, timeout=BOUND)
 
@@ -87,7 +88,7 @@ def test_threads_are_bounded_and_reused() -> None:
 def test_a_timed_out_call_is_written_off_and_replaced(
     release: threading.Event, caplog: pytest.LogCaptureFixture
 ) -> None:
-    pool = ToolThreadPool(1)
+    pool = CallThreadPool(1)
 
     async def main() -> None:
         with pytest.raises(ToolCallTimeoutError) as raised:
@@ -97,7 +98,7 @@ def test_a_timed_out_call_is_written_off_and_replaced(
         # The only thread is still hung: a new one serves the next call.
         assert await pool.run(lambda: "quick", BOUND) == "quick"
 
-    with caplog.at_level(logging.WARNING, logger="flink_agents.runtime.tool_threads"):
+    with caplog.at_level(logging.WARNING, logger="flink_agents.runtime.call_threads"):
         run(main())
     assert any("written off" in r.getMessage() for r in caplog.records)
     release.set()
@@ -108,7 +109,7 @@ def test_a_timed_out_call_is_written_off_and_replaced(
 def test_a_call_waiting_for_a_thread_is_not_timed_out_by_the_wait(
     release: threading.Event,
 ) -> None:
-    pool = ToolThreadPool(2)
+    pool = CallThreadPool(2)
 
     async def main() -> tuple[Any, ...]:
         # Both threads hang; the quick call waits for one (0.5 s), then runs once they
@@ -131,7 +132,7 @@ def test_a_call_waiting_for_a_thread_is_not_timed_out_by_the_wait(
 def test_written_off_threads_are_capped(
     release: threading.Event, caplog: pytest.LogCaptureFixture
 ) -> None:
-    pool = ToolThreadPool(1, max_abandoned=1)
+    pool = CallThreadPool(1, max_abandoned=1)
 
     async def main() -> None:
         with pytest.raises(ToolCallTimeoutError):
@@ -144,7 +145,7 @@ def test_written_off_threads_are_capped(
             await pool.run(lambda: "never", 0.05)
         assert not raised.value.started
 
-    with caplog.at_level(logging.WARNING, logger="flink_agents.runtime.tool_threads"):
+    with caplog.at_level(logging.WARNING, logger="flink_agents.runtime.call_threads"):
         run(main())
     assert any("not written off" in r.getMessage() for r in caplog.records)
     release.set()
@@ -158,7 +159,7 @@ def test_written_off_threads_are_capped(
 
 
 def test_close_fails_waiting_calls_and_refuses_new_ones(release: threading.Event) -> None:
-    pool = ToolThreadPool(1)
+    pool = CallThreadPool(1)
 
     started = threading.Event()
 
@@ -185,7 +186,7 @@ def test_close_fails_waiting_calls_and_refuses_new_ones(release: threading.Event
 
 def test_max_workers_must_be_positive() -> None:
     with pytest.raises(ValueError, match="at least 1"):
-        ToolThreadPool(0)
+        CallThreadPool(0)
 
 
 def count_wakeups(loop: asyncio.AbstractEventLoop) -> list[object]:
@@ -204,7 +205,7 @@ def count_wakeups(loop: asyncio.AbstractEventLoop) -> list[object]:
 def test_calls_that_finish_while_the_loop_is_busy_wake_it_once(
     release: threading.Event,
 ) -> None:
-    pool = ToolThreadPool(1)
+    pool = CallThreadPool(1)
     last_started = threading.Event()
 
     def last() -> str:
@@ -231,7 +232,7 @@ def test_calls_that_finish_while_the_loop_is_busy_wake_it_once(
 
 
 def test_a_fast_tool_is_waited_for_without_suspending_on_a_thread_of_the_pool() -> None:
-    pool = ToolThreadPool(1, thread_name_prefix="brief", brief_wait_s=BOUND / 2)
+    pool = CallThreadPool(1, thread_name_prefix="brief", brief_wait_s=BOUND / 2)
 
     def where() -> str:
         return threading.current_thread().name
@@ -256,7 +257,7 @@ def test_a_fast_tool_is_waited_for_without_suspending_on_a_thread_of_the_pool() 
 def test_a_call_not_done_within_the_brief_wait_goes_on_and_its_tool_counts_as_slow(
     release: threading.Event,
 ) -> None:
-    pool = ToolThreadPool(2, brief_wait_s=0.01)
+    pool = CallThreadPool(2, brief_wait_s=0.01)
     gate = threading.Event()
 
     def hung() -> str:
@@ -286,7 +287,7 @@ def test_a_call_not_done_within_the_brief_wait_goes_on_and_its_tool_counts_as_sl
 
 
 def test_calls_without_a_key_are_never_waited_for() -> None:
-    pool = ToolThreadPool(1, brief_wait_s=1.0)
+    pool = CallThreadPool(1, brief_wait_s=1.0)
     gate = threading.Event()
 
     async def main() -> None:
@@ -295,6 +296,36 @@ def test_calls_without_a_key_are_never_waited_for() -> None:
             await asyncio.sleep(0)
         gate.set()
         assert await call is True
+
+    run(main())
+    pool.close()
+
+
+def test_a_call_without_a_timeout_sets_no_timer_and_may_be_waited_for_briefly(
+    release: threading.Event,
+) -> None:
+    pool = CallThreadPool(1, brief_wait_s=BOUND / 2)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        timers: list[float] = []
+        call_later = loop.call_later
+
+        def counted(delay: float, *args: Any) -> Any:
+            timers.append(delay)
+            return call_later(delay, *args)
+
+        loop.call_later = counted  # type: ignore[method-assign]
+        with brief_waits:
+            assert await pool.run(functools.partial(str.upper, "a"), None, "action") == "A"
+        slow = asyncio.ensure_future(pool.run(release.wait, None))
+        await asyncio.sleep(0)  # submitted
+        assert timers == []
+        loop.call_later = call_later  # type: ignore[method-assign]
+        await asyncio.sleep(0.05)
+        assert not slow.done()  # never times out: it waits for its call
+        release.set()
+        assert await slow is True
 
     run(main())
     pool.close()

@@ -1,14 +1,17 @@
-"""`ToolThreadPool`: the threads synchronous tools run on, apart from synchronous actions.
+"""`CallThreadPool`: the threads synchronous calls run on, away from the event loop.
 
-A plain ``def`` tool blocks a thread while it runs. If it hangs, it holds that thread;
-on a pool shared with other work, a few hung tools would leave none for the tools of
-other keys. This pool is bounded (``max_workers`` threads run calls at once) and lets go
-of a thread whose call timed out: `run` writes it off, so it no longer counts against
-``max_workers`` and a new thread takes its place; the written-off thread ends when (if
-ever) its call returns, and its result is dropped. At most ``max_abandoned`` threads
-(4 x ``max_workers`` by default) are written off at a time; past that a timed-out call
-keeps its thread (the pool runs with one thread less until the call returns). Each
-write-off logs a WARNING.
+The engine has two: one for sync tools (``tool_threads``), one for sync actions and sync
+durable calls (``action_threads``), so hung tools cannot take the threads actions need.
+
+A plain ``def`` tool or action blocks a thread while it runs. If it hangs, it holds that
+thread; on a pool shared with other work, a few hung calls would leave none for the calls
+of other keys. This pool is bounded (``max_workers`` threads run calls at once) and lets go
+of a thread whose call timed out (a tool's `tool-call.timeout`; actions have none): `run`
+writes it off, so it no longer counts against ``max_workers`` and a new thread takes its
+place; the written-off thread ends when (if ever) its call returns, and its result is
+dropped. At most ``max_abandoned`` threads (4 x ``max_workers`` by default) are written off
+at a time; past that a timed-out call keeps its thread (the pool runs with one thread less
+until the call returns). Each write-off logs a WARNING.
 
 A call's timeout counts from when it starts on a thread, not while it waits for one:
 waiting is bounded because running calls end or are written off within the timeout.
@@ -16,20 +19,20 @@ Only when every thread holds a timed-out call that could not be written off (the
 was reached) does a call that has waited a whole timeout for a thread time out without
 having run.
 
-What a call costs the event loop, which runs every key's work: one future, one timer,
-one queue put, and when the call returns, a share of one cross-thread wake-up (outcomes
-that finish while the loop is busy wait in a list, and only the first of them wakes it).
-On a thread inside `brief_waits` (the Flink operator thread while it runs loop callbacks
-itself, see `flink.loop_thread`), a tool whose recent calls each ran under ``fast_s``
-(0.2 ms) is waited for briefly instead: the thread blocks up to ``brief_wait_s`` (2 ms),
-the GIL released, while a pool thread runs the call, and goes on with its outcome without
-suspending the run. That keeps the run inside the Flink callback that started it (no
-snapshot, no timer poll). The tool still runs on a pool thread, under its timeout: a call
-that is not done within the brief wait is awaited as any other, and its tool counts as
-slow (not waited for) until its calls are fast again, so a hung tool holds the thread
-once, for ``brief_wait_s``. Elsewhere (the loop's own thread) calls are never waited for:
-the loop has other runs to go on with, and the hand-over costs less than the thread
-switches of a wait (measured in docs/benchmarks.md).
+What a call costs the event loop, which runs every key's work: one future, one timer (none
+without a timeout), one queue put, and when the call returns, a share of one cross-thread
+wake-up (outcomes that finish while the loop is busy wait in a list, and only the first of
+them wakes it). On a thread inside `brief_waits` (the Flink operator thread while it runs
+loop callbacks itself, see `flink.loop_thread`), a call whose key (a tool, an action) ran
+under ``fast_s`` (0.2 ms) in its recent calls is waited for briefly instead: the thread
+blocks up to ``brief_wait_s`` (2 ms), the GIL released, while a pool thread runs the call,
+and goes on with its outcome without suspending the run. That keeps the run inside the
+Flink callback that started it (no snapshot, no timer poll). The call still runs on a pool
+thread, under its timeout: a call that is not done within the brief wait is awaited as any
+other, and its key counts as slow (not waited for) until its calls are fast again, so a hung
+call holds the thread once, for ``brief_wait_s``. Elsewhere (the loop's own thread) calls
+are never waited for: the loop has other runs to go on with, and the hand-over costs less
+than the thread switches of a wait (measured in docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from typing import Any
 
 from flink_agents.runtime.errors import ToolCallTimeoutError
 
-__all__ = ["ToolThreadPool", "brief_waits"]
+__all__ = ["CallThreadPool", "brief_waits"]
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +105,7 @@ class _Call:
         fn: Callable[[], Any],
         loop: asyncio.AbstractEventLoop,
         future: asyncio.Future[Any],
-        timeout: float,
+        timeout: float | None,
         key: Hashable | None,
     ) -> None:
         self.fn = fn
@@ -137,10 +140,10 @@ def _settle(outcomes: list[_Outcome]) -> None:
             future.set_exception(error)
 
 
-class ToolThreadPool:
-    """Threads for synchronous tool calls; see the module doc.
+class CallThreadPool:
+    """Threads for synchronous calls (tools, actions); see the module doc.
 
-    >>> pool = ToolThreadPool(4)
+    >>> pool = CallThreadPool(4)
     >>> result = await pool.run(functools.partial(lookup, order_id="A1"), 300.0, "lookup")
     """
 
@@ -149,7 +152,7 @@ class ToolThreadPool:
         max_workers: int,
         *,
         max_abandoned: int | None = None,
-        thread_name_prefix: str = "agent-tool",
+        thread_name_prefix: str = "agent-call",
         brief_wait_s: float = 0.002,
         fast_s: float = 0.0002,
     ) -> None:
@@ -160,9 +163,9 @@ class ToolThreadPool:
         self.max_abandoned = 4 * max_workers if max_abandoned is None else max(0, max_abandoned)
         """Threads written off (still running a timed-out call) at most at a time."""
         self.brief_wait_s = brief_wait_s
-        """How long the loop's thread waits for a fast tool's call at most (0: never)."""
+        """How long the loop's thread waits for a fast call at most (0: never)."""
         self.fast_s = fast_s
-        """A tool whose recent calls ran shorter than this is waited for briefly."""
+        """A key whose recent calls ran shorter than this is waited for briefly."""
         self._prefix = thread_name_prefix
         self._names = itertools.count()
         self._lock = threading.Lock()
@@ -182,8 +185,8 @@ class ToolThreadPool:
         """Per loop, outcomes of finished calls its callers have not been handed yet. A
         loop has an entry exactly while a wake-up to hand them over is on its way."""
         self._took: dict[Hashable, float] = {}
-        """Per key (a tool), how long its calls ran lately, in seconds: a slow call counts
-        at once, a fast one halves the distance."""
+        """Per key (a tool, an action), how long its calls ran lately, in seconds: a slow
+        call counts at once, a fast one halves the distance."""
         self._closed = False
 
     # ------------------------------------------------------------------ state
@@ -200,19 +203,23 @@ class ToolThreadPool:
 
     def __repr__(self) -> str:
         return (
-            f"ToolThreadPool(max_workers={self.max_workers}, workers={self._workers}, "
+            f"CallThreadPool(max_workers={self.max_workers}, workers={self._workers}, "
             f"abandoned={self._abandoned})"
         )
 
     # ------------------------------------------------------------------ calls
 
-    async def run(self, fn: Callable[[], Any], timeout: float, key: Hashable | None = None) -> Any:
+    async def run(
+        self, fn: Callable[[], Any], timeout: float | None, key: Hashable | None = None
+    ) -> Any:
         """``fn()`` on a pool thread; its result or exception. ``key`` names what is
-        called (the tool), so calls of a fast one are waited for briefly (module doc).
+        called (a tool, an action), so calls of a fast one are waited for briefly (module
+        doc).
 
         Raises `ToolCallTimeoutError` when it runs longer than ``timeout`` seconds (its
         thread is then written off, see the module doc), or when the pool is at its
-        written-off limit and no thread became free within ``timeout``.
+        written-off limit and no thread became free within ``timeout``. ``None``: no
+        timeout.
         """
         loop = asyncio.get_running_loop()
         call = _Call(fn, loop, loop.create_future(), timeout, key)
@@ -221,7 +228,7 @@ class ToolThreadPool:
             and brief_waits.active
             and self.brief_wait_s > 0
             and self._took.get(key, 0.0) < self.fast_s
-            and timeout > self.brief_wait_s
+            and (timeout is None or timeout > self.brief_wait_s)
         )
         if not brief:
             self._submit(call)
@@ -229,8 +236,9 @@ class ToolThreadPool:
             if call.error is not None:
                 raise call.error
             return call.result
-        # One timer per call: it looks at the call when it could have timed out.
-        call.timer = loop.call_later(timeout, self._check, call)
+        if timeout is not None:
+            # One timer per call: it looks at the call when it could have timed out.
+            call.timer = loop.call_later(timeout, self._check, call)
         try:
             return await call.future
         finally:
@@ -266,6 +274,7 @@ class ToolThreadPool:
         if future.done():
             return
         timeout = call.timeout
+        assert timeout is not None  # only calls with a timeout have a timer
         again: float | None = None
         error: ToolCallTimeoutError | None = None
         with self._lock:
@@ -295,8 +304,8 @@ class ToolThreadPool:
         """Let go of the thread running ``call`` (under the lock), if the limit allows."""
         if self._abandoned >= self.max_abandoned:
             logger.warning(
-                "a sync tool call has run %s s and timed out; its thread is not written off "
-                "(%d written-off threads already, the most allowed): the tool pool has one "
+                "a sync call has run %s s and timed out; its thread is not written off "
+                "(%d written-off threads already, the most allowed): the pool has one "
                 "thread less until the call returns",
                 timeout,
                 self._abandoned,
@@ -308,7 +317,7 @@ class ToolThreadPool:
         self._abandoned += 1
         self._workers -= 1
         logger.warning(
-            "a sync tool call has run %s s and timed out; its thread is written off and "
+            "a sync call has run %s s and timed out; its thread is written off and "
             "replaced (%d written-off threads still running)",
             timeout,
             self._abandoned,
@@ -319,7 +328,7 @@ class ToolThreadPool:
     def _submit(self, call: _Call) -> None:
         with self._lock:
             if self._closed:
-                raise RuntimeError("the tool thread pool is closed")
+                raise RuntimeError("the thread pool is closed")
             self._queued += 1
             if self._queued > self._idle:
                 self._spawn()
@@ -433,7 +442,7 @@ class ToolThreadPool:
         for _ in range(idle):
             self._queue.put(None)
         for call in dropped:
-            closed = RuntimeError("the tool thread pool was closed before the call ran")
+            closed = RuntimeError("the thread pool was closed before the call ran")
             outcomes: list[_Outcome] = [(call, None, closed)]
             with contextlib.suppress(RuntimeError):  # the loop is closed
                 call.loop.call_soon_threadsafe(_settle, outcomes)
