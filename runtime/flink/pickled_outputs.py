@@ -78,7 +78,7 @@ def _look_at(cls: type) -> None:
         if cls.__module__ != "builtins":  # functions, methods...: not state values anyway
             try:
                 pickle.dumps(cls)  # by reference: module and name
-            except (pickle.PicklingError, AttributeError, ImportError, TypeError):
+            except Exception:  # PicklingError mostly; whatever it is, pickle cannot name it
                 copyreg.pickle(cls, _by_value)
         _looked_at.add(cls)
 
