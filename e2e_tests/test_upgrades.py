@@ -140,26 +140,40 @@ def _assert_exactly_once(lines: list[dict[str, Any]]) -> None:
     assert max(counts.values()) == 1, [p for p, c in counts.items() if c > 1]
 
 
-def test_restore_after_adding_an_operator_upstream_of_the_agent(
-    stream_env: Callable[..., Any], tmp_path: Path
-) -> None:
+def _restore_across(
+    stream_env: Callable[..., Any],
+    tmp_path: Path,
+    name: str,
+    first: dict[str, Any],
+    second: dict[str, Any],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """`FaultAgent` (no failure) in `_job` with `first`'s options, stopped with a savepoint
+    once 8 outputs are committed, then `_job` with `second`'s restored from it and run to its
+    end: the outputs committed before and after."""
     control = tmp_path / "control.json"
     (tmp_path / "trace").mkdir()
     write_control(control, point="none", target="-", trace_dir=tmp_path / "trace")
-    first, second = tmp_path / "out-1", tmp_path / "out-2"
-    env = _job(stream_env, FaultAgent(str(control)), first, config={"e2e.control": str(control)})
-    savepoint = _stop_with_savepoint_after(env, first, tmp_path / "sp", 8, "upgrade-1")
+    config = {"e2e.control": str(control)}
+    out_1, out_2 = tmp_path / "out-1", tmp_path / "out-2"
+    env = _job(stream_env, FaultAgent(str(control)), out_1, config=config, **first)
+    savepoint = _stop_with_savepoint_after(env, out_1, tmp_path / "sp", 8, f"{name}-1")
     env = _job(
         stream_env,
         FaultAgent(str(control)),
-        second,
+        out_2,
         restore_from=savepoint,
-        added_operator=True,
-        config={"e2e.control": str(control)},
+        config=config,
+        **second,
     )
-    env.execute("upgrade-2")
-    before, after = _committed(first), _committed(second)
-    assert before  # the stop came mid-stream (a restored FileSink may go on in `first`)
+    env.execute(f"{name}-2")
+    return _committed(out_1), _committed(out_2)
+
+
+def test_restore_after_adding_an_operator_upstream_of_the_agent(
+    stream_env: Callable[..., Any], tmp_path: Path
+) -> None:
+    before, after = _restore_across(stream_env, tmp_path, "upgrade", {}, {"added_operator": True})
+    assert before  # the stop came mid-stream (a restored FileSink may go on in out-1)
     _assert_exactly_once(before + after)
     for o in before + after:
         assert o["seen"] == list(range(o["n"] + 1))  # memory restored with the agent
@@ -173,31 +187,14 @@ def test_restore_when_the_agent_operator_is_fused_on_one_side_only(
     savepoint, and apart from it on the other (the error stream is consumed too, or, as
     before this runtime fused it, Python operator chaining is off): its state maps across by
     the agent's uid, in both directions."""
-    control = tmp_path / "control.json"
-    (tmp_path / "trace").mkdir()
-    write_control(control, point="none", target="-", trace_dir=tmp_path / "trace")
-    config = {"e2e.control": str(control)}
     apart = {"python.operator-chaining.enabled": "false"}
-    first, second = tmp_path / "out-1", tmp_path / "out-2"
-    env = _job(
+    before, after = _restore_across(
         stream_env,
-        FaultAgent(str(control)),
-        first,
-        config=config,
-        errors=not fused_first,
-        flink=None if fused_first else apart,
+        tmp_path,
+        "fusion",
+        {"errors": not fused_first, "flink": None if fused_first else apart},
+        {"errors": fused_first},
     )
-    savepoint = _stop_with_savepoint_after(env, first, tmp_path / "sp", 8, "fusion-1")
-    env = _job(
-        stream_env,
-        FaultAgent(str(control)),
-        second,
-        restore_from=savepoint,
-        config=config,
-        errors=fused_first,
-    )
-    env.execute("fusion-2")
-    before, after = _committed(first), _committed(second)
     assert before and after
     _assert_exactly_once(before + after)
     for o in before + after:

@@ -189,17 +189,22 @@ def test_max_workers_must_be_positive() -> None:
         CallThreadPool(0)
 
 
+def record_calls(loop: asyncio.AbstractEventLoop, method: str) -> list[object]:
+    """Record the first argument of each call of ``loop``'s ``method`` (which still runs)."""
+    calls: list[object] = []
+    original = getattr(loop, method)
+
+    def recorded(first: object, *args: Any, **kwargs: Any) -> Any:
+        calls.append(first)
+        return original(first, *args, **kwargs)
+
+    setattr(loop, method, recorded)
+    return calls
+
+
 def count_wakeups(loop: asyncio.AbstractEventLoop) -> list[object]:
     """Record each cross-thread wake-up of ``loop`` (`call_soon_threadsafe`)."""
-    wakeups: list[object] = []
-    original = loop.call_soon_threadsafe
-
-    def counted(callback: Callable[..., object], *args: Any, context: Any = None) -> Any:
-        wakeups.append(callback)
-        return original(callback, *args, context=context)
-
-    loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
-    return wakeups
+    return record_calls(loop, "call_soon_threadsafe")
 
 
 def test_calls_that_finish_while_the_loop_is_busy_wake_it_once(
@@ -308,14 +313,8 @@ def test_a_call_without_a_timeout_sets_no_timer_and_may_be_waited_for_briefly(
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
-        timers: list[float] = []
         call_later = loop.call_later
-
-        def counted(delay: float, *args: Any) -> Any:
-            timers.append(delay)
-            return call_later(delay, *args)
-
-        loop.call_later = counted  # type: ignore[method-assign]
+        timers = record_calls(loop, "call_later")
         with brief_waits:
             assert await pool.run(functools.partial(str.upper, "a"), None, "action") == "A"
         slow = asyncio.ensure_future(pool.run(release.wait, None))
