@@ -483,16 +483,17 @@ class AgentEngine:
         log_failure(record)
         return FailedInput(record)
 
-    async def step(self, run: RunState, key_state: KeyState) -> None:
+    async def step(self, run: RunState, key_state: KeyState) -> bool:
         """Process the first pending event: run every action it triggers, then commit
-        what they sent (events to ``pending_events``, outputs to ``outputs``).
+        what they sent (events to ``pending_events``, outputs to ``outputs``). Returns
+        whether the run is done.
 
         If an action raises, `ActionExecutionError` is raised and the run's events,
         outputs and step count are left as they were before the step.
         """
         if not run.pending_events:
             run.done = True
-            return
+            return True
         event = run.pending_events[0]
         specs = self.plan.actions_for(event.type)
         restored = run.restored_events
@@ -553,6 +554,7 @@ class AgentEngine:
                 self._ended_without_output(run)
             if tracing is not None:
                 tracing.end_run(run, None)
+        return done
 
     def _ended_without_output(self, run: RunState) -> None:
         """Count it (metric `runsWithoutOutput`); warn once per action path."""

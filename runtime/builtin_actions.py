@@ -320,11 +320,6 @@ async def _call_model(
     ctx: RunnerContext, setup: BaseChatModelSetup, state: ChatLoopState
 ) -> ModelCallOutcome:
     """One turn's model call, retried as the error-handling strategy says."""
-    config = ctx.config
-    strategy = config.get(AgentExecutionOptions.ERROR_HANDLING_STRATEGY)
-    max_retries = config.get(AgentExecutionOptions.MAX_RETRIES)
-    base_wait = config.get(AgentExecutionOptions.RETRY_WAIT_INTERVAL)
-    max_wait = config.get(AgentExecutionOptions.MAX_RETRY_WAIT)
     history = list(state.history)
     label = _metric_label(setup, state.model)
     metrics = ctx.agent_metric_group
@@ -355,6 +350,7 @@ async def _call_model(
         if error is None:
             raise TypeError("a model call outcome has neither a result nor an error")
         record_chat_error(metrics, label, error.kind)
+        strategy = _strategy(ctx)  # read on a failure only: most calls succeed
         if strategy is ErrorHandlingStrategy.FAIL:
             if action_ctx is not None:
                 # The error fails the run: after the restart the call is made again (a kept
@@ -368,10 +364,24 @@ async def _call_model(
                 provider=error.provider,
                 kind=error.kind,
             )
-        if strategy is ErrorHandlingStrategy.RETRY and error.retryable and attempt < max_retries:
+        config = ctx.config
+        if (
+            strategy is ErrorHandlingStrategy.RETRY
+            and error.retryable
+            and attempt < config.get(AgentExecutionOptions.MAX_RETRIES)
+        ):
             # An overload the connection's limiter took pauses the connection for the
             # provider's retry-after: the retry waits its turn there, not a backoff too.
-            wait = 0.0 if paced else retry_delay(attempt, base_wait, max_wait, outcome.retry_after)
+            wait = (
+                0.0
+                if paced
+                else retry_delay(
+                    attempt,
+                    config.get(AgentExecutionOptions.RETRY_WAIT_INTERVAL),
+                    config.get(AgentExecutionOptions.MAX_RETRY_WAIT),
+                    outcome.retry_after,
+                )
+            )
             record_chat_retry(metrics, label, wait)
             tracing = _tracing(ctx)
             if tracing is not None:

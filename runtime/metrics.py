@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from flink_agents.api.chat_models.rate_limit import LimitReport
-from flink_agents.api.chat_result import ChatResult, Usage
+from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.metric_group import (
     DEFAULT_HISTOGRAM_WINDOW,
     METER_SPAN_S,
@@ -284,19 +284,20 @@ def _plain(name: str) -> str:
 class _Handles:
     """The metric handles of one sub-group, each looked up once."""
 
-    __slots__ = ("_counters", "_gauges", "_histograms", "target")
+    __slots__ = ("_gauges", "_histograms", "counters", "target")
 
     def __init__(self, target: MetricGroup) -> None:
         self.target = target
-        self._counters: dict[str, Counter] = {}
+        self.counters: dict[str, Counter] = {}
+        """The counters created so far, by name (the hot paths look here first)."""
         self._histograms: dict[str, Histogram] = {}
         self._gauges: dict[str, Gauge] = {}
 
     def counter(self, name: str) -> Counter:
         # Created on first use: a count never reported never shows up as a zero.
-        counter = self._counters.get(name)
+        counter = self.counters.get(name)
         if counter is None:
-            counter = self._counters[name] = self.target.get_counter(name)
+            counter = self.counters[name] = self.target.get_counter(name)
         return counter
 
     def histogram(self, name: str) -> Histogram:
@@ -336,11 +337,19 @@ def record_chat_call(
 ) -> None:
     """Count one successful model call: tokens by kind, the call, its latency."""
     handles = _handles(group, "chatModel", model)
-    handles.counter("calls").inc()
+    counters = handles.counters
+    calls = counters.get("calls") or handles.counter("calls")
+    calls.inc()
     latency = handles.histogram("callLatencyMs")  # there (empty) when no call measured one
     if latency_s is not None:
         latency.update(latency_s * 1000.0)
-    _record_usage(handles, result.usage)
+    values = result.usage.__dict__
+    for field, name, unknown in _USAGE_COUNTER_NAMES:
+        value = values[field]
+        if value is None:
+            (counters.get(unknown) or handles.counter(unknown)).inc()
+        else:
+            (counters.get(name) or handles.counter(name)).inc(value)
 
 
 _UNKNOWN_COUNTERS = {field: f"{name}Unknown" for field, name in USAGE_COUNTERS.items()}
@@ -349,16 +358,6 @@ _UNKNOWN_COUNTERS = {field: f"{name}Unknown" for field, name in USAGE_COUNTERS.i
 _USAGE_COUNTER_NAMES = tuple(
     (field, name, _UNKNOWN_COUNTERS[field]) for field, name in USAGE_COUNTERS.items()
 )
-
-
-def _record_usage(handles: _Handles, usage: Usage) -> None:
-    values = usage.__dict__
-    for field, name, unknown in _USAGE_COUNTER_NAMES:
-        value = values[field]
-        if value is None:
-            handles.counter(unknown).inc()
-        else:
-            handles.counter(name).inc(value)
 
 
 def record_chat_error(group: MetricGroup, model: str, kind: str) -> None:

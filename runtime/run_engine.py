@@ -43,8 +43,9 @@ class RunEngine(Protocol):
         advances the key's input sequence in `key_state`."""
         ...
 
-    async def step(self, run: Any, key_state: Any) -> None:
-        """Process one pending event of `run`; afterwards `run` is a consistent snapshot."""
+    async def step(self, run: Any, key_state: Any) -> bool:
+        """Process one pending event of `run`; afterwards `run` is a consistent snapshot.
+        Returns whether `run` is done now (what `is_done` would say)."""
         ...
 
     def is_done(self, run: Any) -> bool:

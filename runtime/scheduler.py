@@ -491,12 +491,14 @@ class RunScheduler:
         stats = self.stats
         key_state = queue.key_state
         is_done, step, run_outputs = engine.is_done, engine.step, engine.outputs
+        if is_done(run):
+            return
         publish_from = started + self._snapshot_after_s
         published = len(run_outputs(run))  # a resumed run's earlier outputs were published
-        while not is_done(run):
-            await step(run, key_state)
+        while True:
+            done = await step(run, key_state)
             stats.steps += 1
-            if is_done(run):
+            if done:
                 break
             outputs = run_outputs(run)
             if len(outputs) > published or time.monotonic() >= publish_from:

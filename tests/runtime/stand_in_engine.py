@@ -75,7 +75,7 @@ class StandInEngine:
             "done": False,
         }
 
-    async def step(self, run: dict[str, Any], key_state: dict[str, Any]) -> None:
+    async def step(self, run: dict[str, Any], key_state: dict[str, Any]) -> bool:
         with self.lock:
             self.concurrent += 1
             self.max_concurrent = max(self.max_concurrent, self.concurrent)
@@ -104,6 +104,7 @@ class StandInEngine:
                 run["outputs"].append(f"{run['key']}:{run['seq']}:{run['v']}")
                 key_state["seen"].append(run["v"])
                 run["done"] = True
+            return bool(run["done"])
         finally:
             with self.lock:
                 self.concurrent -= 1

@@ -154,7 +154,7 @@ class PassThroughEngine:
         key_state[0] += 1
         return [value]
 
-    async def step(self, run: list[Any], key_state: list[int]) -> None:
+    async def step(self, run: list[Any], key_state: list[int]) -> bool:
         raise AssertionError("a pass-through run has no steps")
 
     def is_done(self, run: list[Any]) -> bool:

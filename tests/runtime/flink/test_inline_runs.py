@@ -19,9 +19,9 @@ class ThreadRecordingEngine(StandInEngine):
         super().__init__()
         self.step_threads: list[str] = []
 
-    async def step(self, run: dict, key_state: dict) -> None:  # type: ignore[override]
+    async def step(self, run: dict, key_state: dict) -> bool:  # type: ignore[override]
         self.step_threads.append(threading.current_thread().name)
-        await super().step(run, key_state)
+        return await super().step(run, key_state)
 
 
 @pytest.fixture
