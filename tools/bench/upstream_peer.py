@@ -27,6 +27,13 @@ extract its sdist and put it on the path instead of installing it
         --upstream-path /tmp/upstream-peer/flink_agents-0.3.1:/tmp/upstream-peer/shim
 
 Target (issue 14): at least 2.5 times upstream's inputs/s (goal 3).
+
+On a shared machine both sides' times swing from run to run (ours by a third in a noisy
+hour), so ``--instructions`` also counts the instructions each side executes per input,
+which the machine's load does not change: each side runs under valgrind's callgrind with
+``--keys`` and three times as many, and the difference is divided by the inputs between
+them (the warm-up runs included), which leaves out start-up and imports. It takes a few
+minutes (valgrind runs Python about 50 times slower).
 """
 
 from __future__ import annotations
@@ -35,6 +42,8 @@ import argparse
 import asyncio
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -83,6 +92,27 @@ def _child(argv: list[str], env: dict[str, str], cpu: int | None) -> dict[str, f
     return json.loads(lines[-1])
 
 
+def _instructions(command: list[str], env: dict[str, str], keys: int) -> float:
+    """Instructions the workload executes per input on one side (see the module doc):
+    callgrind's totals of ``command`` with ``keys`` and ``3 x keys`` keys, differenced."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise RuntimeError("--instructions needs valgrind on the PATH")
+    totals = []
+    for count in (keys, 3 * keys):
+        counted = [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+        done = subprocess.run(
+            [*counted, *command, str(count)], env=env, capture_output=True, text=True, check=False
+        )
+        found = re.search(r"Collected : (\d+)", done.stderr)
+        if done.returncode != 0 or found is None:
+            raise RuntimeError(f"{command[1]} under valgrind failed:\n{done.stderr[-2000:]}")
+        totals.append(int(found.group(1)))
+    # Each run also warms up with a tenth of its keys first.
+    inputs = (3 * keys + 3 * keys // 10) - (keys + keys // 10)
+    return (totals[1] - totals[0]) / inputs
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Our local runner against upstream's.")
     parser.add_argument("--keys", type=int, default=2000)
@@ -107,6 +137,11 @@ def main(argv: list[str] | None = None) -> int:
         help="our agent's actions: plain def ones, as upstream's peer agent has (the same "
         "agent), or async def ones",
     )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count each side's instructions per input under valgrind (module doc)",
+    )
     parser.add_argument("--ours", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.ours:  # the child process of our side
@@ -117,17 +152,13 @@ def main(argv: list[str] | None = None) -> int:
     cpu = args.cpu
     if cpu is None and hasattr(os, "sched_getaffinity"):
         cpu = sorted(os.sched_getaffinity(0))[-1]
-    ours_argv = [
-        sys.executable,
-        str(Path(__file__).resolve()),
-        "--ours",
-        "--keys",
-        str(args.keys),
-        "--our-actions",
-        args.our_actions,
-    ]
+    # Each side's command ends with its number of keys.
+    ours_cmd = [sys.executable, str(Path(__file__).resolve()), "--ours"]
+    ours_cmd += ["--our-actions", args.our_actions, "--keys"]
+    ours_argv = [*ours_cmd, str(args.keys)]
     ours_env = dict(os.environ)
-    peer_argv = [args.upstream_python, str(HERE / "upstream_peer_agent.py"), str(args.keys), "0"]
+    peer_cmd = [args.upstream_python, str(HERE / "upstream_peer_agent.py")]
+    peer_argv = [*peer_cmd, str(args.keys)]
     peer_env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
     peer_env["PYTHONPATH"] = args.upstream_path
 
@@ -162,6 +193,15 @@ def main(argv: list[str] | None = None) -> int:
         f"(median {statistics.median(rates):.2f}x), "
         f"{min(cpu_ratios):.2f}-{max(cpu_ratios):.2f}x by CPU time per input"
     )
+    if args.instructions:
+        keys = max(100, args.keys // 2)
+        ours_counted = _instructions(ours_cmd, ours_env, keys)
+        peer_counted = _instructions(peer_cmd, peer_env, keys)
+        print(
+            f"instructions per input ({keys} and {3 * keys} keys, differenced): ours "
+            f"{ours_counted / 1000:.0f}k, upstream 0.3.1 {peer_counted / 1000:.0f}k: "
+            f"{peer_counted / ours_counted:.2f}x"
+        )
     return 1 if failed else 0
 
 
