@@ -106,6 +106,7 @@ class AgentEngine:
         event_log: EventLog | None = None,
         shared_resources: Mapping[ResourceType, Mapping[str, ResourceSpec]] | None = None,
         durability: Durability | None = None,
+        batch_scheduling: bool = False,
     ) -> None:
         self.agent_name: str | None = None if isinstance(agent, AgentPlan) else type(agent).__name__
         """The agent's class name (None for a plan): ``gen_ai.agent.name`` of its spans."""
@@ -121,6 +122,9 @@ class AgentEngine:
             self.config = AgentConfiguration(config)
         self.durable = durable
         self.durability = durability
+        self.batch_scheduling = batch_scheduling
+        """Whether the threads of sync actions and tools run under ``SCHED_BATCH`` (a woken
+        one does not preempt the thread holding the GIL; see `CallThreadPool`)."""
         self.keeps_run_start = (
             self.config.get(AgentExecutionOptions.INPUT_FAILURE_POLICY) is InputFailurePolicy.SKIP
         )
@@ -214,6 +218,7 @@ class AgentEngine:
                     self._action_threads = CallThreadPool(
                         self.config.get(AgentExecutionOptions.NUM_ASYNC_THREADS),
                         thread_name_prefix="agent-action",
+                        batch_scheduling=self.batch_scheduling,
                     )
         return self._action_threads
 
@@ -229,6 +234,7 @@ class AgentEngine:
                     self._tool_threads = CallThreadPool(
                         self.config.get(AgentExecutionOptions.NUM_ASYNC_THREADS),
                         thread_name_prefix="agent-tool",
+                        batch_scheduling=self.batch_scheduling,
                     )
         return self._tool_threads
 

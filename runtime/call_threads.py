@@ -33,6 +33,14 @@ other, and its key counts as slow (not waited for) until its calls are fast agai
 call holds the thread once, for ``brief_wait_s``. Elsewhere (the loop's own thread) calls
 are never waited for: the loop has other runs to go on with, and the hand-over costs less
 than the thread switches of a wait (measured in docs/benchmarks.md).
+
+With ``batch_scheduling`` (Flink subtasks), the pool's threads run under Linux's
+``SCHED_BATCH`` policy (`use_batch_scheduling`): a woken thread does not preempt the thread
+that woke it. That one (the operator thread, the loop) holds the GIL, so a thread that
+preempted it could only wait for the GIL and switch back: two context switches per hand-over
+for nothing. The threads keep their share of the CPU; they run when a CPU is free or the
+running thread's slice ends, so a call's outcome may come back a little later: more
+throughput, a little more latency (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import os
 import queue
 import threading
 import time
@@ -50,7 +59,7 @@ from typing import Any
 
 from flink_agents.runtime.errors import ToolCallTimeoutError
 
-__all__ = ["CallThreadPool", "brief_waits"]
+__all__ = ["CallThreadPool", "brief_waits", "use_batch_scheduling"]
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +79,21 @@ class _BriefWaits(threading.local):
 brief_waits = _BriefWaits()
 """``with brief_waits:`` on a thread that runs loop callbacks outside the loop's own
 thread (module doc)."""
+
+
+def use_batch_scheduling() -> bool:
+    """Put the calling thread under Linux's ``SCHED_BATCH`` policy: woken, it waits for a
+    free CPU or the end of the running thread's slice instead of preempting that thread
+    (its share of the CPU stays as it was). False where that is not available."""
+    set_policy = getattr(os, "sched_setscheduler", None)
+    batch = getattr(os, "SCHED_BATCH", None)
+    if set_policy is None or batch is None:
+        return False
+    try:
+        set_policy(0, batch, os.sched_param(0))  # 0: this thread
+    except OSError:  # not allowed here (a container's seccomp profile, say)
+        return False
+    return True
 
 
 class _State(Enum):
@@ -155,6 +179,7 @@ class CallThreadPool:
         thread_name_prefix: str = "agent-call",
         brief_wait_s: float = 0.002,
         fast_s: float = 0.0002,
+        batch_scheduling: bool = False,
     ) -> None:
         if max_workers < 1:
             raise ValueError("max_workers must be at least 1")
@@ -166,6 +191,8 @@ class CallThreadPool:
         """How long the loop's thread waits for a fast call at most (0: never)."""
         self.fast_s = fast_s
         """A key whose recent calls ran shorter than this is waited for briefly."""
+        self.batch_scheduling = batch_scheduling
+        """Whether the threads run under ``SCHED_BATCH`` (module doc)."""
         self._prefix = thread_name_prefix
         self._names = itertools.count()
         self._lock = threading.Lock()
@@ -344,6 +371,8 @@ class CallThreadPool:
         threading.Thread(target=self._work, name=name, daemon=True).start()
 
     def _work(self) -> None:
+        if self.batch_scheduling:
+            use_batch_scheduling()
         take = self._queue.get
         lock = self._lock
         finished = self._finished

@@ -93,4 +93,7 @@ class AgentEngineFactory:
             event_log=event_log,
             shared_resources=self.shared_resources,
             durability=durability,
+            # A subtask's threads share the cores with the JVM's: a woken sync call's thread
+            # does not preempt the operator thread (more records/s, a little more latency).
+            batch_scheduling=True,
         )

@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
-from flink_agents.runtime.call_threads import CallThreadPool, brief_waits
+from flink_agents.runtime.call_threads import CallThreadPool, brief_waits, use_batch_scheduling
 from flink_agents.runtime.errors import ToolCallTimeoutError
 
 BOUND = 5.0
@@ -328,3 +329,35 @@ def test_a_call_without_a_timeout_sets_no_timer_and_may_be_waited_for_briefly(
 
     run(main())
     pool.close()
+
+
+def policy_of_a_pool_thread(pool: CallThreadPool) -> int:
+    try:
+        return run(pool.run(lambda: os.sched_getscheduler(0), None))
+    finally:
+        pool.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="a Linux scheduling policy")
+def test_with_batch_scheduling_pool_threads_do_not_preempt_their_waker() -> None:
+    assert policy_of_a_pool_thread(CallThreadPool(1, batch_scheduling=True)) == os.SCHED_BATCH
+    assert policy_of_a_pool_thread(CallThreadPool(1)) == os.SCHED_OTHER  # the default
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER  # the caller's thread keeps its own
+
+
+def test_use_batch_scheduling_changes_the_calling_thread_only() -> None:
+    seen: dict[str, Any] = {}
+
+    def in_thread() -> None:
+        seen["changed"] = use_batch_scheduling()
+        if hasattr(os, "sched_getscheduler"):
+            seen["policy"] = os.sched_getscheduler(0)
+
+    thread = threading.Thread(target=in_thread)
+    thread.start()
+    thread.join(BOUND)
+    if hasattr(os, "SCHED_BATCH"):
+        assert seen == {"changed": True, "policy": os.SCHED_BATCH}
+        assert os.sched_getscheduler(0) == os.SCHED_OTHER
+    else:  # pragma: no cover - not Linux
+        assert seen["changed"] is False

@@ -107,6 +107,21 @@ def test_tool_round_trip_with_media_through_keyed_runs() -> None:
     assert snapshot["tool"]["render_chart"]["calls"] == 3
 
 
+def test_a_subtask_engine_runs_its_sync_calls_under_batch_scheduling() -> None:
+    engine = AgentEngineFactory(chart_agent())(_context())
+    try:
+        assert engine.batch_scheduling
+        assert engine.tool_threads.batch_scheduling
+        assert engine.action_threads.batch_scheduling
+    finally:
+        engine.close()
+    local = AgentEngine(chart_agent())  # the local runner's: threads preempt as usual
+    try:
+        assert not local.tool_threads.batch_scheduling
+    finally:
+        local.close()
+
+
 def test_runs_see_the_typed_key_behind_the_flink_key() -> None:
     engine = AgentEngineFactory(chart_agent())(_context())
     sub = FakeSubtask(engine)
