@@ -337,19 +337,19 @@ def record_chat_call(
 ) -> None:
     """Count one successful model call: tokens by kind, the call, its latency."""
     handles = _handles(group, "chatModel", model)
-    counters = handles.counters
-    calls = counters.get("calls") or handles.counter("calls")
-    calls.inc()
+    handles.counter("calls").inc()
     latency = handles.histogram("callLatencyMs")  # there (empty) when no call measured one
     if latency_s is not None:
         latency.update(latency_s * 1000.0)
+    counters = handles.counters  # looked up here first: this runs for every model call
     values = result.usage.__dict__
     for field, name, unknown in _USAGE_COUNTER_NAMES:
         value = values[field]
-        if value is None:
-            (counters.get(unknown) or handles.counter(unknown)).inc()
-        else:
-            (counters.get(name) or handles.counter(name)).inc(value)
+        counted = unknown if value is None else name  # unknown is not zero: counted apart
+        counter = counters.get(counted)
+        if counter is None:
+            counter = handles.counter(counted)
+        counter.inc(1 if value is None else value)
 
 
 _UNKNOWN_COUNTERS = {field: f"{name}Unknown" for field, name in USAGE_COUNTERS.items()}
