@@ -8,7 +8,7 @@ import functools
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -18,14 +18,6 @@ from flink_agents.runtime.errors import ToolCallTimeoutError
 
 BOUND = 5.0
 """Seconds any test waits at most (a safety net, never the expected time)."""
-
-
-@pytest.fixture
-def release() -> Iterator[threading.Event]:
-    """Set at the end of each test: lets every hung call return."""
-    event = threading.Event()
-    yield event
-    event.set()
 
 
 def hang(release: threading.Event) -> Callable[[], str]:

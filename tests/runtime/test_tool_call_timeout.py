@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -28,14 +28,6 @@ from tests.runtime.chat_agents import chat_agent, only_response
 
 BOUND = 5.0
 """Seconds a test waits at most for its runs (a safety net, never the expected time)."""
-
-
-@pytest.fixture
-def release() -> Iterator[threading.Event]:
-    """Set at the end of each test: lets every hung sync tool return."""
-    event = threading.Event()
-    yield event
-    event.set()
 
 
 def call(call_id: str, name: str, **arguments: Any) -> ToolCallBlock:
