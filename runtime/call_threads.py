@@ -104,6 +104,11 @@ class _State(Enum):
     """Taken off the queue before it ran (timed out, cancelled, or the pool closed)."""
 
 
+# The states as plain module names: an `Enum` member read through its class costs a
+# lookup through the enum's type on every use, and the hot paths read them per call.
+_QUEUED, _RUNNING, _DONE, _DROPPED = _State.QUEUED, _State.RUNNING, _State.DONE, _State.DROPPED
+
+
 class _Call:
     """One submitted call; ``state``, ``started_at``, ``abandoned``, ``kept``, ``waiter``,
     ``result`` and ``error`` change under the pool's lock, ``timer`` only on the loop."""
@@ -137,7 +142,7 @@ class _Call:
         self.future = future
         self.timeout = timeout
         self.key = key
-        self.state = _State.QUEUED
+        self.state = _QUEUED
         self.started_at = 0.0
         self.abandoned = False
         self.kept = False
@@ -272,10 +277,10 @@ class CallThreadPool:
             timer = call.timer
             if timer is not None:
                 timer.cancel()
-            if call.state is _State.QUEUED:  # cancelled: a thread that takes it skips it
+            if call.state is _QUEUED:  # cancelled: a thread that takes it skips it
                 with self._lock:
-                    if call.state is _State.QUEUED:
-                        call.state = _State.DROPPED
+                    if call.state is _QUEUED:
+                        call.state = _DROPPED
 
     def _brief_wait(self, call: _Call) -> bool:
         """Submit ``call`` and block this thread up to ``brief_wait_s`` for it: True when
@@ -287,7 +292,7 @@ class CallThreadPool:
         waiter.acquire(timeout=self.brief_wait_s)
         with self._lock:
             call.waiter = None  # from now on its outcome goes to its future
-            if call.state is _State.DONE:
+            if call.state is _DONE:
                 return True
             took = self._took
             key = call.key
@@ -306,15 +311,15 @@ class CallThreadPool:
         error: ToolCallTimeoutError | None = None
         with self._lock:
             state = call.state
-            if state is _State.QUEUED:
+            if state is _QUEUED:
                 if self._kept >= self.max_workers:
                     # Every thread holds a timed-out call it could not be written off
                     # from: none may become free.
-                    call.state = _State.DROPPED
+                    call.state = _DROPPED
                     error = ToolCallTimeoutError(timeout, started=False)
                 else:
                     again = timeout
-            elif state is _State.RUNNING:
+            elif state is _RUNNING:
                 left = call.started_at + timeout - time.monotonic()
                 if left > 0:
                     again = left
@@ -357,7 +362,7 @@ class CallThreadPool:
             if self._closed:
                 raise RuntimeError("the thread pool is closed")
             self._queued += 1
-            if self._queued > self._idle:
+            if self._queued > self._idle and self._workers < self.max_workers:
                 self._spawn()
             self._queue.put(call)  # under the lock, so `close` sees every queued call
 
@@ -385,11 +390,11 @@ class CallThreadPool:
                     self._workers -= 1
                     return
                 self._queued -= 1
-                if call.state is not _State.QUEUED:
+                if call.state is not _QUEUED:
                     continue  # dropped while it waited; this thread stays idle
                 self._idle -= 1
                 call.started_at = time.monotonic()
-                call.state = _State.RUNNING
+                call.state = _RUNNING
             result: Any = None
             error: BaseException | None = None
             try:
@@ -398,7 +403,7 @@ class CallThreadPool:
                 error = exc
             wake: asyncio.AbstractEventLoop | None = None
             with lock:
-                call.state = _State.DONE
+                call.state = _DONE
                 key = call.key
                 if key is not None:
                     ran = time.monotonic() - call.started_at
@@ -465,8 +470,8 @@ class CallThreadPool:
                     break
                 if call is not None:
                     self._queued -= 1
-                    if call.state is _State.QUEUED:
-                        call.state = _State.DROPPED
+                    if call.state is _QUEUED:
+                        call.state = _DROPPED
                         dropped.append(call)
         for _ in range(idle):
             self._queue.put(None)
