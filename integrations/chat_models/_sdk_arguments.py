@@ -1,9 +1,12 @@
 """Which request fields go to the SDK as named arguments, and which through ``extra_body``.
 
-The wire modules build the exact JSON body. Fields the SDK's ``create`` names as
-arguments get the SDK's own handling (Anthropic's ``user_profile_id`` becomes a
-header, say); any other field (a server-specific option, a field newer than the SDK)
-goes through ``extra_body``, so the JSON the server receives is the same either way.
+The wire modules build the exact JSON body. For an adapter that calls its SDK's
+``create`` (Anthropic's ``messages.create``, which sets a timeout from ``max_tokens``
+and headers from some fields), fields ``create`` names as arguments get the SDK's own
+handling (``user_profile_id`` becomes a header, say); any other field (a server-specific
+option, a field newer than the SDK) goes through ``extra_body``, so the JSON the server
+receives is the same either way. (The OpenAI adapters send their body through the
+client's ``post`` instead: see ``openai._connection``.)
 The SDK call options (``timeout``, ``extra_headers``...) and ``stream`` are never
 taken from the body: a field of that name goes through ``extra_body`` like any other.
 """

@@ -2,7 +2,8 @@
 
 Also for OpenAI-compatible servers (vLLM, Ollama, llama.cpp...): point ``base_url``
 at the server. The wire mapping lives in `_chat_completions_api`; this module only
-sends the request through the official async SDK and parses its typed answer.
+sends the request through the official async SDK (its client's ``post``, see
+`_connection`) and parses its typed answer.
 """
 
 from __future__ import annotations
@@ -10,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from openai.resources.chat.completions import AsyncCompletions
+from openai.types.chat import ChatCompletion
 
 from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.message import ChatMessage
-from flink_agents.integrations.chat_models._sdk_arguments import sdk_arguments
 from flink_agents.integrations.chat_models.openai._chat_completions_api import (
     PROVIDER,
     MaxTokensParam,
@@ -53,9 +53,7 @@ class OpenAIChatModelConnection(OpenAIConnection):
         before anything is sent; provider failures raise `ChatModelError`.
         """
         request = build_request(messages, tools, **params)
-        arguments = sdk_arguments(request, AsyncCompletions.create)
-        completion = await self._send(lambda client: client.chat.completions.create(**arguments))
-        return parse_response(completion)
+        return parse_response(await self._post("/chat/completions", request, ChatCompletion))
 
 
 class OpenAIChatModelSetup(BaseChatModelSetup):

@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
-from openai.resources.responses import AsyncResponses
+from openai.types.responses import Response
 from pydantic import Field
 
 from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.message import ChatMessage
-from flink_agents.integrations.chat_models._sdk_arguments import sdk_arguments
 from flink_agents.integrations.chat_models.openai._connection import OpenAIConnection
 from flink_agents.integrations.chat_models.openai._responses_api import (
     PROVIDER,
@@ -45,9 +44,8 @@ class OpenAIResponsesChatModelConnection(OpenAIConnection):
         **params: Any,
     ) -> ChatResult:
         """Send the conversation to ``POST /responses`` and return the answer."""
-        arguments = sdk_arguments(build_request(messages, tools, **params), AsyncResponses.create)
-        response = await self._send(lambda client: client.responses.create(**arguments))
-        return parse_response(response)
+        request = build_request(messages, tools, **params)
+        return parse_response(await self._post("/responses", request, Response))
 
 
 class OpenAIResponsesChatModelSetup(BaseChatModelSetup):
