@@ -4,8 +4,9 @@ The workload is ``local_runner.py``'s at 0 ms: one input per key, half of the in
 the model call a plain ``def`` tool once (two model calls and one tool call), the other
 half get a direct answer. Both sides run it as a user would: the execution environment's
 ``from_list(...).apply(agent).to_list()`` and ``execute()``, with default options. Each
-run is a fresh process pinned to the same CPU, with an untimed warm-up run of a tenth of
-the keys first; the rounds alternate ours and upstream's, so both see the same machine.
+run is a fresh process pinned to the same CPU (``--unpinned``: on every CPU, as users run
+them), with an untimed warm-up run of a tenth of the keys first; the rounds alternate ours
+and upstream's, so both see the same machine.
 Printed per round: inputs/s and CPU time per input of each, and our ratio to upstream's.
 
 Upstream's package needs no jars for its local runner, but its build downloads them; so
@@ -131,6 +132,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--cpu", type=int, default=None, help="CPU both sides are pinned to")
     parser.add_argument(
+        "--unpinned",
+        action="store_true",
+        help="pin neither side: both may use every CPU (as users run them); our sync calls' "
+        "threads then hand over across cores",
+    )
+    parser.add_argument(
         "--our-actions",
         choices=["def", "async"],
         default="def",
@@ -150,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     cpu = args.cpu
-    if cpu is None and hasattr(os, "sched_getaffinity"):
+    if cpu is None and not args.unpinned and hasattr(os, "sched_getaffinity"):
         cpu = sorted(os.sched_getaffinity(0))[-1]
     # Each side's command ends with its number of keys.
     ours_cmd = [sys.executable, str(Path(__file__).resolve()), "--ours"]
@@ -165,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"python {sys.version.split()[0]}, {args.keys} keys, one input each, half with a "
         f"sync tool call, 0 ms model; our actions: {args.our_actions}; each run a fresh "
-        f"process on CPU {cpu}"
+        f"process {'on every CPU' if cpu is None else f'on CPU {cpu}'}"
     )
     rates: list[float] = []
     cpu_ratios: list[float] = []
