@@ -1,7 +1,7 @@
 """Helpers the adapter tests share: a server that answers only when released, a URL
 nobody listens on, a history's round trip through the JSON form agent state keeps,
-closing a connection's SDK client, and the weather tool the live tests ask for. The fake
-server fixtures are in ``conftest.py``."""
+closing a connection's SDK client, the OpenAI answer bodies the fake servers send, and the
+weather tool the live tests ask for. The fake server fixtures are in ``conftest.py``."""
 
 from __future__ import annotations
 
@@ -25,8 +25,10 @@ __all__ = [
     "WEATHER_TOOL",
     "answer_the_weather_call",
     "close_sdk_client",
+    "completion_body",
     "held_server",
     "refused_url",
+    "response_body",
     "through_state",
 ]
 
@@ -69,6 +71,47 @@ async def close_sdk_client(connection: ProviderConnection[Any]) -> None:
     client: Any = connection._sdk_client()
     close = getattr(client, "aclose", None) or client.close
     await close()
+
+
+def completion_body(message: dict[str, Any], finish: str = "stop", **extra: Any) -> dict[str, Any]:
+    """A Chat Completions answer: one choice whose message has ``message``'s fields (the
+    role is the assistant's), with usage; ``extra`` sets or replaces top-level fields."""
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1767225600,
+        "model": "gpt-test-2026",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", **message},
+                "finish_reason": finish,
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
+        **extra,
+    }
+
+
+def response_body(text: str, **extra: Any) -> dict[str, Any]:
+    """A Responses answer: one assistant message of ``text``; ``extra`` sets or replaces
+    top-level fields (``usage``, say)."""
+    return {
+        "id": "resp_1",
+        "object": "response",
+        "model": "gpt-test",
+        "status": "completed",
+        "output": [
+            {
+                "type": "message",
+                "id": "msg_1",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        ],
+        **extra,
+    }
 
 
 WEATHER_TOOL = ToolMetadata(

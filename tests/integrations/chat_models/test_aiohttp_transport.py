@@ -27,22 +27,17 @@ from flink_agents.integrations.chat_models.anthropic import AnthropicChatModelCo
 from flink_agents.integrations.chat_models.ollama_chat_model import OllamaChatModelConnection
 from flink_agents.integrations.chat_models.openai import OpenAIChatModelConnection
 from tests.fakes.http_server import FakeProviderServer
-from tests.integrations.chat_models.provider_helpers import close_sdk_client, refused_url
+from tests.integrations.chat_models.provider_helpers import (
+    close_sdk_client,
+    completion_body,
+    refused_url,
+)
 
 pytest.importorskip("aiohttp")
 
 API_KEY = "sk-test-aiohttp-0123456789"
 
-COMPLETION = {
-    "id": "chatcmpl-1",
-    "object": "chat.completion",
-    "created": 1767225600,
-    "model": "gpt-test-2026",
-    "choices": [
-        {"index": 0, "message": {"role": "assistant", "content": "Red."}, "finish_reason": "stop"}
-    ],
-    "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
-}
+COMPLETION = completion_body({"content": "Red."})
 MESSAGE = {
     "id": "msg_01",
     "type": "message",

@@ -5,7 +5,7 @@ the answer is still the SDK's typed model."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 from typing import Any
 
 import openai.resources.chat.completions.completions as completions_resource
@@ -27,7 +27,11 @@ from flink_agents.integrations.chat_models.openai._responses_api import (
     build_request as responses_request,
 )
 from tests.fakes.http_server import FakeProviderServer, ScriptedResponse
-from tests.integrations.chat_models.provider_helpers import close_sdk_client
+from tests.integrations.chat_models.provider_helpers import (
+    close_sdk_client,
+    completion_body,
+    response_body,
+)
 
 API_KEY = "sk-test-0123456789abcdef"
 
@@ -52,39 +56,8 @@ HISTORY = [
     ),
 ]
 
-COMPLETION = {
-    "id": "chatcmpl-1",
-    "object": "chat.completion",
-    "created": 1767225600,
-    "model": "gpt-test-2026",
-    "choices": [
-        {
-            "index": 0,
-            "message": {"role": "assistant", "content": "Shipped."},
-            "finish_reason": "stop",
-        }
-    ],
-}
-
-RESPONSE = {
-    "id": "resp_1",
-    "object": "response",
-    "created_at": 1767225600,
-    "model": "gpt-test-2026",
-    "status": "completed",
-    "output": [
-        {
-            "type": "message",
-            "id": "msg_1",
-            "role": "assistant",
-            "status": "completed",
-            "content": [{"type": "output_text", "text": "Shipped.", "annotations": []}],
-        }
-    ],
-    "parallel_tool_calls": True,
-    "tool_choice": "auto",
-    "tools": [],
-}
+COMPLETION = completion_body({"content": "Shipped."})
+RESPONSE = response_body("Shipped.")
 
 
 @pytest.fixture
@@ -98,38 +71,33 @@ def no_sdk_conversion(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(responses_resource, "async_maybe_transform", refuse)
 
 
-@pytest.fixture
-async def server() -> AsyncIterator[FakeProviderServer]:
-    with FakeProviderServer() as fake:
-        yield fake
+# Per API: its connection, the path it posts to, the wire module's request builder, the
+# answer the server sends and that answer's id.
+APIS = [
+    (OpenAIChatModelConnection, "/chat/completions", chat_request, COMPLETION, "chatcmpl-1"),
+    (OpenAIResponsesChatModelConnection, "/responses", responses_request, RESPONSE, "resp_1"),
+]
 
 
 @pytest.mark.usefixtures("no_sdk_conversion")
-async def test_chat_completions_body_is_sent_as_built(server: FakeProviderServer) -> None:
-    connection = OpenAIChatModelConnection(api_key=API_KEY, base_url=server.base_url)
-    server.enqueue(ScriptedResponse(body=COMPLETION))
+@pytest.mark.parametrize(("connection_class", "path", "build_request", "answer", "answer_id"), APIS)
+async def test_body_is_sent_as_built(
+    server: FakeProviderServer,
+    connection_class: type[OpenAIChatModelConnection | OpenAIResponsesChatModelConnection],
+    path: str,
+    build_request: Callable[..., dict[str, Any]],
+    answer: dict[str, Any],
+    answer_id: str,
+) -> None:
+    connection = connection_class(api_key=API_KEY, base_url=server.base_url)
+    server.enqueue(ScriptedResponse(body=answer))
     try:
         result = await connection.achat(HISTORY, [LOOKUP], model="gpt-test", seed=7)
     finally:
         await close_sdk_client(connection)
     [request] = server.requests
-    assert request.path == "/chat/completions"
+    assert request.path == path
     assert request.headers["authorization"] == f"Bearer {API_KEY}"
-    assert request.body == chat_request(HISTORY, [LOOKUP], model="gpt-test", seed=7)
+    assert request.body == build_request(HISTORY, [LOOKUP], model="gpt-test", seed=7)
     assert result.message.blocks == [TextBlock(text="Shipped.")]
-    assert result.response_id == "chatcmpl-1"
-
-
-@pytest.mark.usefixtures("no_sdk_conversion")
-async def test_responses_body_is_sent_as_built(server: FakeProviderServer) -> None:
-    connection = OpenAIResponsesChatModelConnection(api_key=API_KEY, base_url=server.base_url)
-    server.enqueue(ScriptedResponse(body=RESPONSE))
-    try:
-        result = await connection.achat(HISTORY, [LOOKUP], model="gpt-test", seed=7)
-    finally:
-        await close_sdk_client(connection)
-    [request] = server.requests
-    assert request.path == "/responses"
-    assert request.body == responses_request(HISTORY, [LOOKUP], model="gpt-test", seed=7)
-    assert result.message.blocks == [TextBlock(text="Shipped.")]
-    assert result.response_id == "resp_1"
+    assert result.response_id == answer_id

@@ -32,32 +32,13 @@ from flink_agents.integrations.chat_models.openai import (
     OpenAIChatModelSetup,
 )
 from tests.fakes.http_server import FakeProviderServer, ScriptedResponse
-from tests.integrations.chat_models.provider_helpers import close_sdk_client
+from tests.integrations.chat_models.provider_helpers import close_sdk_client, completion_body
 
 API_KEY = "sk-test-0123456789abcdef"
 PNG_B64 = "iVBORw0KGgo="
 
 
-def completion(message: dict[str, Any], finish: str = "stop", **extra: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 1767225600,
-        "model": "gpt-test-2026",
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", **message},
-                "finish_reason": finish,
-            }
-        ],
-        "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
-    }
-    body.update(extra)
-    return body
-
-
-TEXT_REPLY = completion({"content": "It is red."})
+TEXT_REPLY = completion_body({"content": "It is red."})
 
 
 @pytest.fixture
@@ -156,7 +137,7 @@ async def test_tool_loop_with_tool_image_exact_bodies(
 ) -> None:
     """Seed contract: an image a tool returns reaches the model (here, in a user message)."""
     server.enqueue(
-        completion(
+        completion_body(
             {
                 "content": None,
                 "tool_calls": [
@@ -334,7 +315,7 @@ async def test_options_and_extra_fields_reach_the_body(
 async def test_reasoning_from_compatible_server_is_parsed_and_not_replayed(
     server: FakeProviderServer, connection: OpenAIChatModelConnection
 ) -> None:
-    server.enqueue(completion({"content": "4", "reasoning_content": "2 plus 2"}), TEXT_REPLY)
+    server.enqueue(completion_body({"content": "4", "reasoning_content": "2 plus 2"}), TEXT_REPLY)
     first = await connection.achat([ChatMessage.user("2+2?")], model="qwen3")
     assert first.message.blocks == [
         ReasoningBlock(text="2 plus 2", provider="openai-chat"),
@@ -521,7 +502,7 @@ async def test_malformed_body(
 async def test_response_without_usage(
     server: FakeProviderServer, connection: OpenAIChatModelConnection
 ) -> None:
-    reply = completion({"content": "ok"})
+    reply = completion_body({"content": "ok"})
     del reply["usage"]
     server.enqueue(reply)
     result = await connection.achat([ChatMessage.user("hi")], model="llama3.2")

@@ -12,23 +12,11 @@ from flink_agents.api.errors import ChatModelError
 from flink_agents.api.message import ChatMessage
 from flink_agents.integrations.chat_models.openai import OpenAIResponsesChatModelConnection
 from tests.fakes.http_server import FakeProviderServer, ScriptedResponse
+from tests.integrations.chat_models.provider_helpers import response_body
 
 API_KEY = "sk-test-errors-abcdef123456"
 
-REPLY: dict[str, Any] = {
-    "id": "resp_1",
-    "model": "gpt-test",
-    "status": "completed",
-    "output": [
-        {
-            "type": "message",
-            "id": "msg_1",
-            "role": "assistant",
-            "status": "completed",
-            "content": [{"type": "output_text", "text": "fine", "annotations": []}],
-        }
-    ],
-}
+REPLY = response_body("fine")
 
 
 @pytest.fixture(scope="module")

@@ -32,6 +32,7 @@ from flink_agents.integrations.chat_models.openai import (
     OpenAIResponsesChatModelSetup,
 )
 from tests.fakes.http_server import FakeProviderServer, ScriptedResponse
+from tests.integrations.chat_models.provider_helpers import response_body
 
 API_KEY = "sk-test-responses-0123456789"
 PNG_B64 = (
@@ -41,28 +42,16 @@ PDF_B64 = "JVBERi0xLjQKJcfsj6IKMSAwIG9iago8PD4+CmVuZG9iagp0cmFpbGVyCjw8Pj4KJSVFT
 IMAGE_URL = "https://media.example.com/secret-chart.png"
 DOC_URL = "https://media.example.com/secret-report.pdf"
 
-TEXT_REPLY: dict[str, Any] = {
-    "id": "resp_1",
-    "object": "response",
-    "model": "gpt-test",
-    "status": "completed",
-    "output": [
-        {
-            "type": "message",
-            "id": "msg_1",
-            "role": "assistant",
-            "status": "completed",
-            "content": [{"type": "output_text", "text": "ok", "annotations": []}],
-        }
-    ],
-    "usage": {
+TEXT_REPLY = response_body(
+    "ok",
+    usage={
         "input_tokens": 10,
         "input_tokens_details": {"cached_tokens": 0},
         "output_tokens": 2,
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": 12,
     },
-}
+)
 
 # Audio and video: the kinds the Responses API cannot take, shared by the user-message
 # and the tool-result tests so their errors are compared one to one.
