@@ -71,6 +71,7 @@ from flink_agents.runtime.flink.python_workers import (
     embedded_interpreter_matches,
     prepare_worker_environment,
     python_worker_options,
+    quiet_unused_filesystem_warning,
 )
 from flink_agents.runtime.flink.session_cluster import check_session_cluster
 from flink_agents.runtime.keys import encode_key
@@ -139,6 +140,7 @@ def prepare_flink_environment() -> JavaRuntime:
         )
     runtime = ensure_java()
     prepare_worker_environment()
+    quiet_unused_filesystem_warning()  # Beam, imported with the first environment, logs it
     if not _gateway_started():
         complete_flink_conf_dir()  # a config.yaml with only `agent:` gets Flink's defaults
     return runtime
