@@ -6,7 +6,8 @@ loop): connections with the same settings share one client, and so its pool, on 
 loop; connections whose settings differ in anything (key, URL, timeout, headers, the
 injected HTTP client, the environment the SDK reads) never do. Nothing here travels
 with a pickled connection: a worker makes its own clients on first use. Clients of a
-loop that has closed are forgotten when the next client is made.
+loop that has closed are forgotten when the next client is made, and let go of on a thread
+of their own (`_release_elsewhere`).
 """
 
 from __future__ import annotations
@@ -61,13 +62,16 @@ class SdkClientCache:
         Raises ``RuntimeError`` outside a running loop (the clients are async).
         """
         loop = asyncio.get_running_loop()
+        retired: list[Any] = []
         with self._lock:
             client = self._clients.get((loop, key))
             if client is None:
-                self._forget_closed_loops()
+                retired = self._forget_closed_loops()
                 client = make()
                 self._clients[(loop, key)] = client
-            return client
+        if retired:
+            _release_elsewhere(retired)
+        return client
 
     def forget(self, client: object) -> None:
         """Drop ``client`` from the cache (after closing it, say)."""
@@ -80,9 +84,25 @@ class SdkClientCache:
         with self._lock:
             return len(self._clients)
 
-    def _forget_closed_loops(self) -> None:
-        for entry in [entry for entry in self._clients if entry[0].is_closed()]:
-            del self._clients[entry]
+    def _forget_closed_loops(self) -> list[Any]:
+        """Drop the clients of closed loops from the cache; they are returned."""
+        closed = [entry for entry in self._clients if entry[0].is_closed()]
+        return [self._clients.pop(entry) for entry in closed]
+
+
+def _release_elsewhere(clients: list[Any]) -> None:
+    """Let go of ``clients`` (of a closed loop; ``clients`` is emptied) on a thread that runs
+    no event loop.
+
+    The SDKs' own HTTP client, when it is let go of unclosed, schedules its closing on the
+    loop running in that thread. Here that would be the new loop, while the client's
+    connections belong to the closed one: the closing task fails ("Event loop is closed")
+    and asyncio prints it as an exception never retrieved. On a thread without a loop the
+    SDK schedules nothing and the connections' sockets are closed as they are collected.
+    """
+    moved = clients[:]
+    clients.clear()
+    threading.Thread(target=moved.clear, name="sdk-client-release", daemon=True).start()
 
 
 sdk_clients = SdkClientCache()

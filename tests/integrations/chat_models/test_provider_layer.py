@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import pickle
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -262,6 +263,35 @@ def test_cache_makes_one_client_per_key_and_loop_and_forgets_closed_loops() -> N
     assert len(cache) == 2  # the first loop closed: its clients were forgotten
     with pytest.raises(RuntimeError):
         cache.get("a", make)  # outside a running loop
+
+
+class _LoopSeeingClient:
+    """Records, when let go of, whether an event loop ran in the thread that let it go: an
+    SDK's HTTP client schedules its own closing on that loop."""
+
+    released = threading.Event()
+    saw_loop: list[bool] = []
+
+    def __del__(self) -> None:
+        try:
+            asyncio.get_running_loop()
+            self.saw_loop.append(True)
+        except RuntimeError:
+            self.saw_loop.append(False)
+        self.released.set()
+
+
+def test_clients_of_a_closed_loop_are_let_go_of_where_no_loop_runs() -> None:
+    cache = SdkClientCache()
+
+    async def client() -> object:
+        return id(cache.get("a", _LoopSeeingClient))  # the cache holds the only reference
+
+    asyncio.run(client())
+    assert not _LoopSeeingClient.released.is_set()
+    asyncio.run(client())  # forgets the first loop's client, on a loop
+    assert _LoopSeeingClient.released.wait(10.0)
+    assert _LoopSeeingClient.saw_loop == [False]
 
 
 def test_freeze_compares_settings_by_value_and_clients_by_identity() -> None:
