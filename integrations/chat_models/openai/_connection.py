@@ -6,9 +6,10 @@ error mapping come from `ProviderConnection`. Both APIs with the same settings s
 one ``openai.AsyncOpenAI`` client per event loop.
 
 Both send their wire module's JSON body through the client's generic ``post`` (the SDK's
-documented way to send a request body of one's own), not through ``create``: for these two
+documented way to send a request body of one's own), not through ``create``. For these two
 APIs ``create`` only runs the SDK's typed conversion of its arguments before that same
-``post``, and that conversion leaves a JSON body unchanged (no field of either API's
+``post`` (and, for Chat Completions, refuses a pydantic class as ``response_format``; the
+setups send a dict). That conversion leaves a JSON body unchanged (no field of either API's
 parameters is renamed or reformatted) while it costs 0.16-0.6 ms of CPU per request, more
 than the rest of the runtime spends on an input (docs/benchmarks.md). The SDK still does
 everything else: headers and credentials, retries, timeouts, the HTTP transport, parsing
