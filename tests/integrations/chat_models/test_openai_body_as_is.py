@@ -15,7 +15,6 @@ import pytest
 from flink_agents.api.content_blocks import TextBlock, ToolCallBlock
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.tool_response import ToolResponse
-from flink_agents.api.tools.tool import ToolMetadata
 from flink_agents.integrations.chat_models.openai import (
     OpenAIChatModelConnection,
     OpenAIResponsesChatModelConnection,
@@ -28,6 +27,7 @@ from flink_agents.integrations.chat_models.openai._responses_api import (
 )
 from tests.fakes.http_server import FakeProviderServer, ScriptedResponse
 from tests.integrations.chat_models.provider_helpers import (
+    WEATHER_TOOL,
     close_sdk_client,
     completion_body,
     response_body,
@@ -35,29 +35,19 @@ from tests.integrations.chat_models.provider_helpers import (
 
 API_KEY = "sk-test-0123456789abcdef"
 
-LOOKUP = ToolMetadata(
-    name="lookup",
-    description="Look up an order.",
-    args_schema={
-        "type": "object",
-        "properties": {"order_id": {"type": "string"}},
-        "required": ["order_id"],
-    },
-)
-
 HISTORY = [
     ChatMessage.system("Be brief."),
-    ChatMessage.user("Where is order A1?"),
+    ChatMessage.user("Weather in Paris?"),
     ChatMessage.assistant(
-        tool_calls=[ToolCallBlock(id="call_1", name="lookup", input={"order_id": "A1"})]
+        tool_calls=[ToolCallBlock(id="call_1", name="get_weather", input={"city": "Paris"})]
     ),
     ChatMessage.tool_result(
-        ToolResponse.from_output("call_1", "lookup", "shipped").to_result_block()
+        ToolResponse.from_output("call_1", "get_weather", "Sunny, 21 C").to_result_block()
     ),
 ]
 
-COMPLETION = completion_body({"content": "Shipped."})
-RESPONSE = response_body("Shipped.")
+COMPLETION = completion_body({"content": "Sunny."})
+RESPONSE = response_body("Sunny.")
 
 
 @pytest.fixture
@@ -92,12 +82,12 @@ async def test_body_is_sent_as_built(
     connection = connection_class(api_key=API_KEY, base_url=server.base_url)
     server.enqueue(ScriptedResponse(body=answer))
     try:
-        result = await connection.achat(HISTORY, [LOOKUP], model="gpt-test", seed=7)
+        result = await connection.achat(HISTORY, [WEATHER_TOOL], model="gpt-test", seed=7)
     finally:
         await close_sdk_client(connection)
     [request] = server.requests
     assert request.path == path
     assert request.headers["authorization"] == f"Bearer {API_KEY}"
-    assert request.body == build_request(HISTORY, [LOOKUP], model="gpt-test", seed=7)
-    assert result.message.blocks == [TextBlock(text="Shipped.")]
+    assert request.body == build_request(HISTORY, [WEATHER_TOOL], model="gpt-test", seed=7)
+    assert result.message.blocks == [TextBlock(text="Sunny.")]
     assert result.response_id == answer_id
