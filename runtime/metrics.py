@@ -9,11 +9,12 @@ records into one too and publishes it through Flink's metric groups
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from flink_agents.api.chat_models.rate_limit import LimitReport
@@ -50,6 +51,7 @@ class _Locked:
     __slots__ = ()
 
     def __getstate__(self) -> dict[str, Any]:
+        self._fold()
         slots: tuple[str, ...] = type(self).__slots__  # type: ignore[attr-defined]
         return {name: getattr(self, name) for name in slots if name != "_lock"}
 
@@ -58,24 +60,51 @@ class _Locked:
             setattr(self, name, value)
         self._lock = threading.Lock()
 
+    def _fold(self) -> None:
+        """Bring in what waits to be counted (`_Counter`, `_Histogram`)."""
+
+
+_FOLD_AT = 256
+"""Additions (or histogram values) that wait on their deque at most before they are folded
+in (`_Counter`, `_Histogram`)."""
+
+
+def _take(waiting: deque[Any], count: int) -> Iterator[Any]:
+    """The first ``count`` values on ``waiting``, taken off it (others may append
+    meanwhile): only under its owner's lock, the one place values leave it. Its values are
+    never None (the end marker of `iter`, which `popleft` never returns here)."""
+    return itertools.islice(iter(waiting.popleft, None), count)
+
 
 class _Counter(_Locked, Counter):
-    __slots__ = ("_count", "_lock")
+    """Its additions go on a deque, whose appends are atomic: `inc` takes no lock (it runs
+    several times per step). They are folded into the count when it is read, and whenever
+    `_FOLD_AT` wait."""
+
+    __slots__ = ("_adds", "_count", "_lock")
 
     def __init__(self) -> None:
         self._count = 0
+        self._adds: deque[int] = deque()
         self._lock = threading.Lock()
 
     def inc(self, n: int = 1) -> None:
-        with self._lock:
-            self._count += n
+        adds = self._adds
+        adds.append(n)
+        if len(adds) >= _FOLD_AT:
+            self._fold()
 
     def dec(self, n: int = 1) -> None:
-        with self._lock:
-            self._count -= n
+        self.inc(-n)
 
     def get_count(self) -> int:
+        self._fold()
         return self._count
+
+    def _fold(self) -> None:
+        with self._lock:
+            adds = self._adds
+            self._count += sum(_take(adds, len(adds)))
 
 
 class _Meter(_Locked, Meter):
@@ -123,27 +152,43 @@ class _Meter(_Locked, Meter):
 
 
 class _Histogram(_Locked, Histogram):
-    """The latest ``window_size`` values, and how many there were in all."""
+    """The latest ``window_size`` values, and how many there were in all. As a counter's
+    additions, new values wait on a deque (no lock in `update`) until read or `_FOLD_AT`
+    wait."""
 
-    __slots__ = ("_count", "_lock", "_values")
+    __slots__ = ("_count", "_lock", "_new", "_values")
 
     def __init__(self, window_size: int) -> None:
         if window_size < 1:
             raise ValueError(f"a histogram's window_size must be at least 1, not {window_size}")
         self._count = 0
         self._values: deque[float] = deque(maxlen=window_size)
+        self._new: deque[float] = deque()
         self._lock = threading.Lock()
 
     def update(self, value: float) -> None:
+        new = self._new
+        new.append(value)
+        if len(new) >= _FOLD_AT:
+            self._fold()
+
+    def _fold(self) -> None:
         with self._lock:
-            self._values.append(value)
-            self._count += 1
+            self._fold_locked()
+
+    def _fold_locked(self) -> None:
+        new = self._new
+        count = len(new)
+        self._count += count
+        self._values.extend(_take(new, count))
 
     def _window(self) -> tuple[float, ...]:
         with self._lock:
+            self._fold_locked()
             return tuple(self._values)
 
     def get_count(self) -> int:
+        self._fold()
         return self._count
 
     def get_mean(self) -> float:
