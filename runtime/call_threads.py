@@ -19,10 +19,14 @@ Only when every thread holds a timed-out call that could not be written off (the
 was reached) does a call that has waited a whole timeout for a thread time out without
 having run.
 
-What a call costs the event loop, which runs every key's work: one future, one timer (none
-without a timeout), one queue put, and when the call returns, a share of one cross-thread
-wake-up (outcomes that finish while the loop is busy wait in a list, and only the first of
-them wakes it). On a thread inside `brief_waits` (the Flink operator thread while it runs
+What a call costs the event loop, which runs every key's work: one future, one queue put,
+and when the call returns, a share of one cross-thread wake-up (outcomes that finish while
+the loop is busy wait in a list, and only the first of them wakes it). Calls with a timeout
+share one timer per loop (`_Deadlines`), set for when the first of them could time out:
+a timer per call was a heap entry ordered by Python-level comparisons, which with
+thousands of calls in flight cost as much as the rest of the call.
+
+On a thread inside `brief_waits` (the Flink operator thread while it runs
 loop callbacks itself, see `flink.loop_thread`), a call whose key (a tool, an action) ran
 under ``fast_s`` (0.2 ms) in its recent calls is waited for briefly instead: the thread
 blocks up to ``brief_wait_s`` (2 ms), the GIL released, while a pool thread runs the call,
@@ -49,6 +53,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import math
 import os
 import queue
 import threading
@@ -111,7 +116,7 @@ _QUEUED, _RUNNING, _DONE, _DROPPED = _State.QUEUED, _State.RUNNING, _State.DONE,
 
 class _Call:
     """One submitted call; ``state``, ``started_at``, ``abandoned``, ``kept``, ``waiter``,
-    ``result`` and ``error`` change under the pool's lock, ``timer`` only on the loop."""
+    ``result`` and ``error`` change under the pool's lock."""
 
     __slots__ = (
         "abandoned",
@@ -125,7 +130,6 @@ class _Call:
         "started_at",
         "state",
         "timeout",
-        "timer",
         "waiter",
     )
 
@@ -146,7 +150,6 @@ class _Call:
         self.started_at = 0.0
         self.abandoned = False
         self.kept = False
-        self.timer: asyncio.TimerHandle | None = None
         self.waiter: threading.Lock | None = None
         """Held while the loop's thread waits for this call (the brief wait); the thread
         that ran the call leaves its outcome in ``result`` / ``error`` and releases it."""
@@ -155,6 +158,21 @@ class _Call:
 
 
 _Outcome = tuple[_Call, Any, "BaseException | None"]
+
+
+class _Deadlines:
+    """The calls with a timeout that one loop's callers wait for, and the one timer that
+    looks at them when the first of them could have timed out (only that loop's thread
+    touches it)."""
+
+    __slots__ = ("at", "calls", "timer")
+
+    def __init__(self) -> None:
+        self.calls: dict[_Call, None] = {}
+        """In submission order; a call leaves when its caller stops waiting."""
+        self.timer: asyncio.TimerHandle | None = None
+        self.at = math.inf
+        """When ``timer`` fires (loop time); infinite without one."""
 
 
 def _settle(outcomes: list[_Outcome]) -> None:
@@ -216,6 +234,8 @@ class CallThreadPool:
         self._finished: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
         """Per loop, outcomes of finished calls its callers have not been handed yet. A
         loop has an entry exactly while a wake-up to hand them over is on its way."""
+        self._deadlines: dict[asyncio.AbstractEventLoop, _Deadlines] = {}
+        """Per loop, its callers' calls with a timeout (`_Deadlines`)."""
         self._took: dict[Hashable, float] = {}
         """Per key (a tool, an action), how long its calls ran lately, in seconds: a slow
         call counts at once, a fast one halves the distance."""
@@ -268,15 +288,23 @@ class CallThreadPool:
             if call.error is not None:
                 raise call.error
             return call.result
+        deadlines: _Deadlines | None = None
         if timeout is not None:
-            # One timer per call: it looks at the call when it could have timed out.
-            call.timer = loop.call_later(timeout, self._check, call)
+            deadlines = self._deadlines.get(loop) or self._watch(loop)
+            deadlines.calls[call] = None
+            check_at = loop.time() + timeout  # the earliest it can time out
+            if check_at < deadlines.at:
+                self._arm(loop, deadlines, check_at)
         try:
             return await call.future
         finally:
-            timer = call.timer
-            if timer is not None:
-                timer.cancel()
+            if deadlines is not None:
+                calls = deadlines.calls
+                del calls[call]
+                if not calls and deadlines.timer is not None:  # no timer outlives its calls
+                    deadlines.timer.cancel()
+                    deadlines.timer = None
+                    deadlines.at = math.inf
             if call.state is _QUEUED:  # cancelled: a thread that takes it skips it
                 with self._lock:
                     if call.state is _QUEUED:
@@ -299,12 +327,41 @@ class CallThreadPool:
             took[key] = max(took.get(key, 0.0), self.brief_wait_s)
         return False
 
-    def _check(self, call: _Call) -> None:
-        """On the loop, when ``call`` may have timed out: fail it, or look again later."""
-        call.timer = None
+    def _watch(self, loop: asyncio.AbstractEventLoop) -> _Deadlines:
+        """A new `_Deadlines` for ``loop`` (those of closed loops are let go of here)."""
+        for other, _ in list(self._deadlines.items()):
+            if other.is_closed():
+                self._deadlines.pop(other, None)
+        deadlines = self._deadlines[loop] = _Deadlines()
+        return deadlines
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, deadlines: _Deadlines, at: float) -> None:
+        """Have ``deadlines``' timer fire at ``at`` (loop time)."""
+        if deadlines.timer is not None:
+            deadlines.timer.cancel()
+        deadlines.timer = loop.call_at(at, self._check_due, loop, deadlines)
+        deadlines.at = at
+
+    def _check_due(self, loop: asyncio.AbstractEventLoop, deadlines: _Deadlines) -> None:
+        """On the loop, when a call may have timed out: fail those that did, and fire
+        again when the first of the others could."""
+        deadlines.timer = None
+        deadlines.at = math.inf
+        now = loop.time()
+        first = math.inf
+        for call in list(deadlines.calls):
+            again = self._check(call)
+            if again is not None and now + again < first:
+                first = now + again
+        if first < math.inf:
+            self._arm(loop, deadlines, first)
+
+    def _check(self, call: _Call) -> float | None:
+        """``call`` may have timed out: fail it and return None, or return in how many
+        seconds to look again (None too when it is done)."""
         future = call.future
         if future.done():
-            return
+            return None
         timeout = call.timeout
         assert timeout is not None  # only calls with a timeout have a timer
         again: float | None = None
@@ -329,8 +386,7 @@ class CallThreadPool:
             # else done: its result is on its way to the loop
         if error is not None:
             future.set_exception(error)
-        elif again is not None:
-            call.timer = call.loop.call_later(again, self._check, call)
+        return again
 
     def _write_off(self, call: _Call, timeout: float) -> None:
         """Let go of the thread running ``call`` (under the lock), if the limit allows."""

@@ -306,18 +306,54 @@ def test_a_call_without_a_timeout_sets_no_timer_and_may_be_waited_for_briefly(
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
-        call_later = loop.call_later
-        timers = record_calls(loop, "call_later")
+        call_at = loop.call_at
+        timers = record_calls(loop, "call_at")  # `call_later` goes through it too
         with brief_waits:
             assert await pool.run(functools.partial(str.upper, "a"), None, "action") == "A"
         slow = asyncio.ensure_future(pool.run(release.wait, None))
         await asyncio.sleep(0)  # submitted
         assert timers == []
-        loop.call_later = call_later  # type: ignore[method-assign]
+        loop.call_at = call_at  # type: ignore[method-assign]
         await asyncio.sleep(0.05)
         assert not slow.done()  # never times out: it waits for its call
         release.set()
         assert await slow is True
+
+    run(main())
+    pool.close()
+
+
+def test_calls_with_a_timeout_share_one_timer_set_for_the_first_that_can_time_out(
+    release: threading.Event,
+) -> None:
+    pool = CallThreadPool(21)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        timers = record_calls(loop, "call_at")
+        handles: list[asyncio.TimerHandle] = []
+        call_at = loop.call_at
+
+        def kept(*args: Any) -> asyncio.TimerHandle:
+            handles.append(call_at(*args))
+            return handles[-1]
+
+        loop.call_at = kept  # type: ignore[method-assign]
+        started = loop.time()
+        long = [asyncio.ensure_future(pool.run(hang(release), BOUND)) for _ in range(20)]
+        await asyncio.sleep(0)
+        assert len(timers) == 1  # twenty calls, one timer: when the first can time out
+        assert started + BOUND <= timers[0] <= loop.time() + BOUND  # type: ignore[operator]
+        # A call that can time out sooner sets it earlier, and times out on its own.
+        with pytest.raises(ToolCallTimeoutError) as raised:
+            await pool.run(hang(release), 0.05)
+        assert raised.value.timeout == 0.05 and pool.abandoned == 1
+        assert len(timers) == 3  # then set again for the twenty
+        assert not any(call.done() for call in long)
+        release.set()
+        assert await asyncio.gather(*long) == ["late"] * 20
+        # The first was moved earlier, the second fired; the third outlived no call.
+        assert [handle.cancelled() for handle in handles] == [True, False, True]
 
     run(main())
     pool.close()
