@@ -116,7 +116,8 @@ _QUEUED, _RUNNING, _DONE, _DROPPED = _State.QUEUED, _State.RUNNING, _State.DONE,
 
 class _Call:
     """One submitted call; ``state``, ``started_at``, ``abandoned``, ``kept``, ``waiter``,
-    ``result`` and ``error`` change under the pool's lock."""
+    ``result`` and ``error`` change under the pool's lock. ``key`` is what its thread
+    times it under (None: not timed; only calls made inside `brief_waits` are)."""
 
     __slots__ = (
         "abandoned",
@@ -237,8 +238,8 @@ class CallThreadPool:
         self._deadlines: dict[asyncio.AbstractEventLoop, _Deadlines] = {}
         """Per loop, its callers' calls with a timeout (`_Deadlines`)."""
         self._took: dict[Hashable, float] = {}
-        """Per key (a tool, an action), how long its calls ran lately, in seconds: a slow
-        call counts at once, a fast one halves the distance."""
+        """Per key (a tool, an action), how long its calls made inside `brief_waits` ran
+        lately, in seconds: a slow call counts at once, a fast one halves the distance."""
         self._closed = False
 
     # ------------------------------------------------------------------ state
@@ -274,10 +275,12 @@ class CallThreadPool:
         timeout.
         """
         loop = asyncio.get_running_loop()
-        call = _Call(fn, loop, loop.create_future(), timeout, key)
+        # Only where calls may be waited for briefly is it worth timing them (the key on
+        # the call is what its thread times them by).
+        timed = key is not None and brief_waits.active
+        call = _Call(fn, loop, loop.create_future(), timeout, key if timed else None)
         brief = (
-            key is not None
-            and brief_waits.active
+            timed
             and self.brief_wait_s > 0
             and self._took.get(key, 0.0) < self.fast_s
             and (timeout is None or timeout > self.brief_wait_s)

@@ -284,6 +284,24 @@ def test_a_call_not_done_within_the_brief_wait_goes_on_and_its_tool_counts_as_sl
     pool.close()
 
 
+def test_only_calls_made_inside_brief_waits_time_their_key() -> None:
+    pool = CallThreadPool(1, brief_wait_s=BOUND / 2)
+    slow = threading.Event()
+
+    async def main() -> None:
+        wakeups = count_wakeups(asyncio.get_running_loop())
+        # On the loop's own thread nothing is waited for: the call is not timed (that
+        # costs every call), so this slow one does not make its tool count as slow ...
+        assert await pool.run(functools.partial(slow.wait, 0.01), BOUND, "lookup") is False
+        assert len(wakeups) == 1
+        with brief_waits:  # ... and a call where brief waits are on is waited for
+            assert await pool.run(lambda: "fast", BOUND, "lookup") == "fast"
+        assert len(wakeups) == 1
+
+    run(main())
+    pool.close()
+
+
 def test_calls_without_a_key_are_never_waited_for() -> None:
     pool = CallThreadPool(1, brief_wait_s=1.0)
     gate = threading.Event()
