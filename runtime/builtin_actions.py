@@ -54,6 +54,7 @@ from flink_agents.api.tools.tool_parameter_injection import injected_arguments
 from flink_agents.plan.agent_plan import ActionSpec
 from flink_agents.runtime.action_context import ActionContext
 from flink_agents.runtime.call_threads import CallThreadPool
+from flink_agents.runtime.deadlines import Deadlines
 from flink_agents.runtime.errors import StructuredOutputError, ToolCallTimeoutError
 from flink_agents.runtime.metrics import (
     record_chat_call,
@@ -643,15 +644,56 @@ def _sync_call(tool: BaseTool, arguments: dict[str, Any]) -> Callable[[], Any] |
     return None
 
 
+class _AsyncToolCall:
+    """An async tool call under its timeout: ``waiter`` is done when the call is, or when
+    it timed out (at loop time ``at``)."""
+
+    __slots__ = ("at", "waiter")
+
+    def __init__(self, at: float, waiter: asyncio.Future[None]) -> None:
+        self.at = at
+        self.waiter = waiter
+
+
+def _time_out(call: _AsyncToolCall, now: float) -> float | None:
+    """At loop time ``now``: stop waiting for ``call`` if its time is up (None), else in
+    how many seconds to look again."""
+    waiter = call.waiter
+    if waiter.done():
+        return None
+    left = call.at - now
+    if left > 0:
+        return left
+    waiter.set_result(None)
+    return None
+
+
+_ASYNC_TOOL_CALLS: Deadlines[_AsyncToolCall] = Deadlines(_time_out)
+"""The async tool calls with a timeout, per loop (one timer per loop, not per call)."""
+
+
+def _finished(waiter: asyncio.Future[None], task: asyncio.Future[Any]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 async def _within(awaitable: Awaitable[Any], timeout: float) -> Any:
     """``await awaitable``, cancelled with `ToolCallTimeoutError` after ``timeout`` s.
 
-    Unlike `asyncio.wait_for`, a `TimeoutError` the tool raises itself stays its own.
+    It runs as a task of its own, so a tool that swallows its cancellation does not hold
+    the run. Unlike `asyncio.wait_for`, a `TimeoutError` the tool raises itself stays its
+    own.
     """
+    loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(awaitable)
+    waiter: asyncio.Future[None] = loop.create_future()
+    task.add_done_callback(functools.partial(_finished, waiter))
+    call = _AsyncToolCall(loop.time() + timeout, waiter)
+    watch = _ASYNC_TOOL_CALLS.add(loop, call, timeout)
     try:
-        await asyncio.wait((task,), timeout=timeout)
+        await waiter
     finally:
+        Deadlines.drop(watch, call)
         if not task.done():
             task.cancel()
             # It may swallow the cancellation and fail later: nobody reads that.

@@ -22,9 +22,8 @@ having run.
 What a call costs the event loop, which runs every key's work: one future, one queue put,
 and when the call returns, a share of one cross-thread wake-up (outcomes that finish while
 the loop is busy wait in a list, and only the first of them wakes it). Calls with a timeout
-share one timer per loop (`_Deadlines`), set for when the first of them could time out:
-a timer per call was a heap entry ordered by Python-level comparisons, which with
-thousands of calls in flight cost as much as the rest of the call.
+share one timer per loop (`flink_agents.runtime.deadlines`), set for when the first of
+them could time out.
 
 On a thread inside `brief_waits` (the Flink operator thread while it runs
 loop callbacks itself, see `flink.loop_thread`), a call whose key (a tool, an action) ran
@@ -53,7 +52,6 @@ import asyncio
 import contextlib
 import itertools
 import logging
-import math
 import os
 import queue
 import threading
@@ -62,6 +60,7 @@ from collections.abc import Callable, Hashable
 from enum import Enum
 from typing import Any
 
+from flink_agents.runtime.deadlines import Deadlines
 from flink_agents.runtime.errors import ToolCallTimeoutError
 
 __all__ = ["CallThreadPool", "brief_waits", "use_batch_scheduling"]
@@ -161,21 +160,6 @@ class _Call:
 _Outcome = tuple[_Call, Any, "BaseException | None"]
 
 
-class _Deadlines:
-    """The calls with a timeout that one loop's callers wait for, and the one timer that
-    looks at them when the first of them could have timed out (only that loop's thread
-    touches it)."""
-
-    __slots__ = ("at", "calls", "timer")
-
-    def __init__(self) -> None:
-        self.calls: dict[_Call, None] = {}
-        """In submission order; a call leaves when its caller stops waiting."""
-        self.timer: asyncio.TimerHandle | None = None
-        self.at = math.inf
-        """When ``timer`` fires (loop time); infinite without one."""
-
-
 def _settle(outcomes: list[_Outcome]) -> None:
     """On the loop: hand finished calls' outcomes to their callers."""
     for call, result, error in outcomes:
@@ -235,8 +219,8 @@ class CallThreadPool:
         self._finished: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
         """Per loop, outcomes of finished calls its callers have not been handed yet. A
         loop has an entry exactly while a wake-up to hand them over is on its way."""
-        self._deadlines: dict[asyncio.AbstractEventLoop, _Deadlines] = {}
-        """Per loop, its callers' calls with a timeout (`_Deadlines`)."""
+        self._deadlines: Deadlines[_Call] = Deadlines(self._check)
+        """The calls with a timeout, per loop."""
         self._took: dict[Hashable, float] = {}
         """Per key (a tool, an action), how long its calls made inside `brief_waits` ran
         lately, in seconds: a slow call counts at once, a fast one halves the distance."""
@@ -291,23 +275,12 @@ class CallThreadPool:
             if call.error is not None:
                 raise call.error
             return call.result
-        deadlines: _Deadlines | None = None
-        if timeout is not None:
-            deadlines = self._deadlines.get(loop) or self._watch(loop)
-            deadlines.calls[call] = None
-            check_at = loop.time() + timeout  # the earliest it can time out
-            if check_at < deadlines.at:
-                self._arm(loop, deadlines, check_at)
+        watch = None if timeout is None else self._deadlines.add(loop, call, timeout)
         try:
             return await call.future
         finally:
-            if deadlines is not None:
-                calls = deadlines.calls
-                del calls[call]
-                if not calls and deadlines.timer is not None:  # no timer outlives its calls
-                    deadlines.timer.cancel()
-                    deadlines.timer = None
-                    deadlines.at = math.inf
+            if watch is not None:
+                Deadlines.drop(watch, call)
             if call.state is _QUEUED:  # cancelled: a thread that takes it skips it
                 with self._lock:
                     if call.state is _QUEUED:
@@ -330,38 +303,9 @@ class CallThreadPool:
             took[key] = max(took.get(key, 0.0), self.brief_wait_s)
         return False
 
-    def _watch(self, loop: asyncio.AbstractEventLoop) -> _Deadlines:
-        """A new `_Deadlines` for ``loop`` (those of closed loops are let go of here)."""
-        for other, _ in list(self._deadlines.items()):
-            if other.is_closed():
-                self._deadlines.pop(other, None)
-        deadlines = self._deadlines[loop] = _Deadlines()
-        return deadlines
-
-    def _arm(self, loop: asyncio.AbstractEventLoop, deadlines: _Deadlines, at: float) -> None:
-        """Have ``deadlines``' timer fire at ``at`` (loop time)."""
-        if deadlines.timer is not None:
-            deadlines.timer.cancel()
-        deadlines.timer = loop.call_at(at, self._check_due, loop, deadlines)
-        deadlines.at = at
-
-    def _check_due(self, loop: asyncio.AbstractEventLoop, deadlines: _Deadlines) -> None:
-        """On the loop, when a call may have timed out: fail those that did, and fire
-        again when the first of the others could."""
-        deadlines.timer = None
-        deadlines.at = math.inf
-        now = loop.time()
-        first = math.inf
-        for call in list(deadlines.calls):
-            again = self._check(call)
-            if again is not None and now + again < first:
-                first = now + again
-        if first < math.inf:
-            self._arm(loop, deadlines, first)
-
-    def _check(self, call: _Call) -> float | None:
-        """``call`` may have timed out: fail it and return None, or return in how many
-        seconds to look again (None too when it is done)."""
+    def _check(self, call: _Call, now: float) -> float | None:
+        """On the loop, when ``call`` may have timed out: fail it and return None, or
+        return in how many seconds to look again (None too when it is done)."""
         future = call.future
         if future.done():
             return None

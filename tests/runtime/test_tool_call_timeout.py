@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +18,7 @@ from flink_agents.api import (
     ChatMessage,
     ChatResponseEvent,
     FunctionChatModelConnection,
+    MessageRole,
     ScriptedChatModelConnection,
     ToolCallBlock,
     ToolMetadata,
@@ -119,6 +121,42 @@ def test_a_slow_async_tool_gives_a_timeout_result_and_the_loop_goes_on() -> None
     assert not answered.is_error and answered.text == "ticket 2: open"
     snapshot = runner.metrics.snapshot()  # type: ignore[attr-defined]
     assert snapshot["tool"]["stuck"]["errors"] == 1
+
+
+def test_an_async_tool_that_swallows_its_cancellation_is_not_waited_for() -> None:
+    never = asyncio.Event()  # nobody sets it
+    returned = threading.Event()
+    answered_before_it_returned: list[bool] = []
+
+    async def stubborn(ticket: str) -> str:
+        """Ignores being cancelled, and returns a second later.
+
+        Args:
+            ticket: Id.
+        """
+        with contextlib.suppress(asyncio.CancelledError):
+            await never.wait()
+        await asyncio.sleep(1.0)
+        returned.set()
+        return "late"
+
+    def reply(messages: list[ChatMessage], tools: Any) -> ChatMessage | str:
+        if messages[-1].role is MessageRole.TOOL:
+            answered_before_it_returned.append(not returned.is_set())
+            return "ok"
+        return ChatMessage.assistant(tool_calls=[call("c1", "stubborn", ticket="1")])
+
+    model = FunctionChatModelConnection(function=reply)
+    outputs, _ = run_bounded(
+        chat_agent(model, tools={"stubborn": stubborn}),
+        [{"key": "k", "value": "go"}],
+        {"tool-call.timeout-s": 0.05},
+    )
+    assert only_response(outputs).ok
+    # The chat loop went on with the timeout when it came, not when the tool returned.
+    assert answered_before_it_returned == [True]
+    (result,) = tool_results(model)
+    assert result.is_error and result.text == "tool 'stubborn' timed out after 0.05 s"
 
 
 def test_a_hung_sync_tool_gives_a_timeout_result(release: threading.Event) -> None:
