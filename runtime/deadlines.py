@@ -14,6 +14,7 @@ thread runs loop callbacks only while the loop's thread does not).
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
@@ -21,6 +22,8 @@ from typing import Generic, TypeVar
 __all__ = ["Deadlines", "LoopDeadlines"]
 
 C = TypeVar("C", bound=Hashable)
+
+_LOG = logging.getLogger(__name__)
 
 
 class LoopDeadlines(Generic[C]):
@@ -95,7 +98,11 @@ class Deadlines(Generic[C]):
         first = math.inf
         check = self._check
         for call in list(deadlines.calls):
-            again = check(call, now)
+            try:
+                again = check(call, now)
+            except Exception:  # a broken check must not leave the others without a timer
+                _LOG.exception("looking at a call's timeout failed")
+                continue
             if again is not None and now + again < first:
                 first = now + again
         if first < math.inf:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import Any, cast
+
+import pytest
 
 from flink_agents.runtime.deadlines import Deadlines
 
@@ -111,3 +114,23 @@ def test_each_loop_has_its_own_timer_and_closed_loops_are_let_go_of() -> None:
     third = Loop()
     deadlines.add(as_loop(third), "c", 5.0)
     assert list(deadlines._loops) == [second, third]  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_check_that_fails_leaves_the_others_watched(caplog: pytest.LogCaptureFixture) -> None:
+    loop, calls = Loop(), Calls()
+
+    def check(name: str, now: float) -> float | None:
+        if name == "broken":
+            raise RuntimeError("a bug")
+        return calls.check(name, now)
+
+    deadlines: Deadlines[str] = Deadlines(check)
+    calls.due = {"a": 120.0}
+    deadlines.add(as_loop(loop), "broken", 10.0)
+    deadlines.add(as_loop(loop), "a", 20.0)
+    with caplog.at_level(logging.ERROR, logger="flink_agents.runtime.deadlines"):
+        loop.fire()
+    assert "looking at a call's timeout failed" in caplog.text
+    assert loop.pending() == [120.0]
+    loop.fire()
+    assert calls.failed == [("a", 120.0)]
