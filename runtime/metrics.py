@@ -69,11 +69,14 @@ _FOLD_AT = 256
 in (`_Counter`, `_Histogram`)."""
 
 
+_NEVER = object()
+"""The end marker `_take` gives `iter`: no value on a deque is it."""
+
+
 def _take(waiting: deque[Any], count: int) -> Iterator[Any]:
     """The first ``count`` values on ``waiting``, taken off it (others may append
-    meanwhile): only under its owner's lock, the one place values leave it. Its values are
-    never None (the end marker of `iter`, which `popleft` never returns here)."""
-    return itertools.islice(iter(waiting.popleft, None), count)
+    meanwhile): only under its owner's lock, the one place values leave it."""
+    return itertools.islice(iter(waiting.popleft, _NEVER), count)
 
 
 class _Counter(_Locked, Counter):
@@ -90,7 +93,7 @@ class _Counter(_Locked, Counter):
 
     def inc(self, n: int = 1) -> None:
         adds = self._adds
-        adds.append(n)
+        adds.append(n + 0)  # what is no number fails here, in its caller, not in a read
         if len(adds) >= _FOLD_AT:
             self._fold()
 

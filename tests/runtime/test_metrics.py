@@ -82,6 +82,14 @@ def test_counts_and_windows_are_exact_across_folds() -> None:
     assert histogram.get_mean() == sum(range(700)) / 700
 
 
+def test_a_count_that_is_no_number_fails_where_it_is_added() -> None:
+    counter = InMemoryMetricGroup().get_counter("c")
+    counter.inc(2)
+    with pytest.raises(TypeError):
+        counter.inc(None)  # type: ignore[arg-type]
+    assert counter.get_count() == 2
+
+
 def test_metrics_count_every_update_from_many_threads() -> None:
     # `inc` and `update` take no lock; concurrent updates and reads still lose nothing.
     group = InMemoryMetricGroup()
