@@ -25,6 +25,13 @@ the loop is busy wait in a list, and only the first of them wakes it). Calls wit
 share one timer per loop (`flink_agents.runtime.deadlines`), set for when the first of
 them could time out.
 
+The pool starts one thread. A call that waits for a thread gets a new one (up to
+``max_workers``) only once every running call has run ``spawn_after_s`` (1 ms) or longer,
+looked at again every ``spawn_after_s`` while calls wait (a timer on the caller's loop):
+calls that hold the GIL (most `def` actions) gain nothing from a second thread, which
+could only wait for the GIL while each wake-up costs switches, while calls that block (a
+tool waiting on the network, or hung) get more threads within a millisecond or two.
+
 On a thread inside `brief_waits` (the Flink operator thread while it runs
 loop callbacks itself, see `flink.loop_thread`), a call whose key (a tool, an action) ran
 under ``fast_s`` (0.2 ms) in its recent calls is waited for briefly instead: the thread
@@ -188,6 +195,7 @@ class CallThreadPool:
         brief_wait_s: float = 0.002,
         fast_s: float = 0.0002,
         batch_scheduling: bool = False,
+        spawn_after_s: float = 0.001,
     ) -> None:
         if max_workers < 1:
             raise ValueError("max_workers must be at least 1")
@@ -201,6 +209,9 @@ class CallThreadPool:
         """A key whose recent calls ran shorter than this is waited for briefly."""
         self.batch_scheduling = batch_scheduling
         """Whether the threads run under ``SCHED_BATCH`` (module doc)."""
+        self.spawn_after_s = spawn_after_s
+        """A call waiting for a thread gets a new one only once every running call has run
+        this long (module doc)."""
         self._prefix = thread_name_prefix
         self._names = itertools.count()
         self._lock = threading.Lock()
@@ -221,6 +232,10 @@ class CallThreadPool:
         loop has an entry exactly while a wake-up to hand them over is on its way."""
         self._deadlines: Deadlines[_Call] = Deadlines(self._check)
         """The calls with a timeout, per loop."""
+        self._running: set[_Call] = set()
+        """Calls running on threads that count against ``max_workers``."""
+        self._relief: dict[asyncio.AbstractEventLoop, asyncio.TimerHandle] = {}
+        """Per loop, the timer that looks again whether waiting calls need a new thread."""
         self._took: dict[Hashable, float] = {}
         """Per key (a tool, an action), how long its calls made inside `brief_waits` ran
         lately, in seconds: a slow call counts at once, a fast one halves the distance."""
@@ -351,6 +366,7 @@ class CallThreadPool:
         call.abandoned = True
         self._abandoned += 1
         self._workers -= 1
+        self._running.discard(call)
         logger.warning(
             "a sync call has run %s s and timed out; its thread is written off and "
             "replaced (%d written-off threads still running)",
@@ -361,13 +377,42 @@ class CallThreadPool:
             self._spawn()
 
     def _submit(self, call: _Call) -> None:
+        relieve = False
         with self._lock:
             if self._closed:
                 raise RuntimeError("the thread pool is closed")
             self._queued += 1
             if self._queued > self._idle and self._workers < self.max_workers:
-                self._spawn()
+                if self._workers == 0 or self._all_slow():
+                    self._spawn()
+                else:
+                    relieve = True
             self._queue.put(call)  # under the lock, so `close` sees every queued call
+        if relieve and call.loop not in self._relief:
+            loop = call.loop
+            self._relief[loop] = loop.call_later(self.spawn_after_s, self._relieve, loop)
+
+    def _all_slow(self) -> bool:
+        """Under the lock: whether every running call has run ``spawn_after_s`` or longer
+        (blocked, or hung: a new thread lets waiting calls go on)."""
+        running = self._running
+        if not running:
+            return False  # the threads are about to take the waiting calls
+        started = time.monotonic() - self.spawn_after_s
+        return all(call.started_at <= started for call in running)
+
+    def _relieve(self, loop: asyncio.AbstractEventLoop) -> None:
+        """On ``loop``, ``spawn_after_s`` after calls waited for a thread: a new thread if
+        they still wait and every running call is slow; look again while they wait."""
+        with self._lock:
+            waiting = self._queued > self._idle and self._workers < self.max_workers
+            if waiting and self._all_slow():
+                self._spawn()
+                waiting = self._queued > self._idle and self._workers < self.max_workers
+        if waiting and not self._closed:
+            self._relief[loop] = loop.call_later(self.spawn_after_s, self._relieve, loop)
+        else:
+            self._relief.pop(loop, None)
 
     def _spawn(self) -> None:
         """Start a thread (under the lock) if the pool has room for one."""
@@ -398,6 +443,7 @@ class CallThreadPool:
                 self._idle -= 1
                 call.started_at = time.monotonic()
                 call.state = _RUNNING
+                self._running.add(call)
             result: Any = None
             error: BaseException | None = None
             try:
@@ -407,6 +453,7 @@ class CallThreadPool:
             wake: asyncio.AbstractEventLoop | None = None
             with lock:
                 call.state = _DONE
+                self._running.discard(call)
                 key = call.key
                 if key is not None:
                     ran = time.monotonic() - call.started_at

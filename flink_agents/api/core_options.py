@@ -176,7 +176,9 @@ class AgentExecutionOptions:
         "num-async-threads",
         int,
         (os.cpu_count() or 1) * 2,
-        "Threads for synchronous actions; synchronous tools get as many threads of their own.",
+        "Threads for synchronous actions at most; synchronous tools get as many threads of "
+        "their own. A call waiting for a thread gets a new one once every running call has "
+        "run 1 ms (calls that hold the GIL gain nothing from a second thread).",
     )
     CHAT_ASYNC: ConfigOption[bool] = ConfigOption(
         "chat.async",

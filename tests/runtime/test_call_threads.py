@@ -78,6 +78,50 @@ def test_threads_are_bounded_and_reused() -> None:
     wait_until(lambda: pool.workers == 0)
 
 
+def test_fast_calls_keep_to_one_thread() -> None:
+    # Calls that never run long get no second thread, however many wait: holding the GIL,
+    # it could only wait for it.
+    pool = CallThreadPool(4, spawn_after_s=BOUND / 2)
+    threads: set[str] = set()
+
+    def work(i: int) -> int:
+        threads.add(threading.current_thread().name)
+        return i
+
+    async def main() -> None:
+        calls = [pool.run(functools.partial(work, i), BOUND) for i in range(50)]
+        assert await asyncio.gather(*calls) == list(range(50))
+
+    run(main())
+    assert len(threads) == 1 and pool.workers == 1
+    pool.close()
+
+
+def test_a_call_waiting_behind_a_blocked_one_gets_a_new_thread(
+    release: threading.Event,
+) -> None:
+    pool = CallThreadPool(4, spawn_after_s=0.01)
+    started = threading.Event()
+
+    def blocking() -> str:
+        started.set()
+        release.wait()
+        return "late"
+
+    async def main() -> None:
+        blocked = asyncio.ensure_future(pool.run(blocking, BOUND))
+        while not started.is_set():
+            await asyncio.sleep(0.001)
+        # Once the blocked call has run 10 ms, the next one gets a thread of its own.
+        assert await pool.run(lambda: "quick", BOUND) == "quick"
+        assert not blocked.done() and pool.workers == 2
+        release.set()
+        assert await blocked == "late"
+
+    run(main())
+    pool.close()
+
+
 def test_a_timed_out_call_is_written_off_and_replaced(
     release: threading.Event, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -348,30 +392,40 @@ def test_calls_with_a_timeout_share_one_timer_set_for_the_first_that_can_time_ou
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
-        timers = record_calls(loop, "call_at")
-        handles: list[asyncio.TimerHandle] = []
         call_at = loop.call_at
+        timers: list[tuple[asyncio.TimerHandle, list[bool]]] = []
+        """The timers set for calls' timeouts, each with whether it fired."""
 
-        def kept(*args: Any) -> asyncio.TimerHandle:
-            handles.append(call_at(*args))
-            return handles[-1]
+        def recorded(at: float, callback: Any, *args: Any, **kwargs: Any) -> asyncio.TimerHandle:
+            if getattr(callback, "__name__", "") != "_look":  # not a timeout's timer
+                return call_at(at, callback, *args, **kwargs)
+            fired: list[bool] = []
 
-        loop.call_at = kept  # type: ignore[method-assign]
+            def fire(*given: Any) -> None:
+                fired.append(True)
+                callback(*given)
+
+            timers.append((call_at(at, fire, *args, **kwargs), fired))
+            return timers[-1][0]
+
+        loop.call_at = recorded  # type: ignore[method-assign]
         started = loop.time()
         long = [asyncio.ensure_future(pool.run(hang(release), BOUND)) for _ in range(20)]
         await asyncio.sleep(0)
         assert len(timers) == 1  # twenty calls, one timer: when the first can time out
-        assert started + BOUND <= timers[0] <= loop.time() + BOUND  # type: ignore[operator]
+        assert started + BOUND <= timers[0][0].when() <= loop.time() + BOUND
         # A call that can time out sooner sets it earlier, and times out on its own.
         with pytest.raises(ToolCallTimeoutError) as raised:
             await pool.run(hang(release), 0.05)
         assert raised.value.timeout == 0.05 and pool.abandoned == 1
-        assert len(timers) == 3  # then set again for the twenty
+        assert timers[0][0].cancelled()  # moved earlier ...
+        assert timers[-1][0].when() >= started + BOUND  # ... and set again for the twenty
+        assert len(timers) <= 4  # (once more if the short call waited for its thread)
         assert not any(call.done() for call in long)
         release.set()
         assert await asyncio.gather(*long) == ["late"] * 20
-        # The first was moved earlier, the second fired; the third outlived no call.
-        assert [handle.cancelled() for handle in handles] == [True, False, True]
+        # Each timer fired or was cancelled: none outlived the calls it was set for.
+        assert all(handle.cancelled() or fired for handle, fired in timers)
 
     run(main())
     pool.close()
