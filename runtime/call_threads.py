@@ -389,8 +389,11 @@ class CallThreadPool:
                     relieve = True
             self._queue.put(call)  # under the lock, so `close` sees every queued call
         if relieve and call.loop not in self._relief:
+            relief = self._relief
+            for closed in [loop for loop in list(relief) if loop.is_closed()]:
+                relief.pop(closed, None)  # their timers never fire: let go of them here
             loop = call.loop
-            self._relief[loop] = loop.call_later(self.spawn_after_s, self._relieve, loop)
+            relief[loop] = loop.call_later(self.spawn_after_s, self._relieve, loop)
 
     def _all_slow(self) -> bool:
         """Under the lock: whether every running call has run ``spawn_after_s`` or longer
