@@ -211,7 +211,7 @@ class CallThreadPool:
         """Whether the threads run under ``SCHED_BATCH`` (module doc)."""
         self.spawn_after_s = spawn_after_s
         """A call waiting for a thread gets a new one only once every running call has run
-        this long (module doc)."""
+        this long (module doc); 0: at once, as in a plain pool."""
         self._prefix = thread_name_prefix
         self._names = itertools.count()
         self._lock = threading.Lock()
@@ -383,7 +383,7 @@ class CallThreadPool:
                 raise RuntimeError("the thread pool is closed")
             self._queued += 1
             if self._queued > self._idle and self._workers < self.max_workers:
-                if self._workers == 0 or self._all_slow():
+                if self._workers == 0 or self.spawn_after_s <= 0 or self._all_slow():
                     self._spawn()
                 else:
                     relieve = True
