@@ -107,8 +107,8 @@ def test_a_call_waiting_behind_a_blocked_one_gets_a_new_thread(
 
     async def main() -> None:
         blocked = asyncio.ensure_future(pool.run(hang(release, started), BOUND))
-        while not started.is_set():
-            await asyncio.sleep(0.001)
+        await asyncio.sleep(0)  # submitted
+        assert started.wait(BOUND)
         # Once the blocked call has run 10 ms, the next one gets a thread of its own.
         assert await pool.run(lambda: "quick", BOUND) == "quick"
         assert not blocked.done() and pool.workers == 2
