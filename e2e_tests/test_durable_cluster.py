@@ -58,12 +58,15 @@ def _identity(request: RecordedRequest) -> tuple[str, int]:
 def _in_flight_at(request: RecordedRequest, kill: tuple[float, float]) -> bool:
     """Sent by the killed TaskManager, and not answered well before the kill.
 
-    ``kill`` is (just before SIGKILL was sent, just before the new TaskManager was started):
-    a request the server read before the new TaskManager existed came from the killed one,
-    even when the server read it after the process was gone (its bytes were sent before).
+    ``kill`` is (just before SIGKILL was sent, just after the new TaskManager registered):
+    a request the server read before then came from the killed one, even when the server read
+    it after the process was gone (its bytes were sent before). The new TaskManager sends
+    nothing until its tasks are deployed after registering, and its Python workers have
+    started: seconds later. (Its start is no bound: the killed process can be gone, and a new
+    one started, before the server reads the killed one's last request.)
     """
-    kill_sent, new_taskmanager = kill
-    return request.received_at < new_taskmanager and (
+    kill_sent, new_registered = kill
+    return request.received_at < new_registered and (
         request.replied_at is None or request.replied_at > kill_sent - MARGIN_S
     )
 
@@ -102,8 +105,8 @@ def _run_job_and_kill(store_url: str, table: str | None, tmp_path: Path) -> dict
         kill_time = time.time()
         killed = cluster.kill_taskmanager(signal.SIGKILL)
         cluster.wait_for(lambda: killed not in cluster.taskmanager_pids(), 10, "the kill")
-        restart_time = time.time()
         cluster.start_taskmanager()
+        registered_time = time.time()
         state = cluster.wait_for_job(job_id, ["FINISHED"], 150)
         assert state == "FINISHED", state
         requests = server.recorded()
@@ -113,7 +116,7 @@ def _run_job_and_kill(store_url: str, table: str | None, tmp_path: Path) -> dict
         "files": _committed_files(output),
         "committed_before": committed_before,
         "kill_time": kill_time,
-        "restart_time": restart_time,
+        "registered_time": registered_time,
         "requests": requests,
         "tools": tools,
     }
@@ -121,7 +124,7 @@ def _run_job_and_kill(store_url: str, table: str | None, tmp_path: Path) -> dict
 
 def _check(run: dict[str, Any], records_left: int, store: str) -> None:
     kill_time: float = run["kill_time"]
-    kill = (kill_time, float(run["restart_time"]))
+    kill = (kill_time, float(run["registered_time"]))
     assert run["committed_before"] < RECORDS  # the kill happened mid-stream
 
     # Every input has exactly one output, with the answer built from the tool's result.
