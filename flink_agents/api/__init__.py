@@ -57,7 +57,12 @@ from flink_agents.api.decorators import (
     prompt,
     tool,
 )
-from flink_agents.api.errors import ChatModelError, ResourceUnavailableError, UnknownOptionError
+from flink_agents.api.errors import (
+    ChatModelError,
+    ResourceUnavailableError,
+    StoredClassRefusedError,
+    UnknownOptionError,
+)
 from flink_agents.api.events.chat_event import ChatError, ChatRequestEvent, ChatResponseEvent
 from flink_agents.api.events.event import Event, InputEvent, OutputEvent
 from flink_agents.api.events.event_type import EventType
@@ -156,6 +161,7 @@ __all__ = [
     "ShortTermMemoryTtlVisibility",
     "ShortTermReadEvent",
     "ShortTermWriteEvent",
+    "StoredClassRefusedError",
     "StructuredOutputStrategy",
     "TextBlock",
     "Tool",

@@ -26,6 +26,11 @@ back as its plain data. With ``by_name=True`` (records another process replays) 
 must be importable by its name when written, and reading a class that cannot be found, or
 data that no longer fits its class, raises `UndecodableValueError`.
 
+Reading never imports a module of its own accord: a class is looked for in the modules
+this process has imported, or in one that ``stored-classes.allowed-modules`` allows
+(`flink_agents.api._class_path.find_stored_class`); a path naming a class of any other
+module raises `StoredClassRefusedError`, in both modes, and imports nothing.
+
 A Flink job's script is ``__main__`` where the job was built but not in the workers, which
 get its classes by value (cloudpickle). `register_script_classes` (called in each worker
 before it reads state) makes them known by their ``__main__:Name`` paths, in both modes:
@@ -54,7 +59,7 @@ from typing import Annotated, Any, TypeGuard
 
 from pydantic import BaseModel, PlainSerializer, PlainValidator
 
-from flink_agents.api._class_path import class_path, find_class
+from flink_agents.api._class_path import class_path, find_class, find_stored_class
 
 __all__ = [
     "AnyValue",
@@ -128,11 +133,12 @@ def _class_name(cls: type, by_name: bool) -> str:
 
 def _named_class(path: Any, by_name: bool) -> type | None:
     """The class a written path names: one this process wrote (unless ``by_name``), else
-    imported; None when there is none."""
+    one of an imported or allowed module (`find_stored_class`: `StoredClassRefusedError`
+    for any other); None when there is none."""
     if not isinstance(path, str):
         return None
     found = _SCRIPT.get(path) if by_name else _SEEN.get(path)
-    return found if found is not None else find_class(path)
+    return found if found is not None else find_stored_class(path)
 
 
 def _is_row(value: Any) -> bool:

@@ -411,6 +411,16 @@ class AgentConfigOptions:
         5.0,
         "Seconds between two looks at the latest completed checkpoint (and prunes).",
     )
+    STORED_CLASSES_ALLOWED_MODULES: ConfigOption[list[str]] = ConfigOption(
+        "stored-classes.allowed-modules",
+        list,
+        [],
+        "Module prefixes (a list, or comma-separated) whose classes may be imported when "
+        "stored data names them (agent state, a savepoint, durable call records). Other "
+        "classes are found only in modules already imported (the agent's, its actions' and "
+        "tools'); a recorded exception of any other class replays as "
+        "DurableCallFailedError, a value raises StoredClassRefusedError.",
+    )
     SESSION_CLUSTER_CHECK_PYTHON_JAR: ConfigOption[bool] = ConfigOption(
         "session-cluster.check-python-jar",
         bool,

@@ -7,6 +7,10 @@ and the runtime. Catch at the level you care about:
     └── ResourceUnavailableError        an upstream resource with no implementation here (a
                                         provider, a resource type, a Java function); names
                                         the nearest working alternative
+    ImportError
+    └── StoredClassRefusedError         a class path read from stored data names a module that
+                                        is neither imported nor allowed
+                                        (``stored-classes.allowed-modules``): not imported
     Exception
     └── ChatModelError                  a chat model call failed; ``retryable`` says whether
                                         trying again can help
@@ -22,6 +26,7 @@ from collections.abc import Iterable
 __all__ = [
     "ChatModelError",
     "ResourceUnavailableError",
+    "StoredClassRefusedError",
     "UnknownOptionError",
     "UnsupportedContentBlockError",
     "closest_names",
@@ -71,6 +76,36 @@ class UnknownOptionError(ValueError):
             option=option,
             suggestions=suggestions,
         )
+
+
+class StoredClassRefusedError(ImportError):
+    """A class path read from stored data (agent state, a savepoint, a durable call record)
+    names a class of a module this process has not imported, and no prefix of
+    ``stored-classes.allowed-modules`` allows importing it: it is not imported, so a
+    tampered record cannot run a module's code in a worker.
+
+    An `ImportError`, so pydantic passes it through the validators of stored values
+    unchanged. A recorded exception of such a class is rebuilt as a generic error instead
+    (`flink_agents.runtime.durable.DurableCallFailedError`, with its class path and text).
+    """
+
+    OPTION = "stored-classes.allowed-modules"
+    """The option that allows importing a module's classes from stored data."""
+
+    def __init__(self, class_path: str, module: str) -> None:
+        super().__init__(
+            f"stored data names the class {class_path}, whose module {module} is not imported "
+            f"in this process; it is imported only when the option {self.OPTION!r} lists it "
+            "(or a prefix of it: a module of your own whose classes are kept in state)",
+            name=module,
+        )
+        self.class_path = class_path
+        """The class path as read (``module:qualname``)."""
+        self.module = module
+        """The module that was not imported."""
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.class_path, self.module))
 
 
 def closest_names(name: str, known: Iterable[str], *, cutoff: float = 0.6) -> list[str]:

@@ -6,7 +6,9 @@ themselves, tuples, enum members and pydantic models (and model classes) as the 
 Anything else raises :class:`TypeError` before the call is recorded as done.
 
 Exceptions are recorded as their class (``module:qualname``) and ``str()``; replay raises
-``Class(message)`` when the class is importable and accepts the message alone, otherwise a
+``Class(message)`` when the class is found (in a module already imported, or one
+``stored-classes.allowed-modules`` allows: a record never makes this process import another)
+and accepts the message alone, otherwise a
 :class:`~flink_agents.runtime.durable.errors.DurableCallFailedError` with both.
 """
 
@@ -15,13 +17,14 @@ from __future__ import annotations
 import json
 from typing import Any, NoReturn
 
-from flink_agents.api._class_path import class_path, find_class
+from flink_agents.api._class_path import class_path, find_stored_class
 from flink_agents.api._values import (
     UndecodableValueError,
     UnencodableValueError,
     decode_value,
     encode_value,
 )
+from flink_agents.api.errors import StoredClassRefusedError
 from flink_agents.runtime.durable.errors import DurableCallFailedError, DurableReplayError
 from flink_agents.runtime.durable.records import CallOutcome
 
@@ -61,8 +64,15 @@ def error_outcome(exc: Exception) -> CallOutcome:
 
 
 def rebuild_exception(error_type: str, message: str) -> Exception:
-    """``error_type(message)`` when possible, else a :class:`DurableCallFailedError`."""
-    cls = find_class(error_type)
+    """``error_type(message)`` when possible, else a :class:`DurableCallFailedError`.
+
+    The class is looked for in the modules already imported, or allowed by
+    ``stored-classes.allowed-modules`` (`find_stored_class`); a record naming any other
+    module imports nothing and replays as a :class:`DurableCallFailedError`."""
+    try:
+        cls = find_stored_class(error_type)
+    except StoredClassRefusedError:
+        cls = None
     if cls is not None and issubclass(cls, Exception):
         try:
             return cls(message)

@@ -241,7 +241,7 @@ def test_a_class_defined_in_a_function_round_trips_within_the_process_only() -> 
 
 def test_a_class_that_cannot_be_found_gives_its_plain_data_in_process() -> None:
     written = {
-        "m": {"$model": "no.such.module:Gone", "$data": {"id": 1, "$ref": "kept as written"}},
+        "m": {"$model": f"{__name__}:Gone", "$data": {"id": 1, "$ref": "kept as written"}},
         "e": {"$enum": f"{__name__}:Missing", "$value": "red"},
         "c": {"$class": f"{__name__}:Missing"},
     }
@@ -255,7 +255,7 @@ def test_a_class_that_cannot_be_found_gives_its_plain_data_in_process() -> None:
 @pytest.mark.parametrize(
     "written",
     [
-        {"$model": "no.such.module:Gone", "$data": {}},
+        {"$model": f"{__name__}:Gone", "$data": {}},
         {"$enum": f"{__name__}:Missing", "$value": "red"},
         {"$class": f"{__name__}:Ticket.Missing"},
         {"$model": f"{__name__}:Colour", "$data": {}},  # names a class, but not a model

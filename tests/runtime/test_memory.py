@@ -183,7 +183,8 @@ def test_state_without_nested_objects_is_written_as_before() -> None:
     key_state = KeyState(short_term_memory={"seen": [1, 2]}, next_seq=3)
     assert json.loads(key_state.to_json()) == {"short_term_memory": {"seen": [1, 2]}, "next_seq": 3}
     # A snapshot written before memory objects existed loads as it was.
-    old = KeyState.from_json('{"short_term_memory": {"seen": [1], "m": {"$model": "x:Y"}}}')
+    gone = {"$model": f"{__name__}:Gone"}  # a class no longer in its (imported) module
+    old = KeyState.from_json(json.dumps({"short_term_memory": {"seen": [1], "m": gone}}))
     assert memory(old.short_term_memory).get("seen") == [1]
 
 

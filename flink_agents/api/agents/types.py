@@ -24,6 +24,8 @@ from pydantic import (
     model_serializer,
 )
 
+from flink_agents.api._class_path import find_stored_class
+
 __all__ = [
     "OutputSchema",
     "is_row_type_info",
@@ -130,7 +132,8 @@ class OutputSchema(BaseModel):
 
     Written as ``{"output_schema": {"names": [...], "types": [...]}}`` for a
     ``RowTypeInfo`` and ``{"output_schema": {"module": ..., "class": ...}}`` for a
-    pydantic model class.
+    pydantic model class, read back from a module already imported or allowed by
+    ``stored-classes.allowed-modules`` (else `StoredClassRefusedError`).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
@@ -144,9 +147,11 @@ class OutputSchema(BaseModel):
         if isinstance(value, dict):
             if "names" in value:
                 return _row_type_info(list(value["names"]), list(value["types"]))
-            found: Any = importlib.import_module(str(value["module"]))
-            for part in str(value["class"]).split("."):
-                found = getattr(found, part)
+            # Read from stored data: found, never imported (`find_stored_class`).
+            path = f"{value['module']}:{value['class']}"
+            found = find_stored_class(path)
+            if found is None:
+                raise TypeError(f"output schema class {path} is not found here")
             value = found
         if isinstance(value, type) and issubclass(value, BaseModel):
             return value

@@ -7,7 +7,8 @@ import json
 import pytest
 from pydantic import BaseModel
 
-from flink_agents.api import ChatMessage, ChatModelError, ChatResult, Usage
+from flink_agents.api import ChatMessage, ChatModelError, ChatResult, StoredClassRefusedError, Usage
+from flink_agents.api._class_path import allow_stored_class_modules
 from flink_agents.runtime.durable import DurableCallFailedError, DurableReplayError
 from flink_agents.runtime.durable.outcome import (
     error_outcome,
@@ -16,6 +17,7 @@ from flink_agents.runtime.durable.outcome import (
     value_outcome,
 )
 from flink_agents.runtime.durable.records import CallOutcome
+from tests.fakes.planted_module import PlantedModule
 
 from ._support import Colour, Ticket
 
@@ -114,3 +116,32 @@ def test_durable_call_failed_error_pickles() -> None:
 
 def test_replay_of_value_outcome() -> None:
     assert replay_outcome(value_outcome({"k": (1,)})) == {"k": (1,)}
+
+
+def test_a_recorded_exception_of_a_module_not_imported_replays_as_a_generic_error(
+    planted_module: PlantedModule,
+) -> None:
+    path = planted_module.path("Boom")
+    outcome = CallOutcome(status="error", error_type=path, error_message="it broke")
+    with pytest.raises(DurableCallFailedError) as raised:
+        replay_outcome(outcome)
+    assert (raised.value.error_type, raised.value.error_message) == (path, "it broke")
+    assert not planted_module.imported
+
+
+def test_a_recorded_exception_of_an_allowed_module_replays_as_itself(
+    planted_module: PlantedModule,
+) -> None:
+    allow_stored_class_modules([planted_module.name])
+    rebuilt = rebuild_exception(planted_module.path("Boom"), "it broke")
+    assert type(rebuilt).__name__ == "Boom" and str(rebuilt) == "it broke"
+    assert planted_module.imported
+
+
+def test_a_recorded_value_of_a_module_not_imported_is_refused(
+    planted_module: PlantedModule,
+) -> None:
+    text = json.dumps({"$model": planted_module.path("Payload"), "$data": {}})
+    with pytest.raises(StoredClassRefusedError, match=planted_module.name):
+        replay_outcome(_recorded(text))
+    assert not planted_module.imported

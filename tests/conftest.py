@@ -1,0 +1,5 @@
+"""Fixtures shared by every test folder."""
+
+from tests.fakes.planted_module import planted_module
+
+__all__ = ["planted_module"]
