@@ -36,6 +36,7 @@ from flink_agents.runtime.event_log import EventLog
 from flink_agents.runtime.input_failure import FailedInput
 from flink_agents.runtime.keys import encode_key
 from flink_agents.runtime.metrics import MetricGroup
+from flink_agents.runtime.process_setup import set_up_process
 from flink_agents.runtime.run_state import KeyState
 from flink_agents.runtime.scheduler import KeyQueue, RunScheduler, admit
 
@@ -90,7 +91,11 @@ class LocalRunner:
     ) -> None:
         if isinstance(agent, AgentEngine):
             self.engine = agent
+            set_up_process(agent.config)
         else:
+            if not isinstance(config, AgentConfiguration):
+                config = AgentConfiguration(config)
+            set_up_process(config)  # before the engine: building resources may log
             self.engine = AgentEngine(
                 agent,
                 config,

@@ -2,7 +2,8 @@
 
 One process-wide redactor. `redact` cleans one string, `redact_value` every string
 of a JSON-like value (dicts, lists, nested), `register_secret` adds a value that must
-never be shown (an API key given to a connection, or read from the environment).
+never be shown (an API key given to a connection, or read from the environment:
+`register_provider_env_secrets`, which every runner calls when it starts).
 
 What `redact` replaces, in this order:
 
@@ -40,12 +41,14 @@ __all__ = [
     "BASE64_RUN_MIN",
     "MASK",
     "MIN_SECRET_LENGTH",
+    "PROVIDER_SECRET_ENV_VARS",
     "RedactingFilter",
     "clear_registered_secrets",
     "mask_secret",
     "redact",
     "redact_value",
     "register_env_secrets",
+    "register_provider_env_secrets",
     "register_secret",
 ]
 
@@ -150,6 +153,34 @@ def register_env_secrets(names: Iterable[str]) -> None:
     """Register the values of these environment variables (those that are set)."""
     for name in names:
         register_secret(os.environ.get(name))
+
+
+PROVIDER_SECRET_ENV_VARS: tuple[str, ...] = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "OPENAI_ADMIN_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_OPENAI_AD_TOKEN",
+    "OLLAMA_API_KEY",
+    "DASHSCOPE_API_KEY",
+    "GOOGLE_API_KEY",
+    "GEMINI_API_KEY",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_BEARER_TOKEN_BEDROCK",
+)
+"""Environment variables the provider SDKs (``anthropic``, ``openai``, ``ollama``,
+``dashscope``, ``google-genai``, ``boto3``) read credentials from: every secret among the
+adapters' ``sdk_environment`` (a test says so)."""
+
+
+def register_provider_env_secrets() -> None:
+    """Register the values of `PROVIDER_SECRET_ENV_VARS` that are set. Every runner does
+    when it starts (the local runner; the Flink operator's ``open``, in the worker), so a
+    key in the environment is masked even when no provider connection is ever built (a
+    custom model connection, a tool that reads the variable)."""
+    register_env_secrets(PROVIDER_SECRET_ENV_VARS)
 
 
 def clear_registered_secrets() -> None:

@@ -5,7 +5,9 @@ optional durable-call-log factory and the job script's classes (`job_script`). I
 worker it builds one `AgentEngine` per subtask with that subtask's metrics and, when
 `baseLogDir` is set, an event log file of its own (`events-<subtask>.jsonl`). With
 `tracing.enabled`, a worker process with no tracer provider gets one from the ``OTEL_*``
-variables first (`flink_agents.runtime.tracing.install_sdk_from_env`).
+variables first (`flink_agents.runtime.tracing.install_sdk_from_env`). Before it reads any
+state it sets the worker's process up as every runner does
+(`flink_agents.runtime.process_setup`: provider keys redacted, stored-class modules allowed).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from flink_agents.runtime.event_log import EventLog
 from flink_agents.runtime.flink.durability import open_subtask_durability
 from flink_agents.runtime.flink.job_script import script_classes, ship_tool_type_hints
 from flink_agents.runtime.flink.operator import SubtaskContext
+from flink_agents.runtime.process_setup import set_up_process
 
 __all__ = ["AgentEngineFactory"]
 
@@ -64,6 +67,7 @@ class AgentEngineFactory:
         )
 
     def __call__(self, context: SubtaskContext) -> AgentEngine:
+        set_up_process(self.config)  # provider keys redacted, stored-class modules allowed
         if self.config.get(AgentConfigOptions.TRACING_ENABLED):
             # The worker's tracer provider, from the OTEL_* variables (once per process).
             from flink_agents.runtime.tracing import install_sdk_from_env

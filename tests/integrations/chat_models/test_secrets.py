@@ -3,14 +3,17 @@ events or the event log, whatever their shape (through the real SDKs, a local se
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from flink_agents.api import BaseChatModelConnection, ChatMessage, ChatModelError
-from flink_agents.api.redaction import clear_registered_secrets, redact
+from flink_agents.api.redaction import PROVIDER_SECRET_ENV_VARS, clear_registered_secrets, redact
 from flink_agents.integrations.chat_models.anthropic import AnthropicChatModelConnection
 from flink_agents.integrations.chat_models.openai import (
     OpenAIChatModelConnection,
@@ -111,3 +114,21 @@ def test_the_key_is_in_neither_the_response_event_nor_the_event_log(
         if r.get("type") == "_chat_response_event"
     ]
     assert errors == [response.error.message]
+
+
+_SECRET_NAME = re.compile(r"(API_KEY|ADMIN_KEY|TOKEN|SECRET\w*)$")
+"""A variable whose value is a credential (not an id, a path or an address)."""
+
+
+def test_every_credential_variable_an_adapter_reads_is_one_the_runners_register() -> None:
+    package = importlib.import_module("flink_agents.integrations.chat_models")
+    read: set[str] = set()
+    for module_info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+        module = importlib.import_module(module_info.name)
+        for value in vars(module).values():
+            if isinstance(value, type) and value.__module__ == module.__name__:
+                read.update(getattr(value, "sdk_environment", ()))
+                read.update(getattr(value, "credential_environment", ()))
+    secrets = {name for name in read if _SECRET_NAME.search(name)}
+    assert {"ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY", "DASHSCOPE_API_KEY"} <= secrets
+    assert secrets <= set(PROVIDER_SECRET_ENV_VARS)

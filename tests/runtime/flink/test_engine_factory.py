@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from flink_agents.api import StoredClassRefusedError
 from flink_agents.api.agents.agent import Agent
 from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
 from flink_agents.api.chat_models.function_model import FunctionChatModelConnection
@@ -17,12 +19,14 @@ from flink_agents.api.content_blocks import ImageBlock, ToolCallBlock
 from flink_agents.api.events.chat_event import ChatRequestEvent, ChatResponseEvent
 from flink_agents.api.events.event import Event, InputEvent, OutputEvent
 from flink_agents.api.message import ChatMessage, MessageRole
+from flink_agents.api.redaction import clear_registered_secrets, redact
 from flink_agents.api.resource import ResourceDescriptor, ResourceType
 from flink_agents.api.runner_context import RunnerContext
 from flink_agents.runtime.agent_engine import AgentEngine
 from flink_agents.runtime.flink.engine_factory import AgentEngineFactory
 from flink_agents.runtime.flink.operator import SubtaskContext
 from flink_agents.runtime.metrics import InMemoryMetricGroup
+from tests.fakes.planted_module import PlantedModule
 from tests.runtime.flink.fake_flink import FakeSubtask
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(64))).decode()
@@ -238,3 +242,65 @@ def test_a_restore_without_the_action_a_pending_event_needs_is_never_silent(
     record = failure.record
     assert (record["key"], record["input"], record["event_type"]) == ("k", "q1", "answer_me")
     assert record["error_type"] == "UnhandledEventError"
+
+
+@pytest.mark.parametrize(
+    ("part", "plain"),
+    [
+        ("input", '"q1"'),
+        ("run", '"attributes":{"q":"q1"}'),
+        ("key-state", '"short_term_memory":{"asked":1}'),
+    ],
+)
+def test_a_tampered_savepoint_naming_a_module_not_imported_never_imports_it(
+    planted_module: PlantedModule, part: str, plain: str
+) -> None:
+    snapshot = _snapshot_after_ask({})
+    key_slice = snapshot.slices["k"]
+    planted = json.dumps({"$model": planted_module.path("Payload"), "$data": {}})
+    if part == "input":
+        key_slice.inputs[0] = planted
+    elif part == "run":
+        assert key_slice.run is not None and plain in key_slice.run
+        key_slice.run = key_slice.run.replace(plain, f'"attributes":{{"q":{planted}}}')
+    else:
+        assert key_slice.record is not None and plain in key_slice.record
+        key_slice.record = key_slice.record.replace(
+            plain, f'"short_term_memory":{{"asked":{planted}}}'
+        )
+    engine = AgentEngineFactory(_upgrade_agent(with_answer=True))(_context())
+    restored = FakeSubtask(engine, snapshot)
+    try:
+        with pytest.raises(StoredClassRefusedError, match=planted_module.name):
+            restored.end_of_input()
+    finally:
+        restored.close()
+    assert not planted_module.imported
+
+
+def test_a_module_the_job_allows_is_imported_when_its_state_names_it(
+    planted_module: PlantedModule,
+) -> None:
+    config = {"stored-classes.allowed-modules": f"other, {planted_module.name}"}
+    engine = AgentEngineFactory(chart_agent(), config)(_context())
+    try:
+        tagged = json.dumps({"$model": planted_module.path("Payload"), "$data": {"text": "t"}})
+        value = engine.decode_input(tagged)
+    finally:
+        engine.close()
+    assert type(value).__name__ == "Payload" and planted_module.imported
+
+
+def test_opening_a_subtask_registers_the_provider_keys_of_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    secret = "anthropic-env-key-0123456789abcdef"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", secret)
+    clear_registered_secrets()
+    try:
+        assert secret in redact(f"boom {secret}")
+        engine = AgentEngineFactory(chart_agent())(_context())  # the operator's open
+        engine.close()
+        assert secret not in redact(f"boom {secret}")
+    finally:
+        clear_registered_secrets()
