@@ -7,7 +7,7 @@ Anything else raises :class:`TypeError` before the call is recorded as done.
 
 Exceptions are recorded as their class (``module:qualname``) and ``str()``; replay raises
 ``Class(message)`` when the class is importable and accepts the message alone, otherwise a
-:class:`~flink_agents.runtime.durable.errors.DurableCallFailedError` with both.
+:class:`~flink_agents.runtime.errors.DurableCallFailedError` with both.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from flink_agents.api._values import (
     decode_value,
     encode_value,
 )
-from flink_agents.runtime.durable.errors import DurableCallFailedError, DurableReplayError
 from flink_agents.runtime.durable.records import CallOutcome
+from flink_agents.runtime.errors import DurableCallFailedError, DurableReplayError
 
 __all__ = [
     "error_outcome",
