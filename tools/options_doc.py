@@ -33,7 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "options.md"
 CORE_OPTIONS = ROOT / "flink_agents" / "api" / "core_options.py"
-OPERATOR = ROOT / "runtime" / "flink" / "operator.py"
+OPERATOR_CLASS = "AgentOperatorOptions"
 READER_FOLDERS = ("flink_agents", "runtime", "integrations")
 COMMAND = ".venv/bin/python tools/options_doc.py"
 
@@ -49,7 +49,17 @@ from flink_agents.api.core_options import (  # noqa: E402
     MemoryEventOptions,
 )
 
-__all__ = ["COMMAND", "PAGE", "Option", "declared_options", "main", "readers", "render"]
+__all__ = [
+    "COMMAND",
+    "PAGE",
+    "Option",
+    "declared_options",
+    "main",
+    "operator_class",
+    "operator_fields",
+    "readers",
+    "render",
+]
 
 HOLDERS: tuple[type, ...] = (AgentExecutionOptions, AgentConfigOptions, MemoryEventOptions)
 
@@ -207,13 +217,17 @@ def _options_table(options: list[Option], read_by: dict[tuple[str, str], list[st
     return lines
 
 
-def _operator_fields() -> list[tuple[str, str, str, str]]:
-    """(name, type, default, docstring) of `AgentOperatorOptions`'s fields, from its source."""
-    for node in ast.parse(OPERATOR.read_text()).body:
-        if isinstance(node, ast.ClassDef) and node.name == "AgentOperatorOptions":
-            break
-    else:
-        raise LookupError(f"no class AgentOperatorOptions in {OPERATOR}")
+def operator_class() -> tuple[str, ast.ClassDef]:
+    """The module (path under the root) and the source of `AgentOperatorOptions`."""
+    for path in sorted((ROOT / "runtime").rglob("*.py")):
+        for node in ast.parse(path.read_text(), filename=str(path)).body:
+            if isinstance(node, ast.ClassDef) and node.name == OPERATOR_CLASS:
+                return path.relative_to(ROOT).as_posix(), node
+    raise LookupError(f"no class {OPERATOR_CLASS} under runtime/")
+
+
+def operator_fields(node: ast.ClassDef) -> list[tuple[str, str, str, str]]:
+    """(name, type, default, docstring) of the fields of the pydantic model ``node``."""
     fields: list[tuple[str, str, str, str]] = []
     body = node.body
     for index, item in enumerate(body):
@@ -221,6 +235,8 @@ def _operator_fields() -> list[tuple[str, str, str, str]]:
             continue
         default = "required"
         if isinstance(item.value, ast.Call) and _called(item.value) == "Field":
+            if item.value.args:
+                default = ast.unparse(item.value.args[0])
             for keyword in item.value.keywords:
                 if keyword.arg == "default":
                     default = ast.unparse(keyword.value)
@@ -249,6 +265,7 @@ def render() -> str:
     """The page, as `main` writes it."""
     options = declared_options()
     read_by = readers(options)
+    operator_module, operator_node = operator_class()
     lines = [
         "# Options",
         "",
@@ -282,7 +299,7 @@ def render() -> str:
         "## AgentOperatorOptions",
         "",
         "Tuning of the keyed agent operator per subtask, set in code only:",
-        "`flink_agents.runtime.flink.AgentOperatorOptions(...)`, given to",
+        f"`flink_agents.runtime.flink.AgentOperatorOptions(...)` (`{operator_module}`), given to",
         "`FlinkAgentsExecutionEnvironment` as `operator_options`. Fields it is not given",
         "follow the agent options (`max-in-flight-runs`, `max-buffered-inputs`, `gc.tuning`);",
         "see [deployment.md](deployment.md).",
@@ -291,7 +308,7 @@ def render() -> str:
         "|---|---|---|---|",
         *(
             f"| `{name}` | `{_cell(kind)}` | `{default}` | {_cell(doc)} |"
-            for name, kind, default, doc in _operator_fields()
+            for name, kind, default, doc in operator_fields(operator_node)
         ),
         "",
     ]

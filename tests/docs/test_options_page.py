@@ -55,3 +55,16 @@ def test_a_default_computed_where_it_runs_is_shown_as_written() -> None:
     page = options_doc.render()
     assert "`(os.cpu_count() or 1) * 2`" in page  # the same page on every machine
     assert options_doc.main(["--check"]) == 0
+
+
+def test_the_operator_options_read_from_source_are_the_models_fields() -> None:
+    from flink_agents.runtime.flink import AgentOperatorOptions
+
+    _, node = options_doc.operator_class()
+    fields = options_doc.operator_fields(node)
+    assert [name for name, *_ in fields] == list(AgentOperatorOptions.model_fields)
+    defaults = {name: default for name, _, default, _ in fields}
+    for name, field in AgentOperatorOptions.model_fields.items():
+        value = field.get_default(call_default_factory=True)
+        if isinstance(value, (bool, int, float)):
+            assert defaults[name] == repr(value), name
