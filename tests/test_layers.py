@@ -1,9 +1,19 @@
-"""The API and the plan are the ground floor: nothing in them imports the runtime or the
-integrations (which build on them).
+"""The layers and what each may import.
 
-Loading a runtime by name when a user asks for it (`AgentsExecutionEnvironment`'s
+- The API and the plan are the ground floor: nothing in them imports the runtime or the
+  integrations (which build on them).
+- The runtime and the integrations stand side by side on it: neither imports the other (the
+  runtime reaches a provider only through the API's ``BaseChatModelConnection``, resolved
+  from a descriptor's class path).
+- ``runtime/flink/`` is the only part that imports PyFlink, by statement or through
+  ``importlib.import_module("pyflink...")`` / ``__import__``, except the places
+  `KNOWN_PYFLINK_IMPORTERS` lists (the API's ``RowTypeInfo`` output schemas build PyFlink
+  rows; a test keeps that list exact, so it only shrinks).
+
+Loading a class by name when a user asks for it (`AgentsExecutionEnvironment`'s
 factory, a `ResourceDescriptor`'s class path) is not an import of this module and is
-allowed; an import statement anywhere (module level, a function, ``TYPE_CHECKING``) is not.
+allowed; an import statement anywhere (module level, a function, ``TYPE_CHECKING``) or an
+``import_module`` call with a literal module name is not.
 """
 
 from __future__ import annotations
@@ -16,15 +26,42 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 GROUND_FLOOR = ("flink_agents/api", "flink_agents/plan")
 UPPER_FLOORS = ("flink_agents.runtime", "flink_agents.integrations")
+RUNTIME = ("flink_agents.runtime",)
+INTEGRATIONS = ("flink_agents.integrations",)
+PYFLINK = ("pyflink",)
+PYFLINK_FOLDERS = ("flink_agents", "runtime", "integrations")
+FLINK_RUNTIME = "runtime/flink/"
+
+KNOWN_PYFLINK_IMPORTERS = {
+    "flink_agents/api/_values.py": "a Row in a tagged value is decoded as a PyFlink Row",
+    "flink_agents/api/agents/types.py": "RowTypeInfo output schemas: the type and its rows",
+}
+"""Modules outside ``runtime/flink/`` that import PyFlink today (inside functions, only
+when a value or a schema is PyFlink's): the API's upstream-compatible ``RowTypeInfo``
+output schemas. Moving that into ``runtime/flink/`` empties this list."""
 
 
-def _is_upper(module: str) -> bool:
-    return any(module == upper or module.startswith(upper + ".") for upper in UPPER_FLOORS)
+def _reaches(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == prefix or module.startswith(prefix + ".") for prefix in prefixes)
+
+
+def _dynamic_import(node: ast.Call) -> str | None:
+    """The literal module name of ``importlib.import_module("x")``, ``import_module("x")``
+    or ``__import__("x")``; None for any other call."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    if name not in ("import_module", "__import__") or not node.args:
+        return None
+    first = node.args[0]
+    if isinstance(first, ast.Constant) and isinstance(first.value, str):
+        return first.value
+    return None
 
 
 def _imported_modules(tree: ast.AST) -> list[tuple[int, str]]:
     """(line, module) of every absolute import, by line; ``from a import b`` also as
-    ``a.b`` (``b`` may be a module: ``from flink_agents import runtime``)."""
+    ``a.b`` (``b`` may be a module: ``from flink_agents import runtime``); an import
+    function called with a literal name as that module."""
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -32,26 +69,56 @@ def _imported_modules(tree: ast.AST) -> list[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.append((node.lineno, node.module))
             found.extend((node.lineno, f"{node.module}.{alias.name}") for alias in node.names)
+        elif isinstance(node, ast.Call) and (module := _dynamic_import(node)) is not None:
+            found.append((node.lineno, module))
     return sorted(found)
 
 
-def upper_floor_imports(root: Path, folder: str) -> list[str]:
-    """``path:line module`` of every import of the runtime or the integrations in the
-    modules under ``root / folder`` (paths relative to ``root``)."""
+def imports_reaching(root: Path, folder: str, prefixes: tuple[str, ...]) -> list[str]:
+    """``path:line module`` of every import of a module under ``prefixes`` in the modules
+    under ``root / folder`` (paths relative to ``root``), one per statement."""
     hits: list[str] = []
     for path in sorted((root / folder).rglob("*.py")):
         tree = ast.parse(path.read_text(), filename=str(path))
         seen: set[int] = set()
         for line, module in _imported_modules(tree):
-            if _is_upper(module) and line not in seen:  # one hit per statement
+            if _reaches(module, prefixes) and line not in seen:
                 seen.add(line)
-                hits.append(f"{path.relative_to(root)}:{line} {module}")
+                hits.append(f"{path.relative_to(root).as_posix()}:{line} {module}")
     return hits
+
+
+def upper_floor_imports(root: Path, folder: str) -> list[str]:
+    """``path:line module`` of every import of the runtime or the integrations in the
+    modules under ``root / folder`` (paths relative to ``root``)."""
+    return imports_reaching(root, folder, UPPER_FLOORS)
+
+
+def pyflink_importers(root: Path) -> set[str]:
+    """The modules outside ``runtime/flink/`` that import PyFlink."""
+    return {
+        hit.split(":", 1)[0]
+        for folder in PYFLINK_FOLDERS
+        for hit in imports_reaching(root, folder, PYFLINK)
+        if not hit.startswith(FLINK_RUNTIME)
+    }
 
 
 def test_no_import_statement_reaches_up() -> None:
     hits = [hit for floor in GROUND_FLOOR for hit in upper_floor_imports(ROOT, floor)]
     assert hits == []
+
+
+def test_the_runtime_and_the_integrations_do_not_import_each_other() -> None:
+    assert imports_reaching(ROOT, "integrations", RUNTIME) == []
+    assert imports_reaching(ROOT, "runtime", INTEGRATIONS) == []
+
+
+def test_only_the_flink_runtime_imports_pyflink() -> None:
+    assert pyflink_importers(ROOT) == set(KNOWN_PYFLINK_IMPORTERS), (
+        "PyFlink is imported by runtime/flink/ only (an importer that is gone leaves "
+        "KNOWN_PYFLINK_IMPORTERS too)"
+    )
 
 
 def test_the_check_sees_every_kind_of_import(tmp_path: Path) -> None:
@@ -64,27 +131,66 @@ def test_the_check_sees_every_kind_of_import(tmp_path: Path) -> None:
         "def f():\n"
         "    import flink_agents.integrations.chat_models\n"
         "from flink_agents import runtime\n"
+        "import importlib\n"
+        "def g(name):\n"
+        "    importlib.import_module('flink_agents.runtime.local_runner')\n"
+        "    __import__('flink_agents.integrations')\n"
+        "    importlib.import_module(name)\n"  # a name the user gives: not an import here
+        "    importlib.import_module('flink_agents.runtime_extras')\n"
     )
     assert upper_floor_imports(tmp_path, "api") == [
         "api/mod.py:4 flink_agents.runtime.metrics",
         "api/mod.py:6 flink_agents.integrations.chat_models",
         "api/mod.py:7 flink_agents.runtime",
+        "api/mod.py:10 flink_agents.runtime.local_runner",
+        "api/mod.py:11 flink_agents.integrations",
     ]
 
 
-def test_importing_every_api_and_plan_module_loads_no_runtime() -> None:
+def test_the_pyflink_check_sees_dynamic_imports_outside_runtime_flink(tmp_path: Path) -> None:
+    for folder in ("flink_agents/api", "runtime/flink", "integrations"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "flink_agents/api/a.py").write_text(
+        "import importlib\ndef f():\n    return importlib.import_module('pyflink.common')\n"
+    )
+    (tmp_path / "runtime/flink/b.py").write_text("from pyflink.datastream import DataStream\n")
+    (tmp_path / "runtime/c.py").write_text("def f():\n    from pyflink.common import Row\n")
+    (tmp_path / "integrations/d.py").write_text("import pyflinkish\n")
+    assert pyflink_importers(tmp_path) == {"flink_agents/api/a.py", "runtime/c.py"}
+
+
+def _modules_loaded(packages: list[str], skip: tuple[str, ...] = ()) -> list[str]:
+    """Imports every module of ``packages`` (not those under ``skip``) in a fresh
+    interpreter; the names of the loaded modules."""
     code = (
         "import importlib, pkgutil, sys\n"
-        "import flink_agents.api, flink_agents.plan\n"
-        "for package in (flink_agents.api, flink_agents.plan):\n"
-        "    for info in pkgutil.walk_packages(package.__path__, package.__name__ + '.'):\n"
-        "        importlib.import_module(info.name)\n"
-        f"upper = sorted(m for m in sys.modules if m.startswith({UPPER_FLOORS!r}))\n"
-        "assert not upper, upper\n"
-        "print(len([m for m in sys.modules if m.startswith('flink_agents.')]))\n"
+        "def walk(name):\n"  # pkgutil.walk_packages would import the skipped packages
+        f"    if name in {skip!r}:\n"
+        "        return\n"
+        "    module = importlib.import_module(name)\n"
+        "    for info in pkgutil.iter_modules(getattr(module, '__path__', [])):\n"
+        "        walk(f'{name}.{info.name}')\n"
+        f"for name in {packages!r}:\n"
+        "    walk(name)\n"
+        "print('\\n'.join(sorted(sys.modules)))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
-    assert int(done.stdout) > 20  # the walk imported the modules
+    return done.stdout.split()
+
+
+def test_importing_every_api_and_plan_module_loads_no_runtime() -> None:
+    loaded = _modules_loaded(["flink_agents.api", "flink_agents.plan"])
+    assert [m for m in loaded if _reaches(m, (*UPPER_FLOORS, *PYFLINK))] == []
+    assert len([m for m in loaded if m.startswith("flink_agents.")]) > 20  # the walk ran
+
+
+def test_importing_the_integrations_and_the_runtime_outside_flink_loads_no_pyflink() -> None:
+    loaded = _modules_loaded(
+        ["flink_agents.integrations", "flink_agents.runtime"], skip=("flink_agents.runtime.flink",)
+    )
+    assert [m for m in loaded if _reaches(m, (*PYFLINK, "flink_agents.runtime.flink"))] == []
+    assert "flink_agents.runtime.local_runner" in loaded
+    assert "flink_agents.integrations.chat_models.anthropic.anthropic_chat_model" in loaded

@@ -27,6 +27,7 @@ from flink_agents.api.errors import UnknownOptionError, closest_names
 
 __all__ = [
     "UNSUPPORTED_OPTIONS",
+    "UPSTREAM_OPTION_KEYS",
     "AgentConfigOptions",
     "AgentConfiguration",
     "AgentExecutionOptions",
@@ -259,7 +260,13 @@ class AgentExecutionOptions:
 class AgentConfigOptions:
     """Job-level options: identity, the event log, durable execution and tracing."""
 
-    JOB_IDENTIFIER: ConfigOption[str | None] = ConfigOption("job-identifier", str, None)
+    JOB_IDENTIFIER: ConfigOption[str | None] = ConfigOption(
+        "job-identifier",
+        str,
+        None,
+        "Upstream: the job's identifier. Not used here (accepted with a warning): a "
+        "pipeline's durable records are identified by durable-execution.pipeline-id.",
+    )
     BASE_LOG_DIR: ConfigOption[str | None] = ConfigOption(
         "baseLogDir", str, None, "Directory of the event log (no event log when unset)."
     )
@@ -649,6 +656,60 @@ _OPTIONS_BY_KEY: dict[str, ConfigOption[Any]] = {
     if isinstance(opt, ConfigOption)
 }
 
+UPSTREAM_OPTION_KEYS: frozenset[str] = frozenset(
+    {
+        # AgentExecutionOptions
+        "error-handling-strategy",
+        "max-retries",
+        "retry-wait-interval",
+        "num-async-threads",
+        "chat.async",
+        "tool-call.async",
+        "rag.async",
+        "agent-run.begin-event",
+        "short-term-memory.state-ttl.ms",
+        "short-term-memory.state-ttl.update-type",
+        "short-term-memory.state-ttl.visibility",
+        # AgentConfigOptions
+        "job-identifier",
+        "baseLogDir",
+        "event-log.level",
+        "event-log.standard.max-string-length",
+        "event-log.standard.max-array-elements",
+        "event-log.standard.max-depth",
+        "event-log.trace.enabled",
+        "eventLoggerType",
+        "prettyPrint",
+        "event-listeners",
+        "action.trigger-condition.evaluate-failure-strategy",
+        "actionStateStoreBackend",
+        "kafkaBootstrapServers",
+        "kafkaActionStateTopic",
+        "kafkaActionStateTopicNumPartitions",
+        "kafkaActionStateTopicReplicationFactor",
+        "flussBootstrapServers",
+        "flussActionStateDatabase",
+        "flussActionStateTable",
+        "flussActionStateTableBuckets",
+        "flussSecurityProtocol",
+        "flussSaslMechanism",
+        "flussSaslJaasConfig",
+        "flussSaslUsername",
+        "flussSaslPassword",
+        # MemoryEventOptions
+        "memory.generate-event",
+        "memory.generate-event.short-term-write",
+        "memory.generate-event.short-term-read",
+        "memory.generate-event.sensory-write",
+        "memory.generate-event.sensory-read",
+        "memory.generate-event.long-term-update",
+        "memory.generate-event.long-term-get",
+        "memory.generate-event.long-term-search",
+    }
+)
+"""Keys of the options the upstream project (Apache Flink Agents' ``core_options``) has;
+every other option is the project's own (docs/options.md says which is which)."""
+
 _STORE_INSTEAD = (
     "durable-execution.store (sqlite:///path.db or postgresql://...) records model and tool "
     "calls so a restored run does not make them again"
@@ -682,6 +743,17 @@ UNSUPPORTED_OPTIONS: dict[str, str] = {
     AgentConfigOptions.CONDITION_EVALUATION_FAILURE_STRATEGY.key: (
         "there are no trigger conditions here; an action listens to event types"
     ),
+    AgentConfigOptions.JOB_IDENTIFIER.key: (
+        "a pipeline's durable records are identified by durable-execution.pipeline-id"
+    ),
+    **{
+        option.key: "there is no long-term memory here"
+        for option in (
+            MemoryEventOptions.LONG_TERM_UPDATE,
+            MemoryEventOptions.LONG_TERM_GET,
+            MemoryEventOptions.LONG_TERM_SEARCH,
+        )
+    },
     AgentConfigOptions.ACTION_STATE_STORE_BACKEND.key: _STORE_INSTEAD,
     **{
         option.key: _STORE_INSTEAD

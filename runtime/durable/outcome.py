@@ -9,7 +9,7 @@ Exceptions are recorded as their class (``module:qualname``) and ``str()``; repl
 ``Class(message)`` when the class is found (in a module already imported, or one
 ``stored-classes.allowed-modules`` allows: a record never makes this process import another)
 and accepts the message alone, otherwise a
-:class:`~flink_agents.runtime.durable.errors.DurableCallFailedError` with both.
+:class:`~flink_agents.runtime.errors.DurableCallFailedError` with both.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from flink_agents.api._values import (
     encode_value,
 )
 from flink_agents.api.errors import StoredClassRefusedError
-from flink_agents.runtime.durable.errors import DurableCallFailedError, DurableReplayError
 from flink_agents.runtime.durable.records import CallOutcome
+from flink_agents.runtime.errors import DurableCallFailedError, DurableReplayError
 
 __all__ = [
     "error_outcome",

@@ -21,6 +21,7 @@ from flink_agents.api.configuration import (
 )
 from flink_agents.api.core_options import (
     UNSUPPORTED_OPTIONS,
+    UPSTREAM_OPTION_KEYS,
     AgentConfigOptions,
     AgentConfiguration,
     AgentExecutionOptions,
@@ -118,6 +119,14 @@ def test_every_upstream_option_has_its_key_and_default(
         assert getattr(MemoryEventOptions, name).get_key() == key
 
 
+def test_upstream_option_keys_are_upstreams_options() -> None:
+    assert {
+        *(key for key, _ in UPSTREAM_EXECUTION_OPTIONS.values()),
+        *(key for key, _ in UPSTREAM_CONFIG_OPTIONS.values()),
+        *UPSTREAM_MEMORY_EVENT_OPTIONS.values(),
+    } == UPSTREAM_OPTION_KEYS
+
+
 def test_upstream_enum_values_are_accepted_by_value_or_name() -> None:
     config = AgentConfiguration(
         {"eventLoggerType": "FILE", "event-log.level": "VERBOSE", "error-handling-strategy": "FAIL"}
@@ -186,11 +195,11 @@ def test_an_option_the_runtime_cannot_honour_warns_once(
 def test_every_unsupported_option_is_one_of_ours_and_says_what_to_do() -> None:
     known = {
         option.key
-        for holder in (AgentExecutionOptions, AgentConfigOptions)
+        for holder in (AgentExecutionOptions, AgentConfigOptions, MemoryEventOptions)
         for option in vars(holder).values()
         if isinstance(option, ConfigOption)
     }
-    assert set(UNSUPPORTED_OPTIONS) <= known
+    assert set(UNSUPPORTED_OPTIONS) <= known & UPSTREAM_OPTION_KEYS
     assert all(len(instead) > 20 for instead in UNSUPPORTED_OPTIONS.values())
 
 
