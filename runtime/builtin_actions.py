@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import logging
 import random
 import re
 import time
@@ -89,6 +90,8 @@ TOOL_ACTION = "_tool_call_action"
 """Name of the built-in tool action."""
 CHAT_LOOPS_KEY = "_flink_agents.chat_loops"
 """Sensory-memory key: pending tool request id -> `ChatLoopState`."""
+
+_LOG = logging.getLogger(__name__)
 
 _sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 _random = random.Random()
@@ -518,7 +521,8 @@ async def tool_call_action(event: Event, ctx: RunnerContext) -> None:
     if event.model is not None:
         allowed = _setup(ctx, event.model).tools
     caller = _tool_caller(ctx, allowed)
-    calls = event.tool_calls
+    limit = ctx.config.get(AgentExecutionOptions.TOOL_CALL_MAX_PER_TURN)
+    calls, over = event.tool_calls[:limit], event.tool_calls[limit:]
     tracing = _tracing(ctx)
 
     def call(c: ToolCallBlock) -> Awaitable[Any]:
@@ -534,7 +538,26 @@ async def tool_call_action(event: Event, ctx: RunnerContext) -> None:
     metrics = ctx.agent_metric_group
     for response in responses:
         record_tool_call(metrics, response.name, response.success, response.duration_s or 0.0)
+    if over:
+        responses.extend(_not_run(over, limit))
     _send_own(ctx, ToolResponseEvent(attributes={"request_id": event.id, "responses": responses}))
+
+
+def _not_run(over: Sequence[ToolCallBlock], limit: int) -> list[ToolResponse]:
+    """Error results for the calls of one request past ``tool-call.max-per-turn``: not
+    run, nor counted in the tools' metrics (their names are the model's, unchecked)."""
+    asked = limit + len(over)
+    _LOG.warning(
+        "a tool request has %d calls; the %d past tool-call.max-per-turn (%d) were not run",
+        asked,
+        len(over),
+        limit,
+    )
+    message = (
+        f"not run: {asked} tool calls in one turn, more than the {limit} allowed "
+        "(tool-call.max-per-turn); make fewer calls per turn"
+    )
+    return [ToolResponse.failure(c.id, c.name, f"tool {c.name!r} {message}") for c in over]
 
 
 def _tool_caller(

@@ -158,6 +158,14 @@ class AgentExecutionOptions:
         "the chat loop goes on. A sync tool's thread that does not return is written off.",
         positive=True,
     )
+    TOOL_CALL_MAX_PER_TURN: ConfigOption[int] = ConfigOption(
+        "tool-call.max-per-turn",
+        int,
+        64,
+        "Tool calls of one model answer that are run at most; each call past it is not run "
+        "and gives the model an error result naming this option, and the chat loop goes on.",
+        positive=True,
+    )
     MAX_IN_FLIGHT_RUNS: ConfigOption[int] = ConfigOption(
         "max-in-flight-runs",
         int,
