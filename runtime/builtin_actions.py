@@ -56,13 +56,18 @@ from flink_agents.plan.agent_plan import ActionSpec
 from flink_agents.runtime.action_context import ActionContext
 from flink_agents.runtime.call_threads import CallThreadPool
 from flink_agents.runtime.deadlines import Deadlines
-from flink_agents.runtime.errors import StructuredOutputError, ToolCallTimeoutError
+from flink_agents.runtime.errors import (
+    StructuredOutputError,
+    ToolCallTimeoutError,
+    ToolThreadsExhaustedError,
+)
 from flink_agents.runtime.metrics import (
     record_chat_call,
     record_chat_error,
     record_chat_retry,
     record_request_limits,
     record_tool_call,
+    record_tool_thread_written_off,
 )
 from flink_agents.runtime.model_request import model_request_fingerprint
 from flink_agents.runtime.run_state import trusted_model
@@ -607,8 +612,12 @@ def _tool_caller(
                 started_at=started_at,
                 duration_s=time.perf_counter() - started,
             )
-        except ToolCallTimeoutError:
+        except ToolCallTimeoutError as exc:
+            if exc.written_off:
+                record_tool_thread_written_off(ctx.agent_metric_group, name)
             return failed(f"tool {name!r} timed out after {_seconds(timeout)} s")
+        except ToolThreadsExhaustedError as exc:  # never started: not a timeout
+            return failed(f"tool {name!r} was not run: {exc}")
         except Exception as exc:  # a tool failure is the model's to read, not the job's
             return failed(f"tool {name!r} failed: {type(exc).__name__}: {exc}")
 
