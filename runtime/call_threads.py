@@ -471,7 +471,7 @@ class CallThreadPool:
             name = f"{self._prefix}-{next(self._names)}"
             threading.Thread(target=self._work, args=(True,), name=name, daemon=True).start()
         if count > 0:
-            logger.info(
+            logger.debug(
                 "every sync call thread has been blocked %s s or longer while calls wait: "
                 "%d more started (%d beyond the %d, at most %d)",
                 self.extra_after_s,

@@ -275,6 +275,28 @@ def test_waiting_calls_are_refused_not_timed_out_once_every_thread_is_kept(
     pool.close()
 
 
+def test_a_kept_thread_is_written_off_once_a_thread_beyond_the_limit_returns(
+    release: threading.Event,
+) -> None:
+    pool = CallThreadPool(1, max_abandoned=1)
+    first_release = threading.Event()
+
+    async def main() -> None:
+        with pytest.raises(ToolCallTimeoutError):
+            await pool.run(hang(first_release), 0.05)  # written off: the limit is reached
+        with pytest.raises(ToolCallTimeoutError) as kept:
+            await pool.run(hang(release), 0.05)
+        assert not kept.value.written_off and pool.abandoned == 1
+        first_release.set()  # the written-off call returns: room for the kept one to go
+        await asyncio.get_running_loop().run_in_executor(
+            None, wait_until, lambda: pool.abandoned == 1 and pool.workers == 0
+        )
+        assert await pool.run(lambda: "quick", BOUND) == "quick"  # on a new thread
+
+    run(main())
+    pool.close()
+
+
 def test_close_fails_waiting_calls_and_refuses_new_ones(release: threading.Event) -> None:
     pool = CallThreadPool(1)
 
