@@ -38,7 +38,7 @@ from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.plan.agent_plan import AgentPlan, ResourceSpec
 from flink_agents.runtime.action_context import ActionContext, event_id_for, key_text
 from flink_agents.runtime.builtin_actions import builtin_action_specs
-from flink_agents.runtime.call_threads import CallThreadPool
+from flink_agents.runtime.call_threads import TOOL_EXTRA_AFTER_S, CallThreadPool
 from flink_agents.runtime.durable import DurableCallLog
 from flink_agents.runtime.errors import ActionExecutionError, UnhandledEventError
 from flink_agents.runtime.event_log import EventLog
@@ -225,16 +225,21 @@ class AgentEngine:
     @property
     def tool_threads(self) -> CallThreadPool:
         """The threads sync tools run on: as many as ``num-async-threads``, apart from the
-        sync actions' `action_threads`, so hung tools cannot take the threads actions need; a
-        timed-out tool's thread is written off and replaced, up to 4 x that many at a time
-        (see `CallThreadPool`)."""
+        sync actions' `action_threads`, so hung tools cannot take the threads actions need.
+        When every one has been blocked `TOOL_EXTRA_AFTER_S` while calls wait, extra threads
+        start for those, and a timed-out call's thread is written off and replaced: up to
+        ``tool-call.max-abandoned-threads`` threads beyond them (see `CallThreadPool`)."""
         if self._tool_threads is None:
             with self._lock:
                 if self._tool_threads is None:
                     self._tool_threads = CallThreadPool(
                         self.config.get(AgentExecutionOptions.NUM_ASYNC_THREADS),
+                        max_abandoned=self.config.get(
+                            AgentExecutionOptions.TOOL_CALL_MAX_ABANDONED_THREADS
+                        ),
                         thread_name_prefix="agent-tool",
                         batch_scheduling=self.batch_scheduling,
+                        extra_after_s=TOOL_EXTRA_AFTER_S,
                     )
         return self._tool_threads
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import logging
 import random
 import re
 import time
@@ -55,13 +56,18 @@ from flink_agents.plan.agent_plan import ActionSpec
 from flink_agents.runtime.action_context import ActionContext
 from flink_agents.runtime.call_threads import CallThreadPool
 from flink_agents.runtime.deadlines import Deadlines
-from flink_agents.runtime.errors import StructuredOutputError, ToolCallTimeoutError
+from flink_agents.runtime.errors import (
+    StructuredOutputError,
+    ToolCallTimeoutError,
+    ToolThreadsExhaustedError,
+)
 from flink_agents.runtime.metrics import (
     record_chat_call,
     record_chat_error,
     record_chat_retry,
     record_request_limits,
     record_tool_call,
+    record_tool_thread_written_off,
 )
 from flink_agents.runtime.model_request import model_request_fingerprint
 from flink_agents.runtime.run_state import trusted_model
@@ -89,6 +95,8 @@ TOOL_ACTION = "_tool_call_action"
 """Name of the built-in tool action."""
 CHAT_LOOPS_KEY = "_flink_agents.chat_loops"
 """Sensory-memory key: pending tool request id -> `ChatLoopState`."""
+
+_LOG = logging.getLogger(__name__)
 
 _sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 _random = random.Random()
@@ -518,7 +526,8 @@ async def tool_call_action(event: Event, ctx: RunnerContext) -> None:
     if event.model is not None:
         allowed = _setup(ctx, event.model).tools
     caller = _tool_caller(ctx, allowed)
-    calls = event.tool_calls
+    limit = ctx.config.get(AgentExecutionOptions.TOOL_CALL_MAX_PER_TURN)
+    calls, over = event.tool_calls[:limit], event.tool_calls[limit:]
     tracing = _tracing(ctx)
 
     def call(c: ToolCallBlock) -> Awaitable[Any]:
@@ -534,7 +543,26 @@ async def tool_call_action(event: Event, ctx: RunnerContext) -> None:
     metrics = ctx.agent_metric_group
     for response in responses:
         record_tool_call(metrics, response.name, response.success, response.duration_s or 0.0)
+    if over:
+        responses.extend(_not_run(over, limit))
     _send_own(ctx, ToolResponseEvent(attributes={"request_id": event.id, "responses": responses}))
+
+
+def _not_run(over: Sequence[ToolCallBlock], limit: int) -> list[ToolResponse]:
+    """Error results for the calls of one request past ``tool-call.max-per-turn``: not
+    run, nor counted in the tools' metrics (their names are the model's, unchecked)."""
+    asked = limit + len(over)
+    _LOG.warning(
+        "a tool request has %d calls; the %d past tool-call.max-per-turn (%d) were not run",
+        asked,
+        len(over),
+        limit,
+    )
+    message = (
+        f"not run: {asked} tool calls in one turn, more than the {limit} allowed "
+        "(tool-call.max-per-turn); make fewer calls per turn"
+    )
+    return [ToolResponse.failure(c.id, c.name, f"tool {c.name!r} {message}") for c in over]
 
 
 def _tool_caller(
@@ -584,8 +612,12 @@ def _tool_caller(
                 started_at=started_at,
                 duration_s=time.perf_counter() - started,
             )
-        except ToolCallTimeoutError:
+        except ToolCallTimeoutError as exc:
+            if exc.written_off:
+                record_tool_thread_written_off(ctx.agent_metric_group, name)
             return failed(f"tool {name!r} timed out after {_seconds(timeout)} s")
+        except ToolThreadsExhaustedError as exc:  # never started: not a timeout
+            return failed(f"tool {name!r} was not run: {exc}")
         except Exception as exc:  # a tool failure is the model's to read, not the job's
             return failed(f"tool {name!r} failed: {type(exc).__name__}: {exc}")
 

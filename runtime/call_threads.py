@@ -5,19 +5,29 @@ durable calls (``action_threads``), so hung tools cannot take the threads action
 
 A plain ``def`` tool or action blocks a thread while it runs. If it hangs, it holds that
 thread; on a pool shared with other work, a few hung calls would leave none for the calls
-of other keys. This pool is bounded (``max_workers`` threads run calls at once) and lets go
-of a thread whose call timed out (a tool's `tool-call.timeout`; actions have none): `run`
-writes it off, so it no longer counts against ``max_workers`` and a new thread takes its
-place; the written-off thread ends when (if ever) its call returns, and its result is
-dropped. At most ``max_abandoned`` threads (4 x ``max_workers`` by default) are written off
-at a time; past that a timed-out call keeps its thread (the pool runs with one thread less
-until the call returns). Each write-off logs a WARNING.
+of other keys. This pool runs ``max_workers`` calls at once on threads of its own, and
+goes beyond that in two ways, up to ``max_abandoned`` threads more at a time (4 x
+``max_workers`` by default; the tool threads: ``tool-call.max-abandoned-threads``):
+
+- Written off: a call that timed out (a tool's `tool-call.timeout-s`; actions have none)
+  lets go of its thread, which no longer counts against ``max_workers``: a new thread
+  takes its place. The written-off thread ends when (if ever) its call returns, and its
+  result is dropped. Each write-off logs a WARNING.
+- Extra threads (with ``extra_after_s``, the tool threads: 10 ms): while calls wait and
+  every thread's call has run ``extra_after_s`` or longer (blocked, perhaps hung), a thread
+  starts for each waiting call; it runs that one call and ends. So no call waits behind
+  hung ones for their timeout: a fast tool of another key runs some 10 ms after it is
+  called while a hundred calls hang.
+
+At the limit, a timed-out call keeps its thread (the pool runs with one thread less until
+it returns, or until a thread beyond the limit returns and it can be written off). When
+every thread holds such a call, no thread may become free: the calls waiting for one, and
+new calls, fail at once with `ToolThreadsExhaustedError`, not run.
 
 A call's timeout counts from when it starts on a thread, not while it waits for one:
-waiting is bounded because running calls end or are written off within the timeout.
-Only when every thread holds a timed-out call that could not be written off (the limit
-was reached) does a call that has waited a whole timeout for a thread time out without
-having run.
+waiting is bounded because running calls end, get extra threads beside them, are written
+off, or keep their thread within their timeout (then the waiting calls are refused). A call
+that never ran is never reported as timed out.
 
 What a call costs the event loop, which runs every key's work: one future, one queue put,
 and when the call returns, a share of one cross-thread wake-up (outcomes that finish while
@@ -68,11 +78,15 @@ from enum import Enum
 from typing import Any
 
 from flink_agents.runtime.deadlines import Deadlines
-from flink_agents.runtime.errors import ToolCallTimeoutError
+from flink_agents.runtime.errors import ToolCallTimeoutError, ToolThreadsExhaustedError
 
-__all__ = ["CallThreadPool", "brief_waits", "use_batch_scheduling"]
+__all__ = ["TOOL_EXTRA_AFTER_S", "CallThreadPool", "brief_waits", "use_batch_scheduling"]
 
 logger = logging.getLogger(__name__)
+
+TOOL_EXTRA_AFTER_S = 0.01
+"""Seconds every tool thread's call has blocked it, while other calls wait, before extra
+threads start for those (the engine's tool threads; module doc)."""
 
 
 class _BriefWaits(threading.local):
@@ -196,13 +210,15 @@ class CallThreadPool:
         fast_s: float = 0.0002,
         batch_scheduling: bool = False,
         spawn_after_s: float = 0.001,
+        extra_after_s: float | None = None,
     ) -> None:
         if max_workers < 1:
             raise ValueError("max_workers must be at least 1")
         self.max_workers = max_workers
         """Calls that run at once (threads that count against the pool)."""
         self.max_abandoned = 4 * max_workers if max_abandoned is None else max(0, max_abandoned)
-        """Threads written off (still running a timed-out call) at most at a time."""
+        """Threads beyond ``max_workers`` at most at a time: extra ones (``extra_after_s``)
+        and written-off ones, each still running its call."""
         self.brief_wait_s = brief_wait_s
         """How long the loop's thread waits for a fast call at most (0: never)."""
         self.fast_s = fast_s
@@ -212,6 +228,9 @@ class CallThreadPool:
         self.spawn_after_s = spawn_after_s
         """A call waiting for a thread gets a new one only once every running call has run
         this long (module doc); 0: at once, as in a plain pool."""
+        self.extra_after_s = extra_after_s
+        """When every thread's call has run this long and calls wait, extra threads start
+        for them, beyond ``max_workers`` (module doc). None: never."""
         self._prefix = thread_name_prefix
         self._names = itertools.count()
         self._lock = threading.Lock()
@@ -223,7 +242,7 @@ class CallThreadPool:
         self._queued = 0
         """Calls on the queue that no thread has taken yet."""
         self._abandoned = 0
-        """Threads written off whose call has not returned yet."""
+        """Threads beyond ``max_workers`` (extra or written off) whose call has not returned."""
         self._kept = 0
         """Threads that count against ``max_workers`` whose call timed out but could not be
         written off (the limit was reached); they are free again when it returns."""
@@ -245,7 +264,7 @@ class CallThreadPool:
 
     @property
     def abandoned(self) -> int:
-        """Threads written off whose call has not returned yet."""
+        """Threads beyond ``max_workers`` (extra or written off) whose call has not returned."""
         return self._abandoned
 
     @property
@@ -269,9 +288,9 @@ class CallThreadPool:
         doc).
 
         Raises `ToolCallTimeoutError` when it runs longer than ``timeout`` seconds (its
-        thread is then written off, see the module doc), or when the pool is at its
-        written-off limit and no thread became free within ``timeout``. ``None``: no
-        timeout.
+        thread is then written off, see the module doc; ``None``: no timeout), and
+        `ToolThreadsExhaustedError`, without running it, when no thread can take it: each
+        holds a timed-out call and the pool is at its limit of threads let go of.
         """
         loop = asyncio.get_running_loop()
         # Only where calls may be waited for briefly is it worth timing them (the key on
@@ -328,92 +347,203 @@ class CallThreadPool:
         assert timeout is not None  # only calls with a timeout have a timer
         again: float | None = None
         error: ToolCallTimeoutError | None = None
+        refused: list[_Call] = []
+        exhausted: ToolThreadsExhaustedError | None = None
         with self._lock:
             state = call.state
             if state is _QUEUED:
-                if self._kept >= self.max_workers:
-                    # Every thread holds a timed-out call it could not be written off
-                    # from: none may become free.
-                    call.state = _DROPPED
-                    error = ToolCallTimeoutError(timeout, started=False)
-                else:
-                    again = timeout
+                # Its timeout counts from its start. Its wait is bounded: each running
+                # call ends, is let go of or is kept within its own timeout, and once
+                # every thread is kept the waiting calls are refused (`_refuse_waiting`).
+                again = timeout
             elif state is _RUNNING:
                 left = call.started_at + timeout - time.monotonic()
                 if left > 0:
                     again = left
                 else:
-                    self._write_off(call, timeout)
-                    error = ToolCallTimeoutError(timeout)
+                    written_off = self._write_off(call, timeout)
+                    error = ToolCallTimeoutError(timeout, written_off=written_off)
+                    if self._kept >= self.max_workers:
+                        refused = self._refuse_waiting()
+                        exhausted = ToolThreadsExhaustedError(self._kept, self._abandoned)
             # else done: its result is on its way to the loop
         if error is not None:
             future.set_exception(error)
+        if exhausted is not None:
+            self._fail(refused, exhausted)
         return again
 
-    def _write_off(self, call: _Call, timeout: float) -> None:
-        """Let go of the thread running ``call`` (under the lock), if the limit allows."""
+    def _refuse_waiting(self) -> list[_Call]:
+        """Under the lock, when every thread holds a timed-out call it cannot be let go of
+        from: take the waiting calls off the queue (no thread may become free for them);
+        their callers are to be failed (`_fail`)."""
+        refused: list[_Call] = []
+        while True:
+            try:
+                call = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if call is None:  # a stop signal of `close`: it goes back for its thread
+                self._queue.put(None)
+                break
+            self._queued -= 1
+            if call.state is _QUEUED:
+                call.state = _DROPPED
+                refused.append(call)
+        return refused
+
+    @staticmethod
+    def _fail(calls: list[_Call], error: BaseException) -> None:
+        """Fail the callers of ``calls`` (taken off the queue) with ``error``, each on its
+        loop."""
+        for call in calls:
+            outcomes: list[_Outcome] = [(call, None, error)]
+            with contextlib.suppress(RuntimeError):  # the loop is closed
+                call.loop.call_soon_threadsafe(_settle, outcomes)
+
+    def _write_off(self, call: _Call, timeout: float) -> bool:
+        """Under the lock, ``call`` timed out: let go of its thread if it was not already
+        (an extra one) and the limit allows; whether it is let go of (else it keeps it)."""
+        if call.abandoned:
+            logger.warning(
+                "a sync call has run %s s and timed out; its thread, one started beyond "
+                "the pool's size while others blocked, is written off (%d threads let go "
+                "of still running)",
+                timeout,
+                self._abandoned,
+            )
+            return True
         if self._abandoned >= self.max_abandoned:
             logger.warning(
                 "a sync call has run %s s and timed out; its thread is not written off "
-                "(%d written-off threads already, the most allowed): the pool has one "
+                "(%d threads let go of already, the most allowed): the pool has one "
                 "thread less until the call returns",
                 timeout,
                 self._abandoned,
             )
             call.kept = True
             self._kept += 1
-            return
+            return False
+        self._let_go(call)
+        logger.warning(
+            "a sync call has run %s s and timed out; its thread is written off and "
+            "replaced (%d threads let go of still running)",
+            timeout,
+            self._abandoned,
+        )
+        return True
+
+    def _let_go(self, call: _Call) -> None:
+        """Under the lock: the thread running ``call`` no longer counts against
+        ``max_workers`` (it ends when the call returns); a new one takes its place if
+        calls wait."""
         call.abandoned = True
         self._abandoned += 1
         self._workers -= 1
         self._running.discard(call)
-        logger.warning(
-            "a sync call has run %s s and timed out; its thread is written off and "
-            "replaced (%d written-off threads still running)",
-            timeout,
-            self._abandoned,
-        )
         if self._queued > self._idle:
             self._spawn()
 
+    def _write_off_kept(self) -> None:
+        """Under the lock, when a thread let go of has returned: let go of one thread
+        that holds a timed-out call (kept at the limit), so a new one takes its place."""
+        for call in self._running:
+            if call.kept:
+                call.kept = False
+                self._kept -= 1
+                self._let_go(call)
+                logger.warning(
+                    "a timed-out sync call's thread, kept at the limit, is written off now "
+                    "(%d threads let go of still running)",
+                    self._abandoned,
+                )
+                return
+
+    def _spawn_extras(self) -> None:
+        """Under the lock, while calls wait and every thread's call has blocked it
+        ``extra_after_s`` or longer: a thread beyond ``max_workers`` for each waiting
+        call, as many as the limit of threads let go of allows; each runs one call and
+        ends, so no call waits behind blocked (perhaps hung) ones."""
+        count = min(self._queued - self._idle, self.max_abandoned - self._abandoned)
+        for _ in range(count):
+            self._abandoned += 1
+            self._idle += 1
+            name = f"{self._prefix}-{next(self._names)}"
+            threading.Thread(target=self._work, args=(True,), name=name, daemon=True).start()
+        if count > 0:
+            logger.debug(
+                "every sync call thread has been blocked %s s or longer while calls wait: "
+                "%d more started (%d beyond the %d, at most %d)",
+                self.extra_after_s,
+                count,
+                self._abandoned,
+                self.max_workers,
+                self.max_abandoned,
+            )
+
+    def _next_look(self) -> float | None:
+        """Under the lock: in how many seconds to look again whether waiting calls need a
+        new thread (`_relieve`), or None when none wait or looking cannot help."""
+        if self._queued <= self._idle:
+            return None
+        if self._workers < self.max_workers:
+            return self.spawn_after_s
+        after = self.extra_after_s
+        if after is None:
+            return None
+        if self._abandoned >= self.max_abandoned or not self._running:
+            return max(after, self.spawn_after_s)  # a thread let go of may return
+        youngest = max(c.started_at for c in self._running)
+        return max(self.spawn_after_s, youngest + after - time.monotonic())
+
     def _submit(self, call: _Call) -> None:
-        relieve = False
+        look: float | None = None
         with self._lock:
             if self._closed:
                 raise RuntimeError("the thread pool is closed")
+            if self._kept >= self.max_workers:
+                raise ToolThreadsExhaustedError(self._kept, self._abandoned)
             self._queued += 1
-            if self._queued > self._idle and self._workers < self.max_workers:
-                if self._workers == 0 or self.spawn_after_s <= 0 or self._all_slow():
+            if self._queued > self._idle:
+                if self._workers < self.max_workers and (
+                    self._workers == 0
+                    or self.spawn_after_s <= 0
+                    or self._all_slow(self.spawn_after_s)
+                ):
                     self._spawn()
-                else:
-                    relieve = True
+                elif call.loop not in self._relief:
+                    look = self._next_look()
             self._queue.put(call)  # under the lock, so `close` sees every queued call
-        if relieve and call.loop not in self._relief:
+        if look is not None and call.loop not in self._relief:
             relief = self._relief
             for closed in [loop for loop in list(relief) if loop.is_closed()]:
                 relief.pop(closed, None)  # their timers never fire: let go of them here
             loop = call.loop
-            relief[loop] = loop.call_later(self.spawn_after_s, self._relieve, loop)
+            relief[loop] = loop.call_later(look, self._relieve, loop)
 
-    def _all_slow(self) -> bool:
-        """Under the lock: whether every running call has run ``spawn_after_s`` or longer
+    def _all_slow(self, after: float) -> bool:
+        """Under the lock: whether every running call has run ``after`` seconds or longer
         (blocked, or hung: a new thread lets waiting calls go on)."""
         running = self._running
         if not running:
             return False  # the threads are about to take the waiting calls
-        started = time.monotonic() - self.spawn_after_s
+        started = time.monotonic() - after
         return all(call.started_at <= started for call in running)
 
     def _relieve(self, loop: asyncio.AbstractEventLoop) -> None:
         """On ``loop``, ``spawn_after_s`` after calls waited for a thread: a new thread if
         they still wait and every running call is slow; look again while they wait."""
         with self._lock:
-            waiting = self._queued > self._idle and self._workers < self.max_workers
-            if waiting and self._all_slow():
-                self._spawn()
-                waiting = self._queued > self._idle and self._workers < self.max_workers
-        if waiting and not self._closed:
-            self._relief[loop] = loop.call_later(self.spawn_after_s, self._relieve, loop)
+            if self._queued > self._idle:
+                after = self.extra_after_s
+                if self._workers < self.max_workers:
+                    if self._all_slow(self.spawn_after_s):
+                        self._spawn()
+                elif after is not None and self._all_slow(after):
+                    self._spawn_extras()
+            look = self._next_look()
+        if look is not None and not self._closed:
+            self._relief[loop] = loop.call_later(look, self._relieve, loop)
         else:
             self._relief.pop(loop, None)
 
@@ -426,7 +556,9 @@ class CallThreadPool:
         name = f"{self._prefix}-{next(self._names)}"
         threading.Thread(target=self._work, name=name, daemon=True).start()
 
-    def _work(self) -> None:
+    def _work(self, extra: bool = False) -> None:
+        """A thread's loop: take calls and run them. An ``extra`` thread (beyond
+        ``max_workers``, `_spawn_extras`) runs one call and ends."""
         if self.batch_scheduling:
             use_batch_scheduling()
         take = self._queue.get
@@ -438,7 +570,10 @@ class CallThreadPool:
             with lock:
                 if call is None:  # closing
                     self._idle -= 1
-                    self._workers -= 1
+                    if extra:
+                        self._abandoned -= 1
+                    else:
+                        self._workers -= 1
                     return
                 self._queued -= 1
                 if call.state is not _QUEUED:
@@ -446,7 +581,10 @@ class CallThreadPool:
                 self._idle -= 1
                 call.started_at = time.monotonic()
                 call.state = _RUNNING
-                self._running.add(call)
+                if extra:
+                    call.abandoned = True  # this thread ends with it
+                else:
+                    self._running.add(call)
             result: Any = None
             error: BaseException | None = None
             try:
@@ -464,30 +602,33 @@ class CallThreadPool:
                     took[key] = ran if ran >= before else (before + ran) / 2
                 if call.kept:
                     self._kept -= 1
-                abandoned = call.abandoned
-                if abandoned:  # replaced already: this thread ends, its result is dropped
+                if call.abandoned:  # replaced already: this thread ends
                     self._abandoned -= 1
                     leave = True
+                    if self._kept:  # room to let go of a thread holding a timed-out call
+                        self._write_off_kept()
+                elif self._closed:
+                    self._workers -= 1
+                    leave = True
+                else:  # counted idle now, so `close` sends it its stop signal
+                    self._idle += 1
+                    leave = False
+                # The outcome of a call on an extra thread goes to its caller too; a
+                # written-off one's is dropped where it is handed over (its caller has
+                # its timeout already).
+                waiter = call.waiter
+                if waiter is not None:  # the loop's thread waits for it right now
+                    call.result, call.error = result, error
+                    waiter.release()
                 else:
-                    if self._closed:
-                        self._workers -= 1
-                        leave = True
-                    else:  # counted idle now, so `close` sends it its stop signal
-                        self._idle += 1
-                        leave = False
-                    waiter = call.waiter
-                    if waiter is not None:  # the loop's thread waits for it right now
-                        call.result, call.error = result, error
-                        waiter.release()
+                    # Outcomes wait in one list per loop; only the first of a batch
+                    # wakes the loop (one cross-thread wake-up, not one per call).
+                    outcomes = finished.get(call.loop)
+                    if outcomes is None:
+                        finished[call.loop] = [(call, result, error)]
+                        wake = call.loop
                     else:
-                        # Outcomes wait in one list per loop; only the first of a batch
-                        # wakes the loop (one cross-thread wake-up, not one per call).
-                        outcomes = finished.get(call.loop)
-                        if outcomes is None:
-                            finished[call.loop] = [(call, result, error)]
-                            wake = call.loop
-                        else:
-                            outcomes.append((call, result, error))
+                        outcomes.append((call, result, error))
             if wake is not None:
                 self._wake(wake)
             if leave:

@@ -11,6 +11,8 @@
     ├── StructuredOutputError           (ValueError) a final answer did not parse into the
     │                                   request's output schema
     ├── ToolCallTimeoutError            (TimeoutError) a tool call ran past its timeout
+    ├── ToolThreadsExhaustedError       (RuntimeError) a sync call was not run: every thread
+    │                                   is hung and the written-off limit is reached
     ├── DurableError                    durable execution (each call made once)
     │   ├── DurableStoreError           the action-state store cannot be read or written
     │   ├── DurableReplayError          a recorded value cannot be rebuilt by the code now running
@@ -58,6 +60,7 @@ __all__ = [
     "StructuredOutputError",
     "ThreadModeUnavailableError",
     "ToolCallTimeoutError",
+    "ToolThreadsExhaustedError",
     "UnhandledEventError",
 ]
 
@@ -162,15 +165,34 @@ class StructuredOutputError(AgentRuntimeError, ValueError):
 
 
 class ToolCallTimeoutError(AgentRuntimeError, TimeoutError):
-    """A tool call did not finish within its timeout."""
+    """A tool call ran past its timeout (counted from when it started running)."""
 
-    def __init__(self, timeout: float, *, started: bool = True) -> None:
-        where = "" if started else " waiting for a free tool thread"
-        super().__init__(f"timed out after {timeout} s{where}")
+    def __init__(self, timeout: float, *, written_off: bool = False) -> None:
+        super().__init__(f"timed out after {timeout} s")
         self.timeout = timeout
         """The timeout, in seconds."""
-        self.started = started
-        """Whether the call had started running (False: no thread became free in time)."""
+        self.written_off = written_off
+        """Whether the sync call's thread, still running it, was written off (False: an
+        async call, or a thread kept because the written-off limit was reached)."""
+
+
+class ToolThreadsExhaustedError(AgentRuntimeError, RuntimeError):
+    """A sync call was not run: no thread could take it (every one holds a call past its
+    timeout, and the threads beyond them are at their limit)."""
+
+    def __init__(self, threads: int, abandoned: int) -> None:
+        super().__init__(
+            f"no free tool thread: each of the {threads} holds a call past its timeout, and "
+            f"{abandoned} more run hung or blocked calls, the most "
+            "tool-call.max-abandoned-threads allows"
+        )
+        self.threads = threads
+        """Threads that hold a timed-out call."""
+        self.abandoned = abandoned
+        """Threads beyond those (extra or written off) whose call has not returned."""
+
+    def __reduce__(self) -> tuple[type[ToolThreadsExhaustedError], tuple[int, int]]:
+        return (type(self), (self.threads, self.abandoned))
 
 
 # ---------------------------------------------------------------------------- durable

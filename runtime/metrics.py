@@ -38,6 +38,7 @@ __all__ = [
     "record_chat_retry",
     "record_request_limits",
     "record_tool_call",
+    "record_tool_thread_written_off",
 ]
 
 
@@ -446,3 +447,9 @@ def record_tool_call(group: MetricGroup, tool: str, success: bool, duration_s: f
     if not success:
         handles.counter("errors").inc()
     handles.histogram("durationMs").update(duration_s * 1000.0)
+
+
+def record_tool_thread_written_off(group: MetricGroup, tool: str) -> None:
+    """Count one sync call of ``tool`` that timed out and whose thread, still running it,
+    was written off (``threadsWrittenOff``: a tool that hangs)."""
+    _handles(group, "tool", tool).counter("threadsWrittenOff").inc()

@@ -159,6 +159,24 @@ class AgentExecutionOptions:
         "the chat loop goes on. A sync tool's thread that does not return is written off.",
         positive=True,
     )
+    TOOL_CALL_MAX_PER_TURN: ConfigOption[int] = ConfigOption(
+        "tool-call.max-per-turn",
+        int,
+        64,
+        "Tool calls of one model answer that are run at most; each call past it is not run "
+        "and gives the model an error result naming this option, and the chat loop goes on.",
+        positive=True,
+    )
+    TOOL_CALL_MAX_ABANDONED_THREADS: ConfigOption[int] = ConfigOption(
+        "tool-call.max-abandoned-threads",
+        int,
+        64,
+        "Sync tool threads beyond num-async-threads at most at a time: extra ones, started "
+        "when every tool thread has been blocked 10 ms while calls wait (so no call waits "
+        "behind hung ones), and written-off ones, whose call timed out and still runs. When "
+        "every tool thread holds a timed-out call at this limit, further calls are not run: "
+        "their result is 'no free tool thread'. 0: none.",
+    )
     MAX_IN_FLIGHT_RUNS: ConfigOption[int] = ConfigOption(
         "max-in-flight-runs",
         int,

@@ -10,6 +10,8 @@ from pydantic import BaseModel
 
 from flink_agents.api import (
     Agent,
+    AgentConfiguration,
+    AgentExecutionOptions,
     ChatMessage,
     ChatModelError,
     ChatResult,
@@ -278,6 +280,55 @@ def test_model_call_limit_ends_with_an_error_response() -> None:
     assert response.response is not None and response.response.tool_calls  # the last message
     assert len(model.calls) == 6
     assert len(tool_runs) == 4  # the third call's tools never ran
+
+
+def test_tool_calls_past_the_per_turn_limit_are_not_run_and_get_an_error_result() -> None:
+    runs: list[str] = []
+
+    def counted_lookup(ticket: str) -> str:
+        """Lookup.
+
+        Args:
+            ticket: Id.
+        """
+        runs.append(ticket)
+        return f"ticket {ticket}: open"
+
+    model = ScriptedChatModelConnection(
+        replies=[
+            ChatMessage.assistant(
+                tool_calls=[call(f"c{i}", "lookup", ticket=str(i)) for i in range(5)]
+            ),
+            "Three looked up, two refused.",
+        ]
+    )
+    outputs, runner = run_local(
+        chat_agent(model, tools={"lookup": counted_lookup}),
+        [{"key": "k", "value": "go"}],
+        {"tool-call.max-per-turn": 3},
+    )
+    response = only_response(outputs)
+    assert response.ok and response.response is not None  # the loop went on
+    assert response.response.text == "Three looked up, two refused."
+    assert sorted(runs) == ["0", "1", "2"]  # the calls past the limit never ran
+    results = [m.tool_result_block for m in model.calls[1].messages[2:]]
+    assert [r.call_id for r in results if r] == ["c0", "c1", "c2", "c3", "c4"]  # one per call
+    assert [r.text for r in results[:3] if r] == [f"ticket {i}: open" for i in range(3)]
+    for refused in results[3:]:
+        assert refused is not None and refused.is_error
+        assert refused.text == (
+            "tool 'lookup' not run: 5 tool calls in one turn, more than the 3 allowed "
+            "(tool-call.max-per-turn); make fewer calls per turn"
+        )
+    snapshot = runner.metrics.snapshot()  # type: ignore[attr-defined]
+    assert snapshot["tool"]["lookup"]["calls"] == 3  # only the calls that ran
+
+
+def test_the_per_turn_limit_defaults_to_64_and_must_be_positive() -> None:
+    assert AgentConfiguration().get(AgentExecutionOptions.TOOL_CALL_MAX_PER_TURN) == 64
+    for bad in ("0", -1, "many"):
+        with pytest.raises(ValueError, match=r"tool-call\.max-per-turn"):
+            AgentConfiguration({"tool-call.max-per-turn": bad})
 
 
 def test_structured_output_is_parsed_and_history_keeps_the_text() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from flink_agents.runtime.call_threads import CallThreadPool, brief_waits, use_batch_scheduling
-from flink_agents.runtime.errors import ToolCallTimeoutError
+from flink_agents.runtime.errors import ToolCallTimeoutError, ToolThreadsExhaustedError
 
 BOUND = 5.0
 """Seconds any test waits at most (a safety net, never the expected time)."""
@@ -127,7 +127,7 @@ def test_a_timed_out_call_is_written_off_and_replaced(
     async def main() -> None:
         with pytest.raises(ToolCallTimeoutError) as raised:
             await pool.run(hang(release), 0.05)
-        assert raised.value.started and raised.value.timeout == 0.05
+        assert raised.value.written_off and raised.value.timeout == 0.05
         assert pool.abandoned == 1
         # The only thread is still hung: a new one serves the next call.
         assert await pool.run(lambda: "quick", BOUND) == "quick"
@@ -169,15 +169,18 @@ def test_written_off_threads_are_capped(
     pool = CallThreadPool(1, max_abandoned=1)
 
     async def main() -> None:
-        with pytest.raises(ToolCallTimeoutError):
-            await pool.run(hang(release), 0.05)  # written off
-        with pytest.raises(ToolCallTimeoutError):
-            await pool.run(hang(release), 0.05)  # at the cap: keeps its thread
-        assert pool.abandoned == 1 and pool.workers == 1
-        # No thread can become free: a waiting call times out without running.
         with pytest.raises(ToolCallTimeoutError) as raised:
-            await pool.run(lambda: "never", 0.05)
-        assert not raised.value.started
+            await pool.run(hang(release), 0.05)
+        assert raised.value.written_off
+        with pytest.raises(ToolCallTimeoutError) as raised:
+            await pool.run(hang(release), 0.05)
+        assert not raised.value.written_off  # at the cap: it keeps its thread
+        assert pool.abandoned == 1 and pool.workers == 1
+        # No thread can become free: a new call is refused at once, not run, and not
+        # reported as a timeout.
+        with pytest.raises(ToolThreadsExhaustedError) as refused:
+            await pool.run(lambda: "never", BOUND)
+        assert (refused.value.threads, refused.value.abandoned) == (1, 1)
 
     with caplog.at_level(logging.WARNING, logger="flink_agents.runtime.call_threads"):
         run(main())
@@ -189,6 +192,108 @@ def test_written_off_threads_are_capped(
         return await pool.run(lambda: "again", BOUND)
 
     assert run(after()) == "again"  # the kept thread serves calls again
+    pool.close()
+
+
+def test_calls_waiting_behind_blocked_ones_get_extra_threads_before_any_times_out(
+    release: threading.Event,
+) -> None:
+    # Eight calls block both threads and six more: long before any can time out, the
+    # waiting ones get threads beyond the pool's two, and a quick call runs at once.
+    pool = CallThreadPool(2, max_abandoned=16, extra_after_s=0.01)
+    started = [threading.Event() for _ in range(8)]
+
+    async def main() -> None:
+        hung = [asyncio.ensure_future(pool.run(hang(release, e), 60.0)) for e in started]
+        await asyncio.sleep(0)  # submitted
+        assert await asyncio.get_running_loop().run_in_executor(
+            None, lambda: all(e.wait(BOUND) for e in started)
+        )
+        assert await pool.run(lambda: "quick", 60.0) == "quick"
+        assert not any(call.done() for call in hung)  # none timed out
+        assert pool.workers == 2 and 6 <= pool.abandoned <= 7  # beyond the two
+        release.set()
+        # Calls on the extra threads answer their callers as any other.
+        assert await asyncio.gather(*hung) == ["late"] * 8
+
+    run(main())
+    wait_until(lambda: pool.abandoned == 0)  # each extra thread ended after its call
+    pool.close()
+
+
+def test_extra_threads_are_bounded_by_max_abandoned(release: threading.Event) -> None:
+    pool = CallThreadPool(1, max_abandoned=2, extra_after_s=0.001)
+    started: list[threading.Event] = [threading.Event() for _ in range(5)]
+
+    async def main() -> None:
+        hung = [asyncio.ensure_future(pool.run(hang(release, e), 60.0)) for e in started]
+        await asyncio.sleep(0)
+        await asyncio.get_running_loop().run_in_executor(
+            None, lambda: [e.wait(BOUND) for e in started[:3]]
+        )
+        # One thread of the pool and two beyond it: the other two calls wait for one.
+        assert pool.abandoned == 2 and pool.workers == 1
+        assert sum(e.is_set() for e in started) == 3
+        release.set()
+        assert await asyncio.gather(*hung) == ["late"] * 5
+
+    run(main())
+    pool.close()
+
+
+def test_waiting_calls_are_refused_not_timed_out_once_every_thread_is_kept(
+    release: threading.Event,
+) -> None:
+    # No thread may be written off (the limit is 0): when the only thread's call times
+    # out, it keeps the thread, and the call waiting behind it is refused at once, not
+    # run, and not reported as a timeout (it never ran).
+    pool = CallThreadPool(1, max_abandoned=0, extra_after_s=0.001)
+    ran: list[str] = []
+
+    async def main() -> None:
+        hung = asyncio.ensure_future(pool.run(hang(release), 0.05))
+        waiting = asyncio.ensure_future(pool.run(lambda: ran.append("waiting"), 60.0))
+        with pytest.raises(ToolCallTimeoutError) as timed_out:
+            await hung
+        assert not timed_out.value.written_off
+        with pytest.raises(ToolThreadsExhaustedError):
+            await waiting
+        with pytest.raises(ToolThreadsExhaustedError):  # and new calls, until it returns
+            await pool.run(lambda: ran.append("new"), 60.0)
+
+    run(main())
+    assert ran == []
+    release.set()
+
+    def runs_again() -> bool:  # once the kept call has returned
+        try:
+            return run(pool.run(lambda: "again", BOUND)) == "again"
+        except ToolThreadsExhaustedError:
+            return False
+
+    wait_until(runs_again)
+    pool.close()
+
+
+def test_a_kept_thread_is_written_off_once_a_thread_beyond_the_limit_returns(
+    release: threading.Event,
+) -> None:
+    pool = CallThreadPool(1, max_abandoned=1)
+    first_release = threading.Event()
+
+    async def main() -> None:
+        with pytest.raises(ToolCallTimeoutError):
+            await pool.run(hang(first_release), 0.05)  # written off: the limit is reached
+        with pytest.raises(ToolCallTimeoutError) as kept:
+            await pool.run(hang(release), 0.05)
+        assert not kept.value.written_off and pool.abandoned == 1
+        first_release.set()  # the written-off call returns: room for the kept one to go
+        await asyncio.get_running_loop().run_in_executor(
+            None, wait_until, lambda: pool.abandoned == 1 and pool.workers == 0
+        )
+        assert await pool.run(lambda: "quick", BOUND) == "quick"  # on a new thread
+
+    run(main())
     pool.close()
 
 

@@ -22,6 +22,7 @@ from flink_agents.runtime.errors import (
     FlinkSetupError,
     StructuredOutputError,
     ToolCallTimeoutError,
+    ToolThreadsExhaustedError,
     UnhandledEventError,
 )
 
@@ -95,9 +96,20 @@ def test_built_in_bases_still_catch(error: Exception, builtin: type[Exception]) 
 
 
 def test_a_tool_timeout_says_how_long() -> None:
-    error = ToolCallTimeoutError(2.5, started=False)
-    assert str(error) == "timed out after 2.5 s waiting for a free tool thread"
-    assert (error.timeout, error.started) == (2.5, False)
+    error = ToolCallTimeoutError(2.5, written_off=True)
+    assert str(error) == "timed out after 2.5 s"
+    assert (error.timeout, error.written_off) == (2.5, True)
+
+
+def test_no_free_tool_thread_names_the_option() -> None:
+    error = ToolThreadsExhaustedError(4, 64)
+    assert str(error) == (
+        "no free tool thread: each of the 4 holds a call past its timeout, and 64 more run "
+        "hung or blocked calls, the most tool-call.max-abandoned-threads allows"
+    )
+    assert not isinstance(error, TimeoutError)  # it never ran: not a timeout
+    copy = pickle.loads(pickle.dumps(error))
+    assert (str(copy), copy.threads, copy.abandoned) == (str(error), 4, 64)
 
 
 def test_agent_run_failed_carries_its_cause_redacted() -> None:

@@ -312,3 +312,119 @@ def test_hung_sync_tool_subclasses_are_written_off_like_function_tools(
     for key in hung_keys:
         assert results[f"c-{key}"].text == "tool 'hang' timed out after 0.1 s"
     assert instant.threads and all(n.startswith("agent-tool") for n in instant.threads)
+
+
+def test_a_hundred_hung_sync_tools_do_not_keep_other_keys_tools_from_running(
+    release: threading.Event,
+) -> None:
+    """The probe's case: 100 inputs whose tool hangs (timeout 2 s) and 5 of other keys with
+    a fast tool, on 2 tool threads. Extra threads start for the calls that would wait behind
+    hung ones: the fast calls run before any hung call times out, and succeed."""
+    hung_keys = [f"hung-{i}" for i in range(100)]
+    fast_keys = [f"fast-{i}" for i in range(5)]
+    timed_out_before_fast: list[bool] = []
+    timeouts_seen = threading.Event()
+
+    def hang(ticket: str) -> str:
+        """Blocks its thread until released.
+
+        Args:
+            ticket: Id.
+        """
+        release.wait()
+        return "late"
+
+    def instant(ticket: str) -> str:
+        """Answers at once.
+
+        Args:
+            ticket: Id.
+        """
+        timed_out_before_fast.append(timeouts_seen.is_set())
+        return f"ticket {ticket}: open"
+
+    def reply(messages: list[ChatMessage], tools: list[ToolMetadata]) -> ChatMessage | str:
+        result = messages[-1].tool_result_block
+        if result is not None:
+            if result.is_error:
+                timeouts_seen.set()
+            return "done"
+        text = messages[0].text
+        tool = "instant" if text.startswith("fast") else "hang"
+        return ChatMessage.assistant(tool_calls=[call(f"c-{text}", tool, ticket=text)])
+
+    model = FunctionChatModelConnection(function=reply)
+    inputs = [{"key": key, "value": key} for key in [*hung_keys, *fast_keys]]
+    outputs, runner = run_bounded(
+        chat_agent(model, tools={"hang": hang, "instant": instant}),
+        inputs,
+        {
+            "tool-call.timeout-s": 2,
+            "num-async-threads": 2,
+            "tool-call.max-abandoned-threads": 128,
+        },
+        release,
+    )
+
+    assert all(isinstance(o.value, ChatResponseEvent) and o.value.ok for o in outputs)
+    results = {
+        block.call_id: block
+        for recorded in model.calls
+        for message in recorded.messages
+        if (block := message.tool_result_block) is not None
+    }
+    for key in fast_keys:
+        assert not results[f"c-{key}"].is_error and results[f"c-{key}"].text.endswith("open")
+    assert timed_out_before_fast == [False] * 5  # each ran before any hung call timed out
+    for key in hung_keys:
+        assert results[f"c-{key}"].text == "tool 'hang' timed out after 2 s"
+    snapshot = runner.metrics.snapshot()  # type: ignore[attr-defined]
+    assert snapshot["tool"]["hang"]["threadsWrittenOff"] == 100
+
+
+def test_a_call_no_thread_can_take_is_not_run_nor_reported_as_timed_out(
+    release: threading.Event,
+) -> None:
+    """One tool thread, none may be written off: the first hung call to time out keeps the
+    thread, and the other key's call (waiting for it, or made after) is not run: its result
+    says so, not that it timed out."""
+    runs: list[str] = []
+
+    def hang(ticket: str) -> str:
+        """Blocks its thread until released.
+
+        Args:
+            ticket: Id.
+        """
+        runs.append(ticket)
+        release.wait()
+        return "late"
+
+    def reply(messages: list[ChatMessage], tools: list[ToolMetadata]) -> ChatMessage | str:
+        if messages[-1].tool_result_block is not None:
+            return "done"
+        text = messages[0].text
+        return ChatMessage.assistant(tool_calls=[call(f"c-{text}", "hang", ticket=text)])
+
+    model = FunctionChatModelConnection(function=reply)
+    outputs, _ = run_bounded(
+        chat_agent(model, tools={"hang": hang}),
+        [{"key": "a", "value": "a"}, {"key": "b", "value": "b"}],
+        {"tool-call.timeout-s": 0.1, "num-async-threads": 1, "tool-call.max-abandoned-threads": 0},
+        release,
+    )
+
+    assert all(isinstance(o.value, ChatResponseEvent) and o.value.ok for o in outputs)
+    texts = sorted(
+        block.text
+        for recorded in model.calls
+        for message in recorded.messages
+        if (block := message.tool_result_block) is not None
+    )
+    assert len(runs) == 1  # the other call never ran
+    assert texts == [
+        "tool 'hang' timed out after 0.1 s",
+        "tool 'hang' was not run: no free tool thread: each of the 1 holds a call past its "
+        "timeout, and 0 more run hung or blocked calls, the most "
+        "tool-call.max-abandoned-threads allows",
+    ]
