@@ -281,6 +281,12 @@ class RunScheduler:
         """Whether `take` would return outputs or changed snapshots (no lock: a hint)."""
         return bool(queue.finished) or queue.version != queue.taken_version
 
+    def has_outputs(self, queue: KeyQueue) -> bool:
+        """Whether `take` would return outputs (no lock: a hint)."""
+        return bool(queue.finished) or (
+            queue.run_json is not None and len(queue.run_outputs) > queue.taken
+        )
+
     def is_idle(self, queue: KeyQueue) -> bool:
         """Nothing waiting or running for the key (outputs may wait for `take`)."""
         return not queue.busy

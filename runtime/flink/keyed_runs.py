@@ -328,9 +328,11 @@ class KeyedRuns:
         other_keys: OtherKeys,
     ) -> list[Any]:
         """During the drain: what `queue`'s key published, acknowledged in its keyed state
-        (as `on_poll` does); its outputs."""
+        (as `on_poll` does); its outputs. A snapshot alone waits: no checkpoint falls
+        inside the callback, so writing it now would only cost the time of the writes
+        (the run's end, or its next output, is news again)."""
         entry = self._entries.get(queue.key)
-        if entry is None or entry.queue is not queue or not self._scheduler.has_news(queue):
+        if entry is None or entry.queue is not queue or not self._scheduler.has_outputs(queue):
             return []
         if queue.key == current:
             return self._acknowledge_polled(entry, state, timers)

@@ -148,6 +148,43 @@ def test_the_drain_emits_what_a_run_sends_while_it_goes_on(engine: StandInEngine
         sub.close()
 
 
+def test_the_drain_writes_no_snapshot_of_another_key_until_it_has_outputs(
+    engine: StandInEngine,
+) -> None:
+    """No checkpoint falls inside the end-of-input callback: a run's intermediate snapshot
+    is not worth switching keys for; its end is."""
+    sub = FakeSubtask(engine)
+    scheduler = sub.scheduler
+    waits: list[int] = []
+    wait_for_news = scheduler.wait_for_news
+
+    def counted_wait(*args: Any, **kwargs: Any) -> list[Any]:
+        waits.append(1)
+        return wait_for_news(*args, **kwargs)
+
+    scheduler.wait_for_news = counted_wait  # type: ignore[method-assign]
+    emitted: list[Any] = []
+    try:
+        sub.input("a", {"v": "a", "gate": "a"})
+        sub.input("k", {"v": "v", "steps": 2, "gate": ["s0", "s1"]})
+        drain = sub.drain("a")
+        consumer = threading.Thread(target=lambda: emitted.extend(drain))
+        consumer.start()
+        wait_until(lambda: len(waits) == 1)
+        sub.open_gate("s0")  # k publishes its snapshot after one step
+        wait_until(lambda: len(waits) == 2)  # the drain took the news and waits again
+        assert sub.backend.switches == [] and sub.backend.slices["k"].run is None
+        sub.open_gate("s1")
+        wait_until(lambda: len(waits) == 3)
+        assert sub.backend.switches == ["k"] and _acknowledged(sub, "k", 1)
+        sub.open_gate("a")
+        consumer.join(BOUND)
+        assert not consumer.is_alive()
+    finally:
+        sub.close()
+    assert emitted == [["k:0:v"], ["a:0:a"]]
+
+
 def test_the_drain_surfaces_a_failure_of_another_key(engine: StandInEngine) -> None:
     sub = FakeSubtask(engine)
     try:
