@@ -18,8 +18,8 @@ returns finished outputs. `on_end_of_input` is an event-time timer at the end of
 fired by the final watermark of a bounded input. A source that ends early sends that
 watermark long before the work ends, and no processing-time timer fires while a callback
 waits: so the first end-of-input callback drains every key, not only its own. Until no run
-of any key is left it waits for the next key to publish something, acknowledges it with
-that key made current (`OtherKeys`: the operator switches Flink's current key, as the
+of any key is left it waits for the next key whose runs send or finish, acknowledges it
+with that key made current (`OtherKeys`: the operator switches Flink's current key, as the
 timers of that key would) and yields its outputs, which the operator emits at once; the
 end-of-input timers of the keys drained so find nothing left. Timers are keyed state too,
 so after a restore they fire for exactly the keys that had work, which is then resumed
