@@ -26,6 +26,7 @@ __all__ = [
     "ChartAgent",
     "CheckpointedAgent",
     "OrderAgent",
+    "PacedModelAgent",
     "SlowModelAgent",
     "UpperAgent",
     "chart_reply",
@@ -166,6 +167,43 @@ class SlowModelAgent(Agent):
                 function=_echo_reply,
                 latency=latency,
                 record_calls=False,
+            ),
+        )
+        self.add_resource(
+            "slow_model",
+            ResourceType.CHAT_MODEL,
+            ResourceDescriptor(clazz=BaseChatModelSetup, connection="slow_connection"),
+        )
+
+
+# ---------------------------------------------------------------- a paced model
+
+
+async def _paced_reply(messages: list[ChatMessage], tools: Any) -> str:
+    """Answers ``"<key>/<n>"`` after `PacedModelAgent.latency_s` of the key's number."""
+    text = messages[-1].text or ""
+    key = text.split("/")[0]
+    await asyncio.sleep(PacedModelAgent.latency_s(int(key.lstrip("k"))))
+    return f"echo {text}"
+
+
+class PacedModelAgent(Agent):
+    """One model call per input that takes a little longer for each key (key ``k<i>``:
+    `latency_s(i)`): a key's answers come one after the other, the keys' spread out."""
+
+    @staticmethod
+    def latency_s(index: int) -> float:
+        return 0.2 + 0.05 * index
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.add_action("ask", [InputEvent], _ask_slow)
+        self.add_action("answer", [ChatResponseEvent], _answer_slow)
+        self.add_resource(
+            "slow_connection",
+            ResourceType.CHAT_MODEL_CONNECTION,
+            ResourceDescriptor(
+                clazz=FunctionChatModelConnection, function=_paced_reply, record_calls=False
             ),
         )
         self.add_resource(

@@ -146,7 +146,11 @@ class RunScheduler:
         self._closed = False
         self._slot_waiters: deque[asyncio.Future[None]] = deque()
         self._blocked_threads = 0
-        """Threads blocked in `wait_for_capacity` or `wait_idle` (notified only then)."""
+        """Threads blocked in `wait_for_capacity`, `wait_idle` or `wait_for_news` (notified
+        only then)."""
+        self._news: dict[KeyQueue, None] | None = None
+        """Once `watch_news` was called: the keys that published something not taken yet,
+        in the order they first did (what `wait_for_news` returns)."""
         self._tasks: set[asyncio.Task[None]] = set()
         """The task driving each busy key's runs."""
         self.stats = RunSchedulerStats()
@@ -259,6 +263,8 @@ class RunScheduler:
                 sent = run_outputs[taken:]
                 taken = len(run_outputs)
             queue.taken = taken
+            if self._news is not None:
+                self._news.pop(queue, None)
             changed = queue.version != queue.taken_version
             queue.taken_version = queue.version
             return KeyProgress(
@@ -274,6 +280,12 @@ class RunScheduler:
     def has_news(self, queue: KeyQueue) -> bool:
         """Whether `take` would return outputs or changed snapshots (no lock: a hint)."""
         return bool(queue.finished) or queue.version != queue.taken_version
+
+    def has_outputs(self, queue: KeyQueue) -> bool:
+        """Whether `take` would return outputs (no lock: a hint)."""
+        return bool(queue.finished) or (
+            queue.run_json is not None and len(queue.run_outputs) > queue.taken
+        )
 
     def is_idle(self, queue: KeyQueue) -> bool:
         """Nothing waiting or running for the key (outputs may wait for `take`)."""
@@ -303,6 +315,32 @@ class RunScheduler:
                     self._changed.wait(poll_s)
             finally:
                 self._blocked_threads -= 1
+
+    def watch_news(self) -> None:
+        """From now on note the keys that publish something, for `wait_for_news` (keys
+        with news from before: `has_news`)."""
+        with self._lock:
+            if self._news is None:
+                self._news = {}
+
+    def wait_for_news(self, poll_s: float = 0.05) -> list[KeyQueue]:
+        """Block (a thread other than the loop's) until a key published something to take
+        since `watch_news`, no run is left to wait for, a run failed or the scheduler was
+        closed; the keys with news, in the order they first published (empty: none left).
+        """
+        with self._changed:
+            news = self._news
+            if news is None:
+                raise RuntimeError("wait_for_news before watch_news")
+            self._blocked_threads += 1
+            try:
+                while not news and self._buffered and self._failure is None and not self._closed:
+                    self._changed.wait(poll_s)
+            finally:
+                self._blocked_threads -= 1
+            queues = list(news)
+            news.clear()
+            return queues
 
     def wait_for_capacity(self, poll_s: float = 0.1) -> bool:
         """Block (a thread other than the loop's) while `max_buffered` inputs are waiting
@@ -375,6 +413,8 @@ class RunScheduler:
             queue.run_outputs = outputs
             queue.key_state_json = key_state_json
             queue.version += 1
+            if self._news is not None:
+                self._news[queue] = None
         self._notify(queue)
 
     def _take_free_slot(self) -> bool:
@@ -483,6 +523,8 @@ class RunScheduler:
             queue.version += 1
             self._buffered -= 1
             stats.runs_finished += 1
+            if self._news is not None:
+                self._news[queue] = None
         self._notify(queue)
 
     async def _steps(self, queue: KeyQueue, run: Any, started: float) -> None:

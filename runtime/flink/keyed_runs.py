@@ -14,10 +14,16 @@ Every callback runs on the operator thread for the current key. `on_input` store
 input and hands it to the `RunScheduler` (`flink_agents.runtime.scheduler`, the same one
 the local runner uses); `on_poll` (a processing-time timer, with an
 interval growing with the time the key has been busy) writes what the loop published and
-returns finished outputs; `on_end_of_input` (an event-time timer at the end of time, fired
-by the final watermark of a bounded input, when processing-time timers no longer fire)
-waits until the key's runs are done. Timers are keyed state too, so after a restore they
-fire for exactly the keys that had work, which is then resumed from keyed state.
+returns finished outputs. `on_end_of_input` is an event-time timer at the end of time,
+fired by the final watermark of a bounded input. A source that ends early sends that
+watermark long before the work ends, and no processing-time timer fires while a callback
+waits: so the first end-of-input callback drains every key, not only its own. Until no run
+of any key is left it waits for the next key whose runs send or finish, acknowledges it
+with that key made current (`OtherKeys`: the operator switches Flink's current key, as the
+timers of that key would) and yields its outputs, which the operator emits at once; the
+end-of-input timers of the keys drained so find nothing left. Timers are keyed state too,
+so after a restore they fire for exactly the keys that had work, which is then resumed
+from keyed state.
 
 What keyed state holds is mirrored in memory for recently used keys, so the common path
 (an input for a known key) reads no state; evicted keys are read back on their next input.
@@ -30,7 +36,8 @@ import json
 import logging
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -47,6 +54,7 @@ __all__ = [
     "KeyTimers",
     "KeyedAgentState",
     "KeyedRuns",
+    "OtherKeys",
     "PollPolicy",
 ]
 
@@ -89,6 +97,14 @@ class KeyTimers(Protocol):
     def delete_poll(self, timestamp: int) -> None: ...
 
     def register_end_of_input(self) -> None: ...
+
+
+class OtherKeys(Protocol):
+    """Acting for another key than the callback's (the end-of-input drain): Flink's
+    keyed state and timers are those of the current key, which `at` switches to `key`
+    (its text) for the `with` block, and back after it."""
+
+    def at(self, key: str) -> AbstractContextManager[tuple[KeyedAgentState, KeyTimers]]: ...
 
 
 class PollPolicy(BaseModel):
@@ -165,6 +181,8 @@ class KeyedRuns:
         self._max_cached_keys = max_cached_keys
         self._entries: dict[str, _KeyEntry] = {}  # insertion order = least recently used first
         self._failure_logged = False
+        self._draining = False
+        """An end-of-input timer fired: the scheduler notes the keys that publish."""
 
     @property
     def busy_keys(self) -> int:
@@ -254,19 +272,80 @@ class KeyedRuns:
             self._schedule_poll(entry, timers)
         return outputs
 
-    def on_end_of_input(self, key: str, state: KeyedAgentState, timers: KeyTimers) -> list[Any]:
-        """The final watermark reached `key`: finish all of its runs, return their outputs."""
+    def on_end_of_input(
+        self, key: str, state: KeyedAgentState, timers: KeyTimers, other_keys: OtherKeys
+    ) -> Iterator[list[Any]]:
+        """The final watermark reached `key`: wait until no run of any key is left, and
+        yield the outputs of every key's runs as they come (the drain).
+
+        No poll timer fires while this callback waits (for as long as the slowest key's
+        runs take, when a bounded source ended early), so the drain does their work: a
+        key whose runs published something is acknowledged at once, its keyed state
+        written with it as the current key (`other_keys`), and its outputs yielded for
+        the operator to emit. Later end-of-input timers of keys drained so find nothing
+        left to do.
+        """
         scheduler = self._scheduler
         self.raise_if_failed()
-        entry = self._busy_entry(key, state)
+        entry = self._busy_entry(key, state)  # after a restore: loaded, its runs resumed
+        if not self._draining:
+            # From the first end-of-input timer on, the scheduler notes the keys that
+            # publish; the keys with news from before are found once, here.
+            self._draining = True
+            scheduler.watch_news()
+            news = [e.queue for e in self._entries.values() if scheduler.has_news(e.queue)]
+        else:
+            news = []
+        while True:
+            for queue in news:
+                outputs = self._drain_key(queue, key, state, timers, other_keys)
+                if outputs:
+                    yield outputs
+            self.raise_if_failed()
+            news = scheduler.wait_for_news()
+            if not news:
+                break
+        self.raise_if_failed()
         if entry is None:
-            return []
+            return
         scheduler.wait_idle(entry.queue)
         self.raise_if_failed()
         outputs = self._acknowledge(entry, state, write_record=True)
         if not scheduler.settled(entry.queue):
             raise RuntimeError(f"key {key}: work left after the end of input")
         if entry.poll_at is not None:
+            timers.delete_poll(entry.poll_at)
+            entry.poll_at = None
+        if outputs:
+            yield outputs
+
+    def _drain_key(
+        self,
+        queue: KeyQueue,
+        current: str,
+        state: KeyedAgentState,
+        timers: KeyTimers,
+        other_keys: OtherKeys,
+    ) -> list[Any]:
+        """During the drain: what `queue`'s key published, acknowledged in its keyed state
+        (as `on_poll` does); its outputs. A snapshot alone waits: no checkpoint falls
+        inside the callback, so writing it now would only cost the time of the writes
+        (the run's end, or its next output, is news again)."""
+        entry = self._entries.get(queue.key)
+        if entry is None or entry.queue is not queue or not self._scheduler.has_outputs(queue):
+            return []
+        if queue.key == current:
+            return self._acknowledge_polled(entry, state, timers)
+        with other_keys.at(queue.key) as (key_state, key_timers):
+            return self._acknowledge_polled(entry, key_state, key_timers)
+
+    def _acknowledge_polled(
+        self, entry: _KeyEntry, state: KeyedAgentState, timers: KeyTimers
+    ) -> list[Any]:
+        """Acknowledge what the key's runs published; its poll timer goes once it is
+        settled (the drain looks for the rest)."""
+        outputs = self._acknowledge(entry, state, write_record=True)
+        if entry.poll_at is not None and self._scheduler.settled(entry.queue):
             timers.delete_poll(entry.poll_at)
             entry.poll_at = None
         return outputs

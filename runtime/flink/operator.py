@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field
-from pyflink.common import Types  # pyright: ignore[reportMissingImports]
+from pyflink.common import Row, Types  # pyright: ignore[reportMissingImports]
 from pyflink.datastream import (  # pyright: ignore[reportMissingImports]
     KeyedProcessFunction,
     OutputTag,
@@ -189,6 +189,60 @@ class _FlinkTimers:
         self._service.register_event_time_timer(END_OF_INPUT_TIMER)
 
 
+class _CurrentKey:
+    """Sets the current key of the subtask's keyed state backend (keyed state and timers
+    follow it). The stream is keyed by a one-field row of the key's text (PyFlink's
+    `key_by`): a Java `Row` in thread mode, where the backend is Flink's own, a Python
+    `Row` in process mode, where it is PyFlink's in the worker."""
+
+    __slots__ = ("_backend", "_java_row")
+
+    def __init__(self, runtime_context: Any) -> None:
+        get_backend = getattr(runtime_context, "get_keyed_state_backend", None)
+        if get_backend is not None:  # thread mode
+            from pemja import findClass  # pyright: ignore[reportAttributeAccessIssue]
+
+            self._backend: Any = get_backend()._keyed_state_backend
+            self._java_row: Any = findClass("org.apache.flink.types.Row")
+        else:
+            self._backend = runtime_context._keyed_state_backend
+            self._java_row = None
+
+    def set(self, key: str) -> None:
+        """Make the key with text `key` the current one."""
+        java_row = self._java_row
+        if java_row is None:
+            self._backend.set_current_key(Row(key))
+        else:
+            row = java_row(1)
+            row.setField(0, key)
+            self._backend.setCurrentKey(row)
+
+
+class _OtherKeys:
+    """`OtherKeys` for one callback of key `own`: the operator's state and the callback's
+    timer service, with another key made current for the `with` block."""
+
+    __slots__ = ("_current", "_own", "_state", "_timers")
+
+    def __init__(
+        self, current: _CurrentKey, own: str, state: _FlinkKeyState, timers: _FlinkTimers
+    ) -> None:
+        self._current = current
+        self._own = own
+        self._state = state
+        self._timers = timers
+
+    @contextlib.contextmanager
+    def at(self, key: str) -> Iterator[tuple[_FlinkKeyState, _FlinkTimers]]:
+        current = self._current
+        current.set(key)
+        try:
+            yield self._state, self._timers
+        finally:
+            current.set(self._own)
+
+
 def _stop_runs(
     loop_thread: LoopThread,
     scheduler: RunScheduler,
@@ -256,6 +310,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
         self._engine: RunEngine | None = None
         self._scheduler: RunScheduler | None = None
         self._state: _FlinkKeyState | None = None
+        self._current_key: _CurrentKey | None = None
         self._metrics: FlinkMetricsBridge | None = None
         self._operator_counters: dict[str, Any] = {}
         self._sent_stats = RunSchedulerStats()
@@ -273,6 +328,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
         )
         run = runtime_context.get_state(ValueStateDescriptor(f"{prefix}-run", Types.STRING()))
         self._state = _FlinkKeyState(record, inputs, run)
+        self._current_key = _CurrentKey(runtime_context)
 
         agent_metrics = InMemoryMetricGroup()
         context = SubtaskContext(
@@ -382,22 +438,45 @@ class KeyedAgentOperator(KeyedProcessFunction):
     def on_timer(  # pyright: ignore[reportIncompatibleMethodOverride]
         self, timestamp: int, ctx: Any
     ) -> Iterator[Any]:
+        # Only the end-of-input timer has this timestamp (no processing time reaches it).
+        if timestamp == END_OF_INPUT_TIMER:
+            yield from self._drain(ctx)
+            return
         runs, state = self._runs, self._state
         assert runs is not None and state is not None
         try:
-            key = ctx.get_current_key()
             timers = _FlinkTimers(ctx.timer_service())
-            # Only the end-of-input timer has this timestamp (no processing time reaches it).
-            if timestamp == END_OF_INPUT_TIMER:
-                outputs = runs.on_end_of_input(key, state, timers)
-                self._flush_metrics(force=True)
-            else:
-                outputs = runs.on_poll(key, timestamp, state, timers)
-                self._flush_metrics()
+            outputs = runs.on_poll(ctx.get_current_key(), timestamp, state, timers)
+            self._flush_metrics()
         except BaseException:
             self._shutdown(finish_calls=False)  # the task fails: stop its runs now
             raise
         yield from _routed(outputs, self._pickled_outputs)
+
+    def _drain(self, ctx: Any) -> Iterator[Any]:
+        """The end-of-input timer: every key's outputs leave as its runs finish (the Java
+        side emits what this generator yields at once), not when the drain is over."""
+        runs, state, current_key = self._runs, self._state, self._current_key
+        assert runs is not None and state is not None and current_key is not None
+        try:
+            key = ctx.get_current_key()
+            timers = _FlinkTimers(ctx.timer_service())
+            other_keys = _OtherKeys(current_key, key, state, timers)
+            drain = runs.on_end_of_input(key, state, timers, other_keys)
+        except BaseException:
+            self._shutdown(finish_calls=False)
+            raise
+        while True:
+            try:
+                outputs = next(drain, None)
+                if outputs is None:
+                    self._flush_metrics(force=True)
+                    return
+                self._flush_metrics()
+            except BaseException:
+                self._shutdown(finish_calls=False)  # the task fails: stop its runs now
+                raise
+            yield from _routed(outputs, self._pickled_outputs)
 
     # ------------------------------------------------------------------ metrics
 

@@ -177,6 +177,22 @@ async def test_an_idle_key_is_released_only_once_everything_is_taken() -> None:
     assert h.scheduler.release(queue) and h.scheduler.get("k") is None
 
 
+async def test_keys_with_news_come_in_the_order_they_published() -> None:
+    h = Harness()
+    a, b, c = (h.submit(key, {"v": 1, "gate": key}) for key in ("a", "b", "c"))
+    await _settle()
+    scheduler = h.scheduler
+    scheduler.watch_news()
+    for name in ("c", "a"):
+        h.engine.gate(name).set()
+        await _settle()
+    assert scheduler.wait_for_news() == [c, a]  # runs of b are left: it had news to return
+    h.engine.gate("b").set()
+    await _settle()
+    scheduler.take(b)  # taken by someone else (a poll): no news any more
+    assert scheduler.wait_for_news() == []  # and no run left to wait for
+
+
 def test_admit_gives_the_decoded_json_form() -> None:
     engine = StandInEngine()
     assert admit(engine, (1, 2)) == ("[1, 2]", [1, 2])

@@ -322,6 +322,8 @@ def _traced(kind: str, method: Any) -> Any:
         start = time.time()
         begun = time.perf_counter()
         outputs = method(self, *args)
+        if not isinstance(outputs, list):  # the end-of-input drain yields as runs finish
+            return _traced_drain(kind, start, begun, outputs)
         _TRACE.append(
             (threading.get_ident(), kind, start, time.perf_counter() - begun, len(outputs))
         )
@@ -329,6 +331,15 @@ def _traced(kind: str, method: Any) -> Any:
 
     wrapper.traced = True  # type: ignore[attr-defined]
     return wrapper
+
+
+def _traced_drain(kind: str, start: float, begun: float, drain: Any) -> Any:
+    """Yields what `drain` yields; traced as one callback once it is over."""
+    count = 0
+    for outputs in drain:
+        count += len(outputs)
+        yield outputs
+    _TRACE.append((threading.get_ident(), kind, start, time.perf_counter() - begun, count))
 
 
 def _gc_recorder() -> Any:

@@ -9,16 +9,17 @@ net that raises when reached, never the time a test expects to take.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from flink_agents.runtime.flink.keyed_runs import KeyedRuns
 from flink_agents.runtime.flink.loop_thread import LoopThread
-from flink_agents.runtime.keys import encode_key
+from flink_agents.runtime.keys import decode_key, encode_key
 from flink_agents.runtime.run_engine import RunEngine
 from flink_agents.runtime.scheduler import RunScheduler
 
@@ -110,6 +111,20 @@ class FakeTimers:
         self._backend.end_timers.add(self._key)
 
 
+class FakeOtherKeys:
+    """`OtherKeys`: the slice and timers of another key, noted in the backend's
+    `switches` (as the operator makes that key Flink's current one)."""
+
+    def __init__(self, backend: FakeBackend) -> None:
+        self._backend = backend
+
+    @contextlib.contextmanager
+    def at(self, key: str) -> Iterator[tuple[FakeKeyState, FakeTimers]]:
+        agent_key = decode_key(key)
+        self._backend.switches.append(agent_key)
+        yield FakeKeyState(self._backend, agent_key), FakeTimers(self._backend, agent_key)
+
+
 @dataclass
 class FakeBackend:
     """Keyed state and timers of one subtask; `checkpoint` copies both."""
@@ -119,6 +134,8 @@ class FakeBackend:
     end_timers: set[str] = field(default_factory=set)
     clock: Callable[[], int] | None = None
     """Processing time in ms (None: the wall clock)."""
+    switches: list[Any] = field(default_factory=list)
+    """The keys a callback acted for besides its own (`FakeOtherKeys`), in order."""
 
     def now(self) -> int:
         return self.clock() if self.clock is not None else int(time.time() * 1000)
@@ -253,14 +270,20 @@ class FakeSubtask:
     def end_of_input_for(self, key: str) -> None:
         """The final watermark reaches `key` (it waits for the key's runs: after `BOUND`
         seconds they are cancelled, and the key's work left over fails the test)."""
-        b = self.backend
         watchdog = threading.Timer(
             BOUND, lambda: self.loop.call_soon_threadsafe(self.scheduler.cancel)
         )
         watchdog.start()
         try:
-            self.emitted += self.runs.on_end_of_input(
-                encode_key(key), FakeKeyState(b, key), FakeTimers(b, key)
-            )
+            for outputs in self.drain(key):
+                self.emitted += outputs
         finally:
             watchdog.cancel()
+
+    def drain(self, key: str) -> Iterator[list[Any]]:
+        """The end-of-input callback of `key` as `KeyedRuns` yields it (each key's outputs
+        as its runs finish); the caller consumes it (no watchdog)."""
+        b = self.backend
+        return self.runs.on_end_of_input(
+            encode_key(key), FakeKeyState(b, key), FakeTimers(b, key), FakeOtherKeys(b)
+        )

@@ -69,24 +69,131 @@ def _new_loop_threads(before: set[threading.Thread]) -> list[threading.Thread]:
 
 def test_end_of_input_finishes_runs_still_in_flight(engine: StandInEngine) -> None:
     sub = FakeSubtask(engine)
-    original_wait_idle = sub.scheduler.wait_idle
+    original_wait = sub.scheduler.wait_for_news
 
-    def wait_idle_opening_the_gate(*args: Any, **kwargs: Any) -> None:
+    def wait_opening_the_gate(*args: Any, **kwargs: Any) -> list[Any]:
         sub.open_gate("model")  # the model answers only once the end of input waits
-        original_wait_idle(*args, **kwargs)
+        return original_wait(*args, **kwargs)
 
     try:
         for k in range(10):
             for i in range(3):
                 sub.input(f"k{k}", {"v": i, "gate": "model"})
         assert sub.emitted == [] and engine.steps_run == []  # every run is in flight
-        sub.scheduler.wait_idle = wait_idle_opening_the_gate  # type: ignore[method-assign]
+        sub.scheduler.wait_for_news = wait_opening_the_gate  # type: ignore[method-assign]
         sub.end_of_input()
     finally:
         sub.close()
     grouped = _by_key(sub.emitted)
     assert len(sub.emitted) == 30
     assert all(grouped[f"k{k}"] == [(i, str(i)) for i in range(3)] for k in range(10))
+
+
+def _acknowledged(sub: FakeSubtask, key: str, runs: int) -> bool:
+    """`key`'s keyed state says its first `runs` runs are done and emitted."""
+    slice_ = sub.backend.slices[key]
+    record = json.loads(slice_.record or "{}")
+    return record["head"] == record["tail"] == runs and not slice_.inputs and slice_.run is None
+
+
+def test_the_drain_emits_every_keys_outputs_as_its_runs_finish(engine: StandInEngine) -> None:
+    """A bounded source ended while the runs of three keys wait for their models: the
+    final watermark reaches `a` first, whose model answers last. Every key's outputs leave
+    when its run finishes, in that order, written to that key's own state, while `a`'s
+    end-of-input callback still waits (no poll timer fires then)."""
+    sub = FakeSubtask(engine)
+    try:
+        for key in ("a", "b", "c"):
+            sub.input(key, {"v": key, "gate": key})
+        assert sub.emitted == [] and {key for _, key in sub.backend.polls} == {"a", "b", "c"}
+        drain = sub.drain("a")
+        sub.open_gate("c")
+        assert next(drain) == ["c:0:c"]
+        assert _acknowledged(sub, "c", 1) and sub.backend.switches == ["c"]
+        assert {key for _, key in sub.backend.polls} == {"a", "b"}  # c's poll timer went
+        sub.open_gate("b")
+        assert next(drain) == ["b:0:b"]
+        assert _acknowledged(sub, "b", 1) and sub.backend.switches == ["c", "b"]
+        sub.open_gate("a")
+        assert next(drain) == ["a:0:a"]
+        assert next(drain, None) is None
+        assert _acknowledged(sub, "a", 1) and sub.backend.polls == set()
+        assert sub.backend.switches == ["c", "b"]  # `a` is the callback's own key
+        # The other keys' own end-of-input timers find nothing left.
+        sub.end_of_input_for("b")
+        sub.end_of_input_for("c")
+    finally:
+        sub.close()
+    assert sub.emitted == [] and sub.backend.switches == ["c", "b"]
+
+
+def test_the_drain_emits_what_a_run_sends_while_it_goes_on(engine: StandInEngine) -> None:
+    sub = FakeSubtask(engine)
+    try:
+        sub.input("a", {"v": "a", "gate": "a"})
+        sub.input("k", {"v": "v", "steps": 2, "each": True, "gate": ["s0", "s1"]})
+        drain = sub.drain("a")
+        sub.open_gate("s0")
+        assert next(drain) == ["k:0:v:1"]
+        # Emitted with the snapshot that holds it, in k's state.
+        assert json.loads(sub.backend.slices["k"].record or "{}")["emitted"] == 1
+        assert _done_steps(sub.backend.slices["k"].run) == 1
+        sub.open_gate("s1")
+        assert next(drain) == ["k:0:v"]
+        assert _acknowledged(sub, "k", 1)
+        sub.open_gate("a")
+        assert next(drain) == ["a:0:a"]
+        assert next(drain, None) is None
+    finally:
+        sub.close()
+
+
+def test_the_drain_writes_no_snapshot_of_another_key_until_it_has_outputs(
+    engine: StandInEngine,
+) -> None:
+    """No checkpoint falls inside the end-of-input callback: a run's intermediate snapshot
+    is not worth switching keys for; its end is."""
+    sub = FakeSubtask(engine)
+    scheduler = sub.scheduler
+    waits: list[int] = []
+    wait_for_news = scheduler.wait_for_news
+
+    def counted_wait(*args: Any, **kwargs: Any) -> list[Any]:
+        waits.append(1)
+        return wait_for_news(*args, **kwargs)
+
+    scheduler.wait_for_news = counted_wait  # type: ignore[method-assign]
+    emitted: list[Any] = []
+    try:
+        sub.input("a", {"v": "a", "gate": "a"})
+        sub.input("k", {"v": "v", "steps": 2, "gate": ["s0", "s1"]})
+        drain = sub.drain("a")
+        consumer = threading.Thread(target=lambda: emitted.extend(drain))
+        consumer.start()
+        wait_until(lambda: len(waits) == 1)
+        sub.open_gate("s0")  # k publishes its snapshot after one step
+        wait_until(lambda: len(waits) == 2)  # the drain took the news and waits again
+        assert sub.backend.switches == [] and sub.backend.slices["k"].run is None
+        sub.open_gate("s1")
+        wait_until(lambda: len(waits) == 3)
+        assert sub.backend.switches == ["k"] and _acknowledged(sub, "k", 1)
+        sub.open_gate("a")
+        consumer.join(BOUND)
+        assert not consumer.is_alive()
+    finally:
+        sub.close()
+    assert emitted == [["k:0:v"], ["a:0:a"]]
+
+
+def test_the_drain_surfaces_a_failure_of_another_key(engine: StandInEngine) -> None:
+    sub = FakeSubtask(engine)
+    try:
+        sub.input("a", {"v": 1, "gate": "never"})  # nobody opens it
+        sub.input("b", {"v": 2, "delay": 0.01, "fail": True})
+        with pytest.raises(RuntimeError, match="an agent run failed"):
+            sub.end_of_input_for("a")
+    finally:
+        sub.close()
 
 
 def test_in_flight_runs_are_bounded(engine: StandInEngine) -> None:
