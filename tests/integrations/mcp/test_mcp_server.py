@@ -118,11 +118,15 @@ def test_arguments_that_do_not_fit_are_the_tools_error(server: MCPServer) -> Non
 
 async def test_async_calls_leave_the_callers_loop_free(server: MCPServer) -> None:
     """A call waiting on the server does not hold the caller's loop: another call and the
-    loop's own work go on, and the slow call times out by itself."""
+    loop's own work go on, and the slow call times out by itself.
+
+    The timeout also bounds the session's opening: a stdio server is a new Python process
+    that imports the MCP SDK, which took over 3 s on a loaded machine, so 1 s was too
+    short for it to start (the test then failed in ``initialize``)."""
     hung = (
-        stdio_server(timeout=1.0)
+        stdio_server(timeout=5.0)
         if server.command
-        else MCPServer(endpoint=server.endpoint, timeout=1.0)
+        else MCPServer(endpoint=server.endpoint, timeout=5.0)
     )
     try:
         slow = asyncio.ensure_future(hung.acall_tool("hang"))
@@ -132,7 +136,7 @@ async def test_async_calls_leave_the_callers_loop_free(server: MCPServer) -> Non
             ticks += 1
         assert await server.acall_tool("add", {"a": 1, "b": 1}) == [TextBlock(text="2")]
         assert not slow.done()
-        with pytest.raises(MCPTimeoutError, match=r"no answer to tools/call 'hang' within 1 s"):
+        with pytest.raises(MCPTimeoutError, match=r"no answer to tools/call 'hang' within 5 s"):
             await slow
         # The session is still good after a timeout.
         assert await hung.acall_tool("add", {"a": 2, "b": 2}) == [TextBlock(text="4")]
