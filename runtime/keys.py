@@ -21,10 +21,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "REFUSED_KEY_PREFIX",
+    "RefusedKey",
     "decode_key",
     "encode_key",
     "refused_key",
@@ -80,19 +81,36 @@ REFUSED_KEY_PREFIX = "\x00refused-key "
 """How a refused key text starts (no key text starts with a control character)."""
 
 
-def refused_key_text(name: str, cause_type: str, cause_message: str) -> str:
-    """The key text the Flink key selector gives an input whose key has no text (or whose
-    selector raised): the key's name (`input_failure.key_name`) and why, as ASCII JSON."""
-    return REFUSED_KEY_PREFIX + json.dumps([name, cause_type, cause_message], ensure_ascii=True)
+class RefusedKey(NamedTuple):
+    """What a refused key text carries."""
+
+    key_text: str | None
+    """The key's text, when it has one (then the value was refused)."""
+    name: str
+    """How errors and records name the key (`input_failure.key_name`)."""
+    cause_type: str
+    cause_message: str
+
+    @property
+    def key(self) -> Any:
+        """The key a failure record names: the key itself when it has text, else `name`."""
+        return self.name if self.key_text is None else decode_key(self.key_text)
 
 
-def refused_key(text: str) -> tuple[str, str, str] | None:
-    """The name, cause type and cause message a `refused_key_text` holds; None for a key
-    text."""
+def refused_key_text(key_text: str | None, name: str, cause_type: str, cause_message: str) -> str:
+    """The key text the Flink key selector gives an input refused before Java (a key
+    without text, a selector that raised, a value that cannot be pickled): a `RefusedKey`
+    as ASCII JSON behind `REFUSED_KEY_PREFIX`."""
+    payload = [key_text, name, cause_type, cause_message]
+    return REFUSED_KEY_PREFIX + json.dumps(payload, ensure_ascii=True)
+
+
+def refused_key(text: str) -> RefusedKey | None:
+    """The `RefusedKey` a `refused_key_text` holds; None for a key text."""
     if not text.startswith(REFUSED_KEY_PREFIX):
         return None
-    name, cause_type, cause_message = json.loads(text[len(REFUSED_KEY_PREFIX) :])
-    return str(name), str(cause_type), str(cause_message)
+    key_text, name, cause_type, cause_message = json.loads(text[len(REFUSED_KEY_PREFIX) :])
+    return RefusedKey(key_text, str(name), str(cause_type), str(cause_message))
 
 
 def decode_key(text: str) -> Any:

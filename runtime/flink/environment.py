@@ -233,7 +233,7 @@ def keyed_input(selector: Callable[[Any], Any], value: Any) -> tuple[str, bytes]
     either into a failure record or an error, by `input-failure.policy`, as the local
     runner does."""
     refused: InputRefusedError | None = None
-    text = ""
+    text: str | None = None
     try:
         key = selector(value)
     except Exception as exc:
@@ -246,10 +246,12 @@ def keyed_input(selector: Callable[[Any], Any], value: Any) -> tuple[str, bytes]
     try:
         data = cloudpickle.dumps(value)  # what PyFlink's pickled type does
     except Exception as exc:
-        refused = refused or refusal(text, exc)
+        if text is not None:
+            refused = refusal(text, exc)
         data = cloudpickle.dumps(printable(value, "input"))
     if refused is not None:
-        text = refused_key_text(refused.key, refused.cause_type, refused.cause_message)
+        return refused_key_text(text, refused.key, refused.cause_type, refused.cause_message), data
+    assert text is not None
     return text, data
 
 

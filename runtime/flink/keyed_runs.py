@@ -196,12 +196,12 @@ class KeyedRuns:
         refused = refused_key(key)  # the key selector found no key text
         try:  # refused at the door (no run, no state): its key or its value
             if refused is not None:
-                raise InputRefusedError(*refused)
+                raise InputRefusedError(refused.name, refused.cause_type, refused.cause_message)
             encoded, decoded = admit(engine, key, value)
         except InputRefusedError as exc:
             if engine.failure_retries is None:
                 raise
-            return [engine.refuse_input(exc.key if refused else decode_key(key), value, exc)]
+            return [engine.refuse_input(refused.key if refused else decode_key(key), value, exc)]
         entry = self._entries.pop(key, None)
         if entry is None:
             entry = self._load(key, state, busy_only=False)

@@ -65,7 +65,7 @@ def _unpickled_input(key: str, data: bytes) -> tuple[str, Any]:
         if refused_key(key) is not None:
             return key, "<an input that cannot be unpickled>"
         cause = refusal(key, exc)
-        text = refused_key_text(cause.key, cause.cause_type, cause.cause_message)
+        text = refused_key_text(key, cause.key, cause.cause_type, cause.cause_message)
         return text, "<an input that cannot be unpickled>"
 
 

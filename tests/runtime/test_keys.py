@@ -73,6 +73,10 @@ def test_non_ascii_keys_keep_their_text() -> None:
 
 
 def test_a_refused_key_text_is_no_key_text_and_carries_the_refusal() -> None:
-    text = refused_key_text("'k\\udfff'", "TypeError", "why \udfff")
-    assert text.isascii() and refused_key(text) == ("'k\\udfff'", "TypeError", "why \udfff")
+    text = refused_key_text(None, "'k\\udfff'", "TypeError", "why \udfff")
+    refused = refused_key(text)
+    assert text.isascii() and refused == (None, "'k\\udfff'", "TypeError", "why \udfff")
+    assert refused.key == "'k\\udfff'"  # a key without text: its name
+    refused = refused_key(refused_key_text('["a",1]', '["a",1]', "PicklingError", "deep"))
+    assert refused is not None and refused.key == ("a", 1)  # a refused value: the key
     assert refused_key(encode_key("\x00refused-key")) is None

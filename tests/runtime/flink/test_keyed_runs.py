@@ -369,7 +369,7 @@ def test_an_input_state_cannot_keep_is_refused_at_the_door() -> None:
 def test_a_refused_key_text_is_refused_at_the_door() -> None:
     """The key selector sent a refused key text (a key without text): a failure record
     naming the key under skip, the door's error under fail; no state either way."""
-    text = refused_key_text("'k\\udfff'", "TypeError", "an agent key cannot hold a surrogate")
+    text = refused_key_text(None, "'k\\udfff'", "TypeError", "an agent key cannot hold a surrogate")
     skipping = FakeSubtask(StandInEngine(failure_retries=0))
     failing = FakeSubtask(StandInEngine())
     try:
