@@ -78,6 +78,7 @@ from flink_agents.runtime.flink.python_workers import (
     python_worker_options,
     quiet_unused_filesystem_warning,
 )
+from flink_agents.runtime.flink.replayed_sources import warn_if_replayed
 from flink_agents.runtime.flink.session_cluster import check_session_cluster
 from flink_agents.runtime.input_failure import accept_key, printable, refusal
 from flink_agents.runtime.keys import refused_key_text
@@ -425,6 +426,8 @@ class AgentStream(AgentBuilder):
         if environment.execution_mode == "thread":
             environment.check_session_cluster()
         name = name or type(agent).__name__
+        # In a checkpointed job, a source read again after a restore repeats outputs.
+        warn_if_replayed(self._input._j_data_stream, name)
         self._output = keyed_agent_stream(
             self._input,
             self._key_selector,
