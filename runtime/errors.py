@@ -8,6 +8,8 @@
     │                                   loop; the task fails with it
     ├── FlinkJobFailedError             (RuntimeError) a Flink job failed with a Python exception
     │                                   in a worker (raised where the job was run)
+    ├── InputRefusedError               (TypeError) an input's key or value has no form agent
+    │                                   state can keep; refused at the door, before any run
     ├── StructuredOutputError           (ValueError) a final answer did not parse into the
     │                                   request's output schema
     ├── ToolCallTimeoutError            (TimeoutError) a tool call ran past its timeout
@@ -54,6 +56,7 @@ __all__ = [
     "FlinkJobFailedError",
     "FlinkSetupError",
     "IncompleteFlinkConfigError",
+    "InputRefusedError",
     "JavaNotFoundError",
     "ProcessModeCheckpointingError",
     "SessionClusterSetupError",
@@ -158,6 +161,26 @@ class FlinkJobFailedError(AgentRuntimeError, RuntimeError):
         """Whether an agent run failed (an `AgentRunFailedError` in the worker)."""
         self.java_error = java_error
         """PyFlink's ``Py4JJavaError`` (``java_exception`` is the Java exception)."""
+
+
+class InputRefusedError(AgentRuntimeError, TypeError):
+    """An input refused at the door (`flink_agents.runtime.input_failure.accept_key`,
+    `scheduler.admit`): its key has no text, or its value no JSON that agent state can keep
+    (a lone surrogate, an integer past Python's 4,300-digit limit, nesting past the
+    recursion limit, a type JSON cannot hold, an object whose methods raise).
+
+    `key` names the input's key (its text, or a stand-in for a key that has none);
+    `cause_type` and `cause_message` are the refusal's cause (redacted, UTF-8 safe). Under
+    `input-failure.policy: skip` it becomes the input's failure record, with `cause_type` as
+    the record's `error_type`.
+    """
+
+    def __init__(self, key: str, cause_type: str, cause_message: str) -> None:
+        reason = cause_message if cause_type == "TypeError" else f"{cause_type}: {cause_message}"
+        super().__init__(f"key {key}: {reason}")
+        self.key = key
+        self.cause_type = cause_type
+        self.cause_message = cause_message
 
 
 class StructuredOutputError(AgentRuntimeError, ValueError):

@@ -32,9 +32,10 @@ from flink_agents.plan.agent_plan import ResourceSpec
 from flink_agents.runtime.agent_engine import AgentEngine
 from flink_agents.runtime.collector import tuning as collector_tuning
 from flink_agents.runtime.durable.store_url import open_durable_call_log
+from flink_agents.runtime.errors import InputRefusedError
 from flink_agents.runtime.event_log import EventLog
-from flink_agents.runtime.input_failure import FailedInput
-from flink_agents.runtime.keys import encode_key
+from flink_agents.runtime.input_failure import FailedInput, accept_key
+from flink_agents.runtime.keys import decode_key
 from flink_agents.runtime.metrics import MetricGroup
 from flink_agents.runtime.process_setup import set_up_process
 from flink_agents.runtime.run_state import KeyState
@@ -71,6 +72,9 @@ def _split(record: Mapping[str, Any]) -> tuple[Any, Any]:
         raise ValueError('each input is a {"key": ..., "value": ...} mapping')
     return record["key"], record["value"]
 
+
+_PLAIN_KEYS = (str, int, float, bool)
+"""Key types (exactly these, no subclass) that are their own text read back."""
 
 _READ_BATCH = 32
 """Inputs read before the runs started get a turn on the loop."""
@@ -129,7 +133,11 @@ class LocalRunner:
 
         Reading the input pauses while `max-buffered-inputs` (default ``2 x
         max-in-flight-runs``) inputs are accepted and unfinished. If a run fails, the other
-        runs are cancelled and the error (an `ActionExecutionError`) is raised here.
+        runs are cancelled and the error (an `ActionExecutionError`) is raised here. An
+        input refused at the door (its key or value cannot be kept) is a failure record in
+        `errors` under `input-failure.policy: skip`; under `fail` reading stops, the runs of
+        the inputs accepted before it end and their outputs are yielded, then its
+        `InputRefusedError` is raised.
         """
         engine = self.engine
         max_in_flight = max(1, engine.config.get(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS))
@@ -164,12 +172,12 @@ class LocalRunner:
                     # model calls) before reading on: a long input list does not hold back
                     # the first call until all of it is read.
                     await asyncio.sleep(0)
-                text = encode_key(key)  # refuses a key with no text (None) before running
                 try:  # refused at the door, as on Flink (where inputs wait in keyed state)
-                    _, decoded = admit(engine, value)
-                except TypeError as exc:
+                    text = accept_key(key)
+                    _, decoded = admit(engine, text, value)
+                except InputRefusedError as exc:
                     if engine.failure_retries is None:
-                        raise TypeError(f"key {text}: {exc}") from None
+                        raise  # after the runs accepted before it have ended
                     self.errors.append(engine.refuse_input(key, value, exc).record)
                     continue
                 while not scheduler.has_capacity():
@@ -177,8 +185,11 @@ class LocalRunner:
                     await woken.wait()
                 queue = scheduler.get(text)
                 if queue is None:
+                    # Runs see the key as Flink's do: read back from its text (a list key is
+                    # a tuple, a str subclass a str), so every key is hashable and plain.
+                    agent_key = key if type(key) in _PLAIN_KEYS else decode_key(text)
                     queue = scheduler.create(
-                        text, key, key_state_json=self._key_state_json.pop(text, None)
+                        text, agent_key, key_state_json=self._key_state_json.pop(text, None)
                     )
                     seqs[text] = queue.key_state.next_seq
                 scheduler.submit(queue, decoded)
@@ -208,10 +219,11 @@ class LocalRunner:
                     _, queue = progressed.popitem()
                     for output in outputs_of(queue):
                         yield output
-                if producer.done():
-                    producer.result()  # its error, if any
-                    if scheduler.buffered == 0 and not progressed:
-                        return
+                if producer.done() and scheduler.buffered == 0 and not progressed:
+                    # Its error (a refused input under `fail`, a failed read), if any, once
+                    # the inputs accepted before it have been answered.
+                    producer.result()
+                    return
                 if not progressed:
                     await woken.wait()
         finally:
@@ -292,9 +304,11 @@ class LocalAgentBuilder(AgentBuilder):
             yield output
 
     async def _execute(self) -> None:
-        async for output in self.stream():
-            self._output.append({output.key: output.value})
-        self._errors.extend(self.runner.errors)
+        try:
+            async for output in self.stream():
+                self._output.append({output.key: output.value})
+        finally:  # what was answered and skipped before a failure stays readable
+            self._errors.extend(self.runner.errors)
 
 
 class LocalExecutionEnvironment(AgentsExecutionEnvironment):

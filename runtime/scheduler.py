@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from flink_agents.runtime.input_failure import refusal
 from flink_agents.runtime.run_engine import RunEngine
 
 __all__ = ["KeyProgress", "KeyQueue", "Launch", "RunScheduler", "RunSchedulerStats", "admit"]
@@ -41,12 +42,17 @@ _WAITED_S = 0.001
 take microseconds)."""
 
 
-def admit(engine: RunEngine, value: Any) -> tuple[str, Any]:
+def admit(engine: RunEngine, key: str, value: Any) -> tuple[str, Any]:
     """An input's JSON (what keyed state keeps) and the value runs see: decoded from that
-    JSON, so a run restored from state sees the same input. `TypeError`: refused at the
-    door (a value agent state cannot keep)."""
-    encoded = engine.encode_input(value)
-    return encoded, engine.decode_input(encoded)
+    JSON, so a run restored from state sees the same input. `InputRefusedError` naming
+    `key` (the key's text): refused at the door, whatever made the value unkeepable (a type
+    JSON cannot hold, a lone surrogate, an integer past the digit limit, nesting past the
+    recursion limit, a method of the value that raised)."""
+    try:
+        encoded = engine.encode_input(value)
+        return encoded, engine.decode_input(encoded)
+    except Exception as exc:
+        raise refusal(key, exc) from None
 
 
 @dataclass(slots=True)

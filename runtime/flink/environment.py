@@ -22,9 +22,10 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, cast
 
+import cloudpickle  # pyright: ignore[reportMissingTypeStubs]
 from pydantic import BaseModel
 from pyflink.common import Row, Types  # pyright: ignore[reportMissingImports]
 from pyflink.common.typeinfo import RowTypeInfo, TypeInformation  # pyright: ignore[reportMissingImports]
@@ -33,7 +34,10 @@ from pyflink.datastream import (  # pyright: ignore[reportMissingImports]
     KeyedStream,
     StreamExecutionEnvironment,
 )
-from pyflink.datastream.functions import KeySelector  # pyright: ignore[reportMissingImports]
+from pyflink.datastream.functions import (  # pyright: ignore[reportMissingImports]
+    KeySelector,
+    ProcessFunction,
+)
 from pyflink.java_gateway import get_gateway  # pyright: ignore[reportMissingImports]
 from pyflink.table import Schema, StreamTableEnvironment, Table  # pyright: ignore[reportMissingImports]
 from pyflink.util.java_utils import get_j_env_configuration, is_local_deployment  # pyright: ignore[reportMissingImports]
@@ -47,6 +51,7 @@ from flink_agents.api.core_options import (
 from flink_agents.api.execution_environment import AgentBuilder, AgentsExecutionEnvironment
 from flink_agents.runtime.errors import (
     IncompleteFlinkConfigError,
+    InputRefusedError,
     ProcessModeCheckpointingError,
     ThreadModeUnavailableError,
 )
@@ -73,14 +78,17 @@ from flink_agents.runtime.flink.python_workers import (
     python_worker_options,
     quiet_unused_filesystem_warning,
 )
+from flink_agents.runtime.flink.replayed_sources import warn_if_replayed
 from flink_agents.runtime.flink.session_cluster import check_session_cluster
-from flink_agents.runtime.keys import encode_key
+from flink_agents.runtime.input_failure import accept_key, printable, refusal
+from flink_agents.runtime.keys import refused_key_text
 
 __all__ = [
     "AgentStream",
     "FlinkAgentsExecutionEnvironment",
     "create_stream_execution_environment",
     "keyed_agent_stream",
+    "keyed_input",
     "prepare_flink_environment",
 ]
 
@@ -211,15 +219,73 @@ def _configured_mode(j_conf: Any) -> ExecutionMode | None:
     return None
 
 
-class _KeyText:
-    """Key selector wrapper: Flink keys are the user key as its typed text (`encode_key`),
-    so keys of different types (`1`, `"1"`) never share keyed state."""
+_NO_KEY = "<no key: the key selector raised>"
+"""How a failure record names the key of an input whose key selector raised."""
+
+
+def keyed_input(selector: Callable[[Any], Any], value: Any) -> tuple[str, bytes]:
+    """What the stream carries into Java for `value`: its key's text (`encode_key`: keys of
+    different types, `1` and `"1"`, never share keyed state) and the value pickled.
+
+    Nothing here raises for a bad input, which would stop the job before any policy applies:
+    a key without text (or a selector that raised) becomes a refused key text
+    (`keys.refused_key_text`), a value that cannot be pickled (nesting past the recursion
+    limit) its `printable` stand-in under a refused key text; the agent operator turns
+    either into a failure record or an error, by `input-failure.policy`, as the local
+    runner does."""
+    refused: InputRefusedError | None = None
+    text: str | None = None
+    try:
+        key = selector(value)
+    except Exception as exc:
+        refused = refusal(_NO_KEY, exc)
+    else:
+        try:
+            text = accept_key(key)
+        except InputRefusedError as exc:
+            refused = exc
+    try:
+        data = cloudpickle.dumps(value)  # what PyFlink's pickled type does
+    except Exception as exc:
+        if text is not None:
+            refused = refusal(text, exc)
+        data = cloudpickle.dumps(printable(value, "input"))
+    if refused is not None:
+        return refused_key_text(text, refused.key, refused.cause_type, refused.cause_message), data
+    assert text is not None
+    return text, data
+
+
+class _KeyedInput(ProcessFunction):
+    """`keyed_input` as the function before the key-by (PyFlink's `key_by` map)."""
 
     def __init__(self, selector: Callable[[Any], Any]) -> None:
         self._selector = selector
 
-    def __call__(self, value: Any) -> str:
-        return encode_key(self._selector(value))
+    def process_element(  # pyright: ignore[reportIncompatibleMethodOverride]
+        self, value: Any, ctx: Any
+    ) -> Iterator[Row]:
+        yield Row(*keyed_input(self._selector, value))
+
+
+_KEYED_INPUT_TYPE = Types.PRIMITIVE_ARRAY(Types.BYTE())
+
+
+def _key_by_text(ds: DataStream, selector: Callable[[Any], Any]) -> KeyedStream:
+    """`ds` keyed by its keys' texts, each value pickled (`keyed_input`): PyFlink's
+    `DataStream.key_by`, with `_KeyedInput` as its map."""
+    gateway: Any = get_gateway()
+    with_keys = ds.process(
+        _KeyedInput(selector), output_type=Types.ROW([Types.STRING(), _KEYED_INPUT_TYPE])
+    )
+    with_keys.name(
+        gateway.jvm.org.apache.flink.python.util.PythonConfigUtil.STREAM_KEY_BY_MAP_OPERATOR_NAME
+    )
+    j_with_keys: Any = with_keys._j_data_stream
+    j_keyed = j_with_keys.keyBy(
+        gateway.jvm.KeyByKeySelector(), Types.ROW([Types.STRING()]).get_java_type_info()
+    )
+    return KeyedStream(j_keyed, _KEYED_INPUT_TYPE, ds)
 
 
 def _identity(value: Any) -> Any:
@@ -305,7 +371,7 @@ def keyed_agent_stream(
     if execution_mode == "process" and j_env.getCheckpointConfig().isCheckpointingEnabled():
         raise ProcessModeCheckpointingError(_PROCESS_MODE_CHECKPOINTING)
     configure_python_workers(get_j_env_configuration(j_env), execution_mode)
-    keyed = ds.key_by(_KeyText(key_selector), key_type=Types.STRING())
+    keyed = _key_by_text(ds, key_selector)
     pickled = output_type is None or output_type == Types.PICKLED_BYTE_ARRAY()
     out = keyed.process(
         KeyedAgentOperator(engine_factory, options, pickled_outputs=pickled),
@@ -360,6 +426,8 @@ class AgentStream(AgentBuilder):
         if environment.execution_mode == "thread":
             environment.check_session_cluster()
         name = name or type(agent).__name__
+        # In a checkpointed job, a source read again after a restore repeats outputs.
+        warn_if_replayed(self._input._j_data_stream, name)
         self._output = keyed_agent_stream(
             self._input,
             self._key_selector,

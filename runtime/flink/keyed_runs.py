@@ -44,8 +44,8 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from flink_agents.api.redaction import redact
-from flink_agents.runtime.errors import AgentRunFailedError
-from flink_agents.runtime.keys import decode_key
+from flink_agents.runtime.errors import AgentRunFailedError, InputRefusedError
+from flink_agents.runtime.keys import decode_key, refused_key
 from flink_agents.runtime.run_engine import RunEngine
 from flink_agents.runtime.scheduler import KeyProgress, KeyQueue, RunScheduler, admit
 
@@ -211,12 +211,15 @@ class KeyedRuns:
         scheduler = self._scheduler
         self.raise_if_failed()
         engine = self._engine
-        try:
-            encoded, decoded = admit(engine, value)
-        except TypeError as exc:  # refused at the door: no run, no state
+        refused = refused_key(key)  # the key selector found no key text
+        try:  # refused at the door (no run, no state): its key or its value
+            if refused is not None:
+                raise InputRefusedError(refused.name, refused.cause_type, refused.cause_message)
+            encoded, decoded = admit(engine, key, value)
+        except InputRefusedError as exc:
             if engine.failure_retries is None:
-                raise TypeError(f"key {key}: {exc}") from None
-            return [engine.refuse_input(decode_key(key), value, exc)]
+                raise
+            return [engine.refuse_input(refused.key if refused else decode_key(key), value, exc)]
         entry = self._entries.pop(key, None)
         if entry is None:
             entry = self._load(key, state, busy_only=False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import pickle
 import threading
 import time
 import uuid
@@ -34,7 +35,8 @@ from flink_agents.runtime.flink.keyed_runs import END_OF_INPUT_TIMER, KeyedRuns,
 from flink_agents.runtime.flink.loop_thread import LoopThread
 from flink_agents.runtime.flink.pickled_outputs import pickle_by_value
 from flink_agents.runtime.flink.session_cluster import warn_if_pemja_per_job
-from flink_agents.runtime.input_failure import FailedInput
+from flink_agents.runtime.input_failure import FailedInput, refusal
+from flink_agents.runtime.keys import refused_key, refused_key_text
 from flink_agents.runtime.metrics import InMemoryMetricGroup
 from flink_agents.runtime.run_engine import RunEngine
 from flink_agents.runtime.scheduler import RunScheduler, RunSchedulerStats
@@ -51,6 +53,20 @@ _LOG = logging.getLogger(__name__)
 
 ERROR_OUTPUT = OutputTag("agent-errors", Types.PICKLED_BYTE_ARRAY())
 """The side output of failure records (`input-failure.policy: skip`)."""
+
+
+def _unpickled_input(key: str, data: bytes) -> tuple[str, Any]:
+    """An input as `environment.keyed_input` sent it: its key text and its value; one that
+    cannot be unpickled here (its class not importable in the worker) comes under a refused
+    key text, for `KeyedRuns.on_input` to apply the input-failure policy."""
+    try:
+        return key, pickle.loads(data)
+    except Exception as exc:
+        if refused_key(key) is not None:
+            return key, "<an input that cannot be unpickled>"
+        cause = refusal(key, exc)
+        text = refused_key_text(key, cause.key, cause.cause_type, cause.cause_message)
+        return text, "<an input that cannot be unpickled>"
 
 
 def _routed(outputs: list[Any], pickled: bool) -> Iterator[Any]:
@@ -427,7 +443,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
         runs, state = self._runs, self._state
         assert runs is not None and state is not None
         try:
-            key = ctx.get_current_key()
+            key, value = _unpickled_input(ctx.get_current_key(), value)
             outputs = runs.on_input(key, value, state, _FlinkTimers(ctx.timer_service()))
             self._flush_metrics()
         except BaseException:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from flink_agents.runtime.errors import InputRefusedError
 from flink_agents.runtime.scheduler import KeyQueue, RunScheduler, admit
 from tests.runtime.stand_in_engine import StandInEngine
 
@@ -33,7 +34,7 @@ class Harness:
     def submit(self, key: str, value: Any) -> KeyQueue:
         scheduler = self.scheduler
         queue = scheduler.get(key) or scheduler.create(key, key)
-        scheduler.submit(queue, admit(self.engine, value)[1])
+        scheduler.submit(queue, admit(self.engine, key, value)[1])
         return queue
 
     def take_all(self) -> None:
@@ -195,6 +196,6 @@ async def test_keys_with_news_come_in_the_order_they_published() -> None:
 
 def test_admit_gives_the_decoded_json_form() -> None:
     engine = StandInEngine()
-    assert admit(engine, (1, 2)) == ("[1, 2]", [1, 2])
-    with pytest.raises(TypeError, match="input is a value of type set"):
-        admit(engine, {1})
+    assert admit(engine, '"k"', (1, 2)) == ("[1, 2]", [1, 2])
+    with pytest.raises(InputRefusedError, match='key "k": input is a value of type set'):
+        admit(engine, '"k"', {1})

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import pickle
+from typing import Any
+from unittest.mock import ANY
+
+import cloudpickle  # pyright: ignore[reportMissingTypeStubs]
 import pytest
 from pydantic import BaseModel
 from pyflink.common import Row
 from pyflink.datastream.functions import KeySelector
 
-from flink_agents.runtime.flink.environment import _KeyText, _selector, _ToRow
+from flink_agents.runtime.flink.environment import _selector, _ToRow, keyed_input
+from flink_agents.runtime.keys import refused_key
 
 
 class Reply(BaseModel):
@@ -30,10 +36,64 @@ def test_outputs_become_rows_of_the_schema() -> None:
 
 
 def test_flink_keys_are_the_keys_typed_text() -> None:
-    assert _KeyText(lambda r: r["n"] % 3)({"n": 7}) == "1"
-    assert _KeyText(lambda r: r["k"])({"k": "1"}) == '"1"'
-    with pytest.raises(TypeError, match="agent key cannot be None"):
-        _KeyText(lambda r: r.get("k"))({})
+    assert keyed_input(lambda r: r["n"] % 3, {"n": 7}) == ("1", cloudpickle.dumps({"n": 7}))
+    assert keyed_input(lambda r: r["k"], {"k": "1"})[0] == '"1"'
+
+
+def _deep(depth: int) -> list[Any]:
+    top: list[Any] = []
+    inner = top
+    for _ in range(depth):
+        inner.append([])
+        inner = inner[0]
+    return top
+
+
+_NO_SELECTOR_KEY = "<no key: the key selector raised>"
+
+
+@pytest.mark.parametrize(
+    ("record", "name", "cause_type"),
+    [
+        ({}, "None", "TypeError"),
+        ({"k": "k\udfff"}, "'k\\udfff'", "TypeError"),
+        ({"k": float("nan")}, "nan", "TypeError"),
+        ({"k": ()}, "()", "TypeError"),
+        ({"k": 10**5000}, None, "TypeError"),
+        ({"k": _deep(10_000)}, "<unprintable key of type list>", "TypeError"),
+        ("not a dict", _NO_SELECTOR_KEY, "AttributeError"),
+        ({"other": 1}, _NO_SELECTOR_KEY, "KeyError"),
+    ],
+    ids=["none", "surrogate", "nan", "empty-tuple", "big-int", "deep", "str", "missing"],
+)
+def test_a_key_without_text_leaves_as_a_refused_key_text(
+    record: Any, name: str | None, cause_type: str
+) -> None:
+    """The key selector never raises before Java: the operator gets the refusal."""
+    select = (lambda r: r.get("k")) if record != {"other": 1} else (lambda r: r["k"])
+    text, data = keyed_input(select, record)
+    refused = refused_key(text)
+    assert refused is not None
+    text.encode("utf-8")  # Flink's STRING serializer can write it
+    assert refused.key_text is None
+    if name is None:
+        assert refused.name.startswith("<unprintable key of type int, sha256 ")
+        assert keyed_input(select, record)[0] == text  # a stable stand-in
+    else:
+        assert refused.name == name
+    assert refused.cause_type == cause_type
+    value = pickle.loads(data)
+    if name == "<unprintable key of type list>":  # the record cannot be pickled either
+        assert value == "<unprintable input of type dict>"
+    else:
+        assert pickle.dumps(value) == pickle.dumps(record)  # (nan != nan)
+
+
+def test_a_value_that_cannot_be_pickled_leaves_as_its_stand_in() -> None:
+    deep = {"k": "a", "v": _deep(10_000)}
+    text, data = keyed_input(lambda r: r["k"], deep)
+    assert refused_key(text) == ('"a"', '"a"', "PicklingError", ANY)
+    assert pickle.loads(data) == "<unprintable input of type dict>"
 
 
 def test_key_selector_objects_and_functions() -> None:

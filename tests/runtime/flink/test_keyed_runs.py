@@ -11,14 +11,17 @@ from typing import Any
 import pytest
 
 from flink_agents.runtime import scheduler as scheduler_module
+from flink_agents.runtime.errors import InputRefusedError
 from flink_agents.runtime.flink import keyed_runs
 from flink_agents.runtime.flink.keyed_runs import PollPolicy
-from flink_agents.runtime.keys import encode_key
+from flink_agents.runtime.keys import encode_key, refused_key_text
 from tests.runtime.flink.fake_flink import (
     BOUND,
     FakeBackend,
     FakeKeyState,
     FakeSubtask,
+    FakeTimers,
+    KeySlice,
     ManualClock,
     wait_until,
 )
@@ -459,12 +462,38 @@ def test_an_input_state_cannot_keep_is_refused_at_the_door() -> None:
         skipping.input("k", {"v": "fine"})
         skipping.end_of_input()
         assert skipping.emitted == [
-            {"refused": "k", "error": "input is a value of type dict"},
+            {"refused": "k", "error": 'key "k": input is a value of type dict'},
             "k:0:fine",  # the refused input took no sequence number
         ]
         assert skipping.backend.slices["k"].inputs == {}
         with pytest.raises(TypeError, match='key "k": input is a value of type dict'):
             failing.input("k", {"v": {1, 2}})
+    finally:
+        skipping.close()
+        failing.close()
+
+
+def test_a_refused_key_text_is_refused_at_the_door() -> None:
+    """The key selector sent a refused key text (a key without text): a failure record
+    naming the key under skip, the door's error under fail; no state either way."""
+    text = refused_key_text(None, "'k\\udfff'", "TypeError", "an agent key cannot hold a surrogate")
+    skipping = FakeSubtask(StandInEngine(failure_retries=0))
+    failing = FakeSubtask(StandInEngine())
+    try:
+        for sub in (skipping, failing):
+            b = sub.backend
+            call = (text, "the value", FakeKeyState(b, text), FakeTimers(b, text))
+            if sub is failing:
+                with pytest.raises(InputRefusedError, match="an agent key cannot hold a"):
+                    sub.runs.on_input(*call)
+            else:
+                assert sub.runs.on_input(*call) == [
+                    {
+                        "refused": "'k\\udfff'",
+                        "error": "key 'k\\udfff': an agent key cannot hold a surrogate",
+                    }
+                ]
+            assert b.slices[text] == KeySlice() and not b.polls
     finally:
         skipping.close()
         failing.close()
