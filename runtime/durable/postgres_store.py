@@ -122,7 +122,8 @@ class PostgresActionStateStore(ActionStateStore):
     its own committed transaction before it returns (durable under the server's default
     ``synchronous_commit=on``). Threads share up to ``max_connections`` connections, opened
     on demand; when one breaks, the operation reconnects and retries once (every write is
-    idempotent), then raises :class:`DurableStoreError`.
+    idempotent), then raises :class:`DurableStoreUnavailableError` (the durable-call log tries
+    again with backoff); a refused login or another error raises :class:`DurableStoreError`.
 
     Records are scoped to ``pipeline``: the store reads and writes that pipeline's records only.
     Each new connection refuses (:class:`DurableStoreError`) a table that holds records of
