@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 import sqlite3
 import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from flink_agents.runtime.durable import (
 from flink_agents.runtime.durable.store_url import open_durable_call_log
 
 from ._support import Counter, FlakyStore, key
+from .conftest import _drop_table
 
 
 class FakeClock:
@@ -335,3 +337,40 @@ def test_postgres_refused_login_is_not_tried_again(postgres_url: str) -> None:
     with pytest.raises(DurableStoreError) as raised:
         store.get(key())
     assert not isinstance(raised.value, DurableStoreUnavailableError)
+
+
+def test_postgres_restart_during_a_run_fails_nothing_and_the_store_reconnects(
+    postgres_url: str,
+) -> None:
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    from ._outage_proxy import OutageProxy
+
+    params = conninfo_to_dict(postgres_url)
+    proxy = OutageProxy(str(params.get("host") or "127.0.0.1"), int(params.get("port") or 5432))
+    table = f"durable_test_{uuid.uuid4().hex[:12]}"
+    store = PostgresActionStateStore(
+        make_conninfo("", **{**params, "host": "127.0.0.1", "port": proxy.port}), table=table
+    )
+    clock = FakeClock()
+
+    def sleep(seconds: float) -> None:
+        clock.sleep(seconds)
+        if clock.now > 3.0:  # the server is back after about 3 s
+            proxy.restore()
+
+    log = DurableCallLog(store, retry=StoreRetry(60, clock=clock, sleep=sleep))
+    tool = Counter()
+    try:
+        log.execute_sync(key(0), tool, (), {})
+        proxy.cut()  # the postmaster is killed: connections drop, new ones are refused
+        log.execute_sync(key(1), tool, (), {})
+        assert tool.count == 2  # each call once, no error
+        assert clock.sleeps and clock.now > 3.0
+        for index in (0, 1):
+            record = store.get(key(index))
+            assert record is not None and record.outcome is not None
+    finally:
+        log.close()
+        proxy.close()
+        _drop_table(postgres_url, table)
