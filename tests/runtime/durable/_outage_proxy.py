@@ -21,6 +21,7 @@ class OutageProxy:
         self._down = False
         self._open: list[socket.socket] = []
         self._closed = False
+        self._signals: socket.socket | None = None
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -63,6 +64,25 @@ class OutageProxy:
                 end.shutdown(socket.SHUT_RDWR)
             end.close()
 
+    def cut_on_signal(self, outage_s: float) -> int:
+        """A port of its own: each connection to it cuts the proxy for ``outage_s`` seconds
+        (for a process that cannot call :meth:`cut`, e.g. a Flink worker). Returns the port."""
+        signals = socket.create_server(("127.0.0.1", 0))
+
+        def serve() -> None:
+            while True:
+                try:
+                    conn, _ = signals.accept()
+                except OSError:
+                    return
+                conn.close()
+                self.cut()
+                threading.Timer(outage_s, self.restore).start()
+
+        threading.Thread(target=serve, daemon=True).start()
+        self._signals = signals
+        return signals.getsockname()[1]
+
     def restore(self) -> None:
         """The server is back."""
         with self._lock:
@@ -73,3 +93,5 @@ class OutageProxy:
             self._closed = True
         self.cut()
         self._listener.close()
+        if self._signals is not None:
+            self._signals.close()
