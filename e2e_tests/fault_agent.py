@@ -17,6 +17,14 @@ function and the tool) names one failure point and the input it hits, once:
 | `model` | the model call fails (a 503); under error strategy `fail` the chat action fails |
 | `drain` | `answer` of the last input raises 0.5 s after the input ended (during the drain) |
 
+Store outages (`OUTAGE_POINTS`, nothing raises; the store is out for `STORE_OUTAGE_S` from the
+middle of the tool call on, so the tool's own outcome waits for it):
+
+| point | what fails |
+|---|---|
+| `store_read_only` | the SQLite store's files are made immutable (`chattr +i`): reads work, writes fail |
+| `store_killed` | the PostgreSQL server goes away: the control's `store_control` port (a proxy in the test) drops every connection and refuses new ones |
+
 Every model and tool call writes a `start` line, then `end` (or `fail`), with a token of its
 own, to `calls-<pid>.log` in the trace folder: a test counts the calls made more than once.
 """
@@ -26,6 +34,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
+import subprocess
+import threading
 import time
 import uuid
 from functools import partial
@@ -43,9 +54,20 @@ from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.resource import ResourceDescriptor, ResourceType
 from flink_agents.api.runner_context import RunnerContext
 
-__all__ = ["FAILURE_POINTS", "FaultAgent", "InjectedCrash", "InjectedFailure", "write_control"]
+__all__ = [
+    "FAILURE_POINTS",
+    "OUTAGE_POINTS",
+    "STORE_OUTAGE_S",
+    "FaultAgent",
+    "InjectedCrash",
+    "InjectedFailure",
+    "set_immutable",
+    "write_control",
+]
 
 FAILURE_POINTS = ("action_before_model", "action_after_model", "tool", "model", "drain")
+OUTAGE_POINTS = ("store_read_only", "store_killed")
+STORE_OUTAGE_S = 2.0
 
 MODEL_LATENCY_S = 0.05
 TOOL_LATENCY_S = 0.02
@@ -59,8 +81,26 @@ class InjectedCrash(BaseException):
     """A tool dying mid-call (not an exception the tool action turns into an error result)."""
 
 
-def write_control(path: Path, *, point: str, target: str, trace_dir: Path) -> None:
-    path.write_text(json.dumps({"point": point, "target": target, "trace": str(trace_dir)}))
+def write_control(path: Path, *, point: str, target: str, trace_dir: Path, **extra: Any) -> None:
+    control = {"point": point, "target": target, "trace": str(trace_dir), **extra}
+    path.write_text(json.dumps(control))
+
+
+def set_immutable(paths: list[str], immutable: bool) -> None:
+    """``chattr +i`` (or ``-i``) the files that exist: even root cannot write them."""
+    existing = [p for p in paths if os.path.exists(p)]
+    if existing:
+        subprocess.run(["chattr", "+i" if immutable else "-i", *existing], check=True)
+
+
+def _store_out(control: dict[str, Any]) -> None:
+    """Start the outage the control names; it ends by itself after STORE_OUTAGE_S."""
+    if control["point"] == "store_read_only":
+        files = [control["store"] + suffix for suffix in ("", "-wal")]
+        set_immutable(files, True)
+        threading.Timer(STORE_OUTAGE_S, set_immutable, (files, False)).start()
+    else:  # store_killed: the proxy cuts and restores by itself
+        socket.create_connection(("127.0.0.1", int(control["store_control"]))).close()
 
 
 def _control(path: str) -> dict[str, Any]:
@@ -130,6 +170,8 @@ async def lookup(item: str, control: str) -> str:
     if _fail_once(c, "tool", item):
         _log_call(c, "tool", item, 0, "fail", token)
         raise InjectedCrash(f"tool died on {item}")
+    if c["point"] in OUTAGE_POINTS and _fail_once(c, c["point"], item):
+        _store_out(c)
     _log_call(c, "tool", item, 0, "end", token)
     return f"found {item}"
 

@@ -15,6 +15,11 @@ that trickles, so the failure falls mid-stream) x parallelism (1, 2) x store (no
 SQLite) x topology (the outputs collected from the agent operator itself, or through a
 `map` that PyFlink fuses with the agent operator into one, as in most jobs). A new failure
 point is one entry of `FAILURE_POINTS` plus its branch in the agent.
+
+`test_store_outage_mid_run` takes the store away for a few seconds in the middle of a tool
+call (`OUTAGE_POINTS`: SQLite made read-only, PostgreSQL killed) and checks the same, plus
+that no call at all was made twice: the store operations wait for the store inside the task,
+so nothing fails and nothing restarts.
 """
 
 from __future__ import annotations
@@ -28,7 +33,14 @@ from typing import Any
 
 import pytest
 
-from e2e_tests.fault_agent import FAILURE_POINTS, FaultAgent, write_control
+from e2e_tests.fault_agent import (
+    FAILURE_POINTS,
+    OUTAGE_POINTS,
+    STORE_OUTAGE_S,
+    FaultAgent,
+    set_immutable,
+    write_control,
+)
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
 
@@ -174,3 +186,88 @@ def test_every_input_exactly_once(
                 again.append(f"{what} {call_target} turn {turn}")
     print(f"calls in flight at the failure, made again: {in_flight}")
     assert not again, f"recorded calls made again: {again}"
+
+
+@pytest.mark.parametrize("point", OUTAGE_POINTS)
+def test_store_outage_mid_run(stream_env: Callable[..., Any], tmp_path: Path, point: str) -> None:
+    import os
+    import uuid
+
+    from pyflink.common import Types, WatermarkStrategy
+    from pyflink.datastream.connectors.number_seq import NumberSequenceSource
+
+    from flink_agents.runtime.flink import FlinkAgentsExecutionEnvironment
+
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    control = tmp_path / "control.json"
+    db = str(tmp_path / "durable.db")
+    proxy: Any = None
+    table = f"fault_outage_{uuid.uuid4().hex[:12]}"
+    if point == "store_killed":
+        from psycopg.conninfo import conninfo_to_dict
+
+        from tests.runtime.durable._outage_proxy import OutageProxy
+
+        url = os.environ.get("FLINK_AGENTS_TEST_POSTGRES_URL", "")
+        if not url:
+            pytest.skip("needs FLINK_AGENTS_TEST_POSTGRES_URL (tools/postgres/start.sh)")
+        params = conninfo_to_dict(url)
+        proxy = OutageProxy(str(params.get("host") or "127.0.0.1"), int(params["port"]))
+        store_url = url.replace(f":{params['port']}/", f":{proxy.port}/")  # through the proxy
+        extra = {"store_control": proxy.cut_on_signal(STORE_OUTAGE_S)}
+    else:
+        store_url = db
+        extra = {"store": db}
+    write_control(control, point=point, target="k1/2", trace_dir=trace, **extra)
+
+    env = stream_env(
+        parallelism=2,
+        **{
+            "execution.checkpointing.interval": "100 ms",
+            "restart-strategy.type": "fixed-delay",
+            "restart-strategy.fixed-delay.attempts": "2",
+            "restart-strategy.fixed-delay.delay": "200 ms",
+        },
+    )
+    agents_env = FlinkAgentsExecutionEnvironment(env)
+    config = agents_env.get_config()
+    config.set("e2e.control", str(control))
+    config.set("error-handling-strategy", "fail")
+    config.set("durable-execution.store", store_url)
+    config.set("durable-execution.store.table", table)
+    numbers = env.from_source(
+        NumberSequenceSource(0, KEYS * INPUTS - 1), WatermarkStrategy.no_watermarks(), "numbers"
+    ).set_parallelism(1)
+    records = numbers.map(_record_trickle, output_type=Types.PICKLED_BYTE_ARRAY()).set_parallelism(
+        1
+    )
+    out = (
+        agents_env.from_datastream(records, key_selector=lambda r: r["key"])
+        .apply(FaultAgent(str(control)))
+        .to_datastream()
+        .map(_passed_on)
+    )
+    try:
+        with out.execute_and_collect(f"store-outage-{point}") as results:
+            outputs = list(results)
+    finally:
+        set_immutable([db, db + "-wal"], False)
+        if proxy is not None:
+            proxy.close()
+            from tests.runtime.durable.conftest import _drop_table
+
+            _drop_table(url, table)
+
+    assert (trace / "failed").exists()  # the outage happened
+    pairs = [(o["key"], o["n"]) for o in outputs]
+    expected = {(f"k{k}", n) for k in range(KEYS) for n in range(INPUTS)}
+    assert sorted(pairs) == sorted(expected)
+    per_key: dict[str, list[int]] = defaultdict(list)
+    for o in outputs:
+        per_key[o["key"]].append(o["n"])
+        assert o["seen"] == list(range(o["n"] + 1)), o
+    assert all(ns == list(range(INPUTS)) for ns in per_key.values()), dict(per_key)
+    # The task waited for the store: nothing failed, so no call was made twice.
+    twice = {call: len(runs) for call, runs in _calls(trace).items() if len(runs) > 1}
+    assert not twice, f"calls made more than once: {twice}"

@@ -17,6 +17,8 @@
     │                                   is hung and the written-off limit is reached
     ├── DurableError                    durable execution (each call made once)
     │   ├── DurableStoreError           the action-state store cannot be read or written
+    │   │   └── DurableStoreUnavailableError  ... just now (read-only, locked, full, database
+    │   │                                   down): retried with backoff before it is raised
     │   ├── DurableReplayError          a recorded value cannot be rebuilt by the code now running
     │   └── DurableCallFailedError      replays a recorded exception whose class cannot be rebuilt
     └── FlinkSetupError                 (RuntimeError) Flink cannot run the job as it is set up
@@ -53,6 +55,7 @@ __all__ = [
     "DurableError",
     "DurableReplayError",
     "DurableStoreError",
+    "DurableStoreUnavailableError",
     "FlinkJobFailedError",
     "FlinkSetupError",
     "IncompleteFlinkConfigError",
@@ -231,6 +234,18 @@ class DurableStoreError(DurableError):
     Raised instead of running a call whose begin could not be recorded, and after a call whose
     outcome could not be recorded. The job is expected to fail and restart; a call is never run
     a second time silently. The message names the store and the operation, never a password.
+    """
+
+
+class DurableStoreUnavailableError(DurableStoreError):
+    """The store could not be read or written just now, and may be again soon.
+
+    A file made read-only, a full disk, a lock held too long, a disk I/O error, a database
+    server down, restarting or refusing writes. The durable-call log retries the operation
+    with capped exponential backoff for ``durable-execution.store.retry-timeout-s`` before it
+    raises this, so an outage of seconds fails no task. Every other `DurableStoreError` (a
+    table of another pipeline, a store file deleted or replaced, a record it cannot read)
+    is raised at once.
     """
 
 

@@ -32,6 +32,7 @@ from flink_agents.api.core_options import AgentConfigOptions, AgentConfiguration
 from flink_agents.api.events.event import Event
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.redaction import redact, redact_value
+from flink_agents.runtime.private_files import make_private_dirs, open_private_append
 
 __all__ = ["EventLog", "sanitize_json"]
 
@@ -96,14 +97,18 @@ class EventLog:
         file_name: str = "events.jsonl",
         max_string_length: int = 2000,
     ) -> EventLog:
-        """An event log appending to ``directory/file_name`` (created when needed)."""
+        """An event log appending to ``directory/file_name``.
+
+        The file is created ``0600`` and missing directories ``0700`` when needed (see
+        `flink_agents.runtime.private_files`).
+        """
         path = Path(directory)
         if level is EventLogLevel.OFF:
             return cls(None, level)
-        path.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(path)
         # Line-buffered: each record is in the file when its line is written, so the log
         # can be followed (tail -f) while the job runs, not only after close().
-        stream = (path / file_name).open("a", encoding="utf-8", buffering=1)
+        stream = open_private_append(path / file_name, buffering=1)
         log = cls(stream, level, max_string_length=max_string_length)
         log._owned = True
         return log

@@ -423,6 +423,22 @@ class AgentConfigOptions:
         "Allow a store table that holds records of other pipelines (records stay scoped by "
         "pipeline id); when false such a table is refused with DurableStoreError.",
     )
+    DURABLE_EXECUTION_STORE_RETRY_TIMEOUT: ConfigOption[float] = ConfigOption(
+        "durable-execution.store.retry-timeout-s",
+        float,
+        60.0,
+        "Seconds a store operation that failed because the store could not be read or "
+        "written just now (read-only or full disk, lock, database down or restarting) is "
+        "tried again, with backoff up to 5 s, before the task fails; 0: fail at once.",
+    )
+    DURABLE_EXECUTION_STORE_ENCRYPTION_KEY_ENV: ConfigOption[str | None] = ConfigOption(
+        "durable-execution.store.encryption-key-env",
+        str,
+        None,
+        "Name of an environment variable (set on every worker) holding Fernet keys, comma "
+        "separated, the first encrypting: recorded results and errors are then encrypted at "
+        "rest in the action-state store. Unset: stored as plain JSON.",
+    )
     DURABLE_EXECUTION_PRUNE_REST_ADDRESS: ConfigOption[str | None] = ConfigOption(
         "durable-execution.prune.rest-address",
         str,

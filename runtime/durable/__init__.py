@@ -9,6 +9,7 @@ from flink_agents.runtime.durable.call_log import DurableCallLog, SupportsDurabl
 from flink_agents.runtime.durable.digest import call_digest, function_identity
 from flink_agents.runtime.durable.postgres_store import PostgresActionStateStore
 from flink_agents.runtime.durable.records import CallOutcome, CallRecord, DurableCallKey
+from flink_agents.runtime.durable.retry import StoreRetry
 from flink_agents.runtime.durable.sqlite_store import SqliteActionStateStore
 from flink_agents.runtime.durable.store import ActionStateStore
 from flink_agents.runtime.durable.store_url import open_action_state_store
@@ -17,6 +18,7 @@ from flink_agents.runtime.errors import (
     DurableError,
     DurableReplayError,
     DurableStoreError,
+    DurableStoreUnavailableError,
 )
 
 __all__ = [
@@ -29,8 +31,10 @@ __all__ = [
     "DurableError",
     "DurableReplayError",
     "DurableStoreError",
+    "DurableStoreUnavailableError",
     "PostgresActionStateStore",
     "SqliteActionStateStore",
+    "StoreRetry",
     "SupportsDurableExecute",
     "call_digest",
     "function_identity",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from flink_agents.runtime.durable.cipher import PayloadCipher, check_not_sealed
 from flink_agents.runtime.durable.records import CallOutcome, CallRecord, DurableCallKey
 from flink_agents.runtime.errors import DurableStoreError
 
@@ -51,22 +52,30 @@ def later_params(pipeline: str, key: DurableCallKey) -> tuple[str, str, int, int
     return (pipeline, key.agent_key, key.seq, key.step, key.step, key.action, key.call_index)
 
 
-def outcome_to_columns(outcome: CallOutcome) -> tuple[str, str]:
-    """``(status, payload)`` of an outcome."""
+def outcome_to_columns(outcome: CallOutcome, cipher: PayloadCipher | None) -> tuple[str, str]:
+    """``(status, payload)`` of an outcome, the payload sealed when ``cipher`` is given."""
     if outcome.status == "value":
-        return "value", outcome.value_json or "null"
-    payload = json.dumps({"type": outcome.error_type, "message": outcome.error_message})
-    return "error", payload
+        status, payload = "value", outcome.value_json or "null"
+    else:
+        status = "error"
+        payload = json.dumps({"type": outcome.error_type, "message": outcome.error_message})
+    return status, (payload if cipher is None else cipher.seal(payload))
 
 
-def record_from_row(row: Row) -> CallRecord:
-    """The record a stored row holds."""
+def record_from_row(row: Row, cipher: PayloadCipher | None) -> CallRecord:
+    """The record a stored row holds (its payload opened with ``cipher`` when sealed)."""
     agent_key, seq, step, action, call_index, digest, status, payload = row
     key = DurableCallKey(
         agent_key=agent_key, seq=seq, step=step, action=action, call_index=call_index
     )
     if status == "pending":
         return CallRecord(key=key, digest=digest)
+    if payload is not None:
+        where = str(key)
+        if cipher is None:
+            payload = check_not_sealed(payload, where)
+        else:
+            payload = cipher.open(payload, where)
     if status == "value":
         outcome = CallOutcome(status="value", value_json=payload)
     elif status == "error":

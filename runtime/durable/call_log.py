@@ -3,18 +3,24 @@
 Matching rules, for the call at a :class:`DurableCallKey` with digest ``d``:
 
 - a record with digest ``d`` and an outcome: return (or raise) the outcome, do not call;
-- a record with digest ``d`` and no outcome (begun, then the process died): call
-  ``reconciler(*args, **kwargs)`` when given and record what it returns (if it raises, the
-  error propagates and nothing is recorded), otherwise run the call again;
+- a record with digest ``d`` and no outcome (begun, then the process died): record it begun
+  again (:meth:`ActionStateStore.begin_again`), then call ``reconciler(*args, **kwargs)``
+  when given and record what it returns (if it raises, the error propagates and nothing is
+  recorded), otherwise run the call again;
 - a record with another digest, or none: the code path changed (or this is the first run).
   That record and every later record of the run are dropped, the call is begun and runs live.
 
 A live call's outcome is recorded before ``execute`` returns. A result that cannot be recorded
 raises :class:`TypeError` and leaves the call begun without an outcome. An exception (any
 :class:`Exception`) is recorded as its type and message and re-raised; cancellation and other
-:class:`BaseException` are not recorded. When the store cannot be reached,
-:class:`DurableStoreError` is raised: before the call when its begin cannot be recorded (the call
-does not run), after it when its outcome cannot.
+:class:`BaseException` are not recorded.
+
+A call runs only after a begun record of it is written, a call run again included: so a store
+that can be read but not written runs no call, and a side effect is made unrecorded at most
+once per outage. Store operations that fail with :class:`DurableStoreUnavailableError` are
+tried again with backoff (:class:`StoreRetry`); when the store still cannot be reached,
+:class:`DurableStoreError` is raised: before the call when its begin cannot be recorded (the
+call does not run), after it when its outcome cannot.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from flink_agents.api._callables import is_async_callable, is_awaitable
 from flink_agents.runtime.durable.digest import call_digest, function_identity
 from flink_agents.runtime.durable.outcome import error_outcome, replay_outcome, value_outcome
 from flink_agents.runtime.durable.records import CallOutcome, DurableCallKey
+from flink_agents.runtime.durable.retry import StoreRetry
 from flink_agents.runtime.durable.store import ActionStateStore
 
 __all__ = ["DurableCallKey", "DurableCallLog", "SupportsDurableExecute"]
@@ -72,14 +79,18 @@ class DurableCallLog:
 
     Safe to share between the event loop and worker threads. In :meth:`execute`, store I/O runs
     on a small private thread pool so the event loop never waits on a disk or network write.
-    Picklable (configuration only) when its store is.
+    Picklable (configuration only) when its store is. ``retry`` says how long a store
+    operation is tried again through an outage (default: :class:`StoreRetry`'s 60 s).
     """
 
-    def __init__(self, store: ActionStateStore, *, io_threads: int = 4) -> None:
+    def __init__(
+        self, store: ActionStateStore, *, io_threads: int = 4, retry: StoreRetry | None = None
+    ) -> None:
         if io_threads < 1:
             raise ValueError("io_threads must be at least 1")
         self.store = store
         self.io_threads = io_threads
+        self.retry = retry if retry is not None else StoreRetry()
         self._executor_lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
         self._init_calls()
@@ -139,10 +150,13 @@ class DurableCallLog:
     # -- the two halves of a call, both plain blocking store I/O ----------------------------
 
     def _plan(self, key: DurableCallKey, digest: str, function: str) -> _Plan:
-        record = self.store.get(key)
+        record = self.retry.call("get", lambda: self.store.get(key))
         if record is not None and record.digest == digest:
             if record.outcome is not None:
                 return ("replay", record.outcome)
+            # Run again only once that is recorded: a store that cannot be written now
+            # fails here, instead of making the call again at every restart.
+            self.retry.call("begin again", lambda: self.store.begin_again(key, digest))
             return ("pending", None)
         if record is not None:
             logger.warning(
@@ -151,11 +165,11 @@ class DurableCallLog:
                 key,
                 function,
             )
-        self.store.begin(key, digest)
+        self.retry.call("begin", lambda: self.store.begin(key, digest))
         return ("live", None)
 
     def _finish(self, key: DurableCallKey, digest: str, outcome: CallOutcome) -> None:
-        self.store.record_outcome(key, digest, outcome)
+        self.retry.call("record outcome", lambda: self.store.record_outcome(key, digest, outcome))
 
     @staticmethod
     def _log_pending(key: DurableCallKey, function: str, reconciling: bool) -> None:
@@ -298,7 +312,7 @@ class DurableCallLog:
         For an outcome that must not be replayed: a model call whose error failed the run is
         made again after the restart, not answered with the same error forever.
         """
-        await self._in_io(self.store.drop_from, call_key)
+        await self._in_io(self.retry.call, "drop records", lambda: self.store.drop_from(call_key))
 
     def prune(self, agent_key: str, up_to_seq: int) -> int:
         """Drop every record of the runs of ``agent_key`` with ``seq <= up_to_seq``.
@@ -312,7 +326,11 @@ class DurableCallLog:
         return self.store.prune_many(up_to_seq_by_key)
 
     def close(self) -> None:
-        """Stop the I/O threads and close the store (both reopen on next use)."""
+        """Stop the I/O threads and close the store (both reopen on next use).
+
+        Store operations waiting to be tried again give up at once.
+        """
+        self.retry.stop()
         with self._executor_lock:
             executor, self._executor = self._executor, None
         if executor is not None:

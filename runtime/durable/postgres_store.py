@@ -23,6 +23,7 @@ from flink_agents.runtime.durable._rows import (
     outcome_to_columns,
     record_from_row,
 )
+from flink_agents.runtime.durable.cipher import PayloadCipher
 from flink_agents.runtime.durable.pipeline import (
     DEFAULT_PIPELINE,
     check_pipeline_id,
@@ -31,7 +32,7 @@ from flink_agents.runtime.durable.pipeline import (
 )
 from flink_agents.runtime.durable.records import CallOutcome, CallRecord, DurableCallKey
 from flink_agents.runtime.durable.store import ActionStateStore
-from flink_agents.runtime.errors import DurableStoreError
+from flink_agents.runtime.errors import DurableStoreError, DurableStoreUnavailableError
 
 if TYPE_CHECKING:
     import psycopg  # pyright: ignore[reportMissingImports]
@@ -80,6 +81,12 @@ _BEGIN: Final = (
     "ON CONFLICT (" + KEY_COLUMNS + ") DO UPDATE SET "
     "digest = EXCLUDED.digest, status = 'pending', payload = NULL"
 )
+_BEGIN_AGAIN: Final = (
+    "INSERT INTO {table} (" + STORED_COLUMNS + ") "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, 'pending', NULL) "
+    "ON CONFLICT (" + KEY_COLUMNS + ") DO UPDATE SET "
+    "digest = EXCLUDED.digest, status = 'pending', payload = NULL"
+)
 _UPSERT_OUTCOME: Final = (
     "INSERT INTO {table} (" + STORED_COLUMNS + ") VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) "
     "ON CONFLICT (" + KEY_COLUMNS + ") DO UPDATE SET "
@@ -115,7 +122,8 @@ class PostgresActionStateStore(ActionStateStore):
     its own committed transaction before it returns (durable under the server's default
     ``synchronous_commit=on``). Threads share up to ``max_connections`` connections, opened
     on demand; when one breaks, the operation reconnects and retries once (every write is
-    idempotent), then raises :class:`DurableStoreError`.
+    idempotent), then raises :class:`DurableStoreUnavailableError` (the durable-call log tries
+    again with backoff); a refused login or another error raises :class:`DurableStoreError`.
 
     Records are scoped to ``pipeline``: the store reads and writes that pipeline's records only.
     Each new connection refuses (:class:`DurableStoreError`) a table that holds records of
@@ -133,6 +141,7 @@ class PostgresActionStateStore(ActionStateStore):
         application_name: str = "flink-agents-durable",
         pipeline: str = DEFAULT_PIPELINE,
         shared: bool = False,
+        encryption_key_env: str | None = None,
     ) -> None:
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
@@ -140,6 +149,7 @@ class PostgresActionStateStore(ActionStateStore):
         self.table = check_table_name(table)
         self.pipeline = check_pipeline_id(pipeline)
         self.shared = shared
+        self.encryption_key_env = encryption_key_env
         self.max_connections = max_connections
         self.connect_timeout_s = connect_timeout_s
         self.application_name = application_name
@@ -152,6 +162,8 @@ class PostgresActionStateStore(ActionStateStore):
         self._generation = 0
         self._pid = os.getpid()
         self._sql: dict[str, sql.Composed] = {}
+        key_env = self.encryption_key_env
+        self._cipher = PayloadCipher(key_env) if key_env else None
 
     # -- pickling: ship the configuration, never the connection -----------------------------
 
@@ -163,6 +175,7 @@ class PostgresActionStateStore(ActionStateStore):
         "application_name",
         "pipeline",
         "shared",
+        "encryption_key_env",
     )
 
     def __getstate__(self) -> dict[str, Any]:
@@ -211,7 +224,8 @@ class PostgresActionStateStore(ActionStateStore):
         password = self._password()
         if password:
             detail = detail.replace(password, "***")
-        return DurableStoreError(
+        error = DurableStoreUnavailableError if _transient(exc) else DurableStoreError
+        return error(
             f"PostgreSQL action-state store {self.describe()} table {self.table}: "
             f"{operation} failed: {detail}"
         )
@@ -219,6 +233,8 @@ class PostgresActionStateStore(ActionStateStore):
     # -- connection ------------------------------------------------------------------------
 
     def _connect(self) -> psycopg.Connection[Any]:
+        if self._cipher is not None:
+            self._cipher.check()
         psycopg = _import_psycopg()
         conn = psycopg.connect(
             self.conninfo,
@@ -326,15 +342,20 @@ class PostgresActionStateStore(ActionStateStore):
             return conn.execute(statement, params).fetchone()
 
         row = self._run("get", body)
-        return None if row is None else record_from_row(row)
+        return None if row is None else record_from_row(row, self._cipher)
 
     def begin(self, key: DurableCallKey, digest: str) -> None:
         statement = self._statement(_BEGIN)
         params = (*later_params(self.pipeline, key), *key_params(self.pipeline, key), digest)
         self._run("begin", lambda conn: conn.execute(statement, params))
 
+    def begin_again(self, key: DurableCallKey, digest: str) -> None:
+        statement = self._statement(_BEGIN_AGAIN)
+        params = (*key_params(self.pipeline, key), digest)
+        self._run("begin again", lambda conn: conn.execute(statement, params))
+
     def record_outcome(self, key: DurableCallKey, digest: str, outcome: CallOutcome) -> None:
-        status, payload = outcome_to_columns(outcome)
+        status, payload = outcome_to_columns(outcome, self._cipher)
         statement = self._statement(_UPSERT_OUTCOME)
         params = (*key_params(self.pipeline, key), digest, status, payload)
         self._run("record outcome", lambda conn: conn.execute(statement, params))
@@ -345,7 +366,7 @@ class PostgresActionStateStore(ActionStateStore):
         def body(conn: psycopg.Connection[Any]) -> list[Row]:
             return conn.execute(statement, (self.pipeline, agent_key, seq)).fetchall()
 
-        return [record_from_row(row) for row in self._run("load run", body)]
+        return [record_from_row(row, self._cipher) for row in self._run("load run", body)]
 
     def drop_from(self, key: DurableCallKey) -> int:
         statement = self._statement(_DROP_LATER)
@@ -381,3 +402,28 @@ class PostgresActionStateStore(ActionStateStore):
         statement = self._statement(_SIZE)
         row = self._run("size", lambda conn: conn.execute(statement, (self.table,)).fetchone())
         return int(row[0]) if row else 0
+
+
+def _transient(exc: BaseException) -> bool:
+    """Whether a failed operation may succeed when tried again.
+
+    psycopg's ``OperationalError`` (the server down, restarting or refusing connections, a
+    connection lost, a full disk, a serialization failure), but not a refused login or a
+    database or role that does not exist; and a server or transaction that is read-only
+    (``25006``).
+    """
+    psycopg = _import_psycopg()
+    sqlstate = getattr(exc, "sqlstate", None) or ""
+    if isinstance(exc, psycopg.OperationalError):
+        # A refused connection carries no SQLSTATE: libpq's message says why.
+        message = str(exc).lower()
+        refused = sqlstate.startswith(("28", "3D")) or any(
+            part in message for part in _REFUSED_LOGIN
+        )
+        return not refused
+    return sqlstate == "25006"
+
+
+_REFUSED_LOGIN = ("authentication failed", "pg_hba.conf", "does not exist")
+"""libpq's words for a login the server will refuse again: a wrong password, a host or user
+that is not allowed, a database or role that does not exist."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import errno
+import logging
 import os
 import sqlite3
 import threading
@@ -22,6 +24,7 @@ from flink_agents.runtime.durable._rows import (
     outcome_to_columns,
     record_from_row,
 )
+from flink_agents.runtime.durable.cipher import PayloadCipher
 from flink_agents.runtime.durable.pipeline import (
     DEFAULT_PIPELINE,
     check_pipeline_id,
@@ -30,11 +33,14 @@ from flink_agents.runtime.durable.pipeline import (
 )
 from flink_agents.runtime.durable.records import CallOutcome, CallRecord, DurableCallKey
 from flink_agents.runtime.durable.store import ActionStateStore
-from flink_agents.runtime.errors import DurableStoreError
+from flink_agents.runtime.errors import DurableStoreError, DurableStoreUnavailableError
+from flink_agents.runtime.private_files import create_private_file, make_private_dirs
 
 __all__ = ["SqliteActionStateStore"]
 
 T = TypeVar("T")
+
+_LOG = logging.getLogger(__name__)
 
 Synchronous = Literal["FULL", "NORMAL", "OFF"]
 
@@ -74,6 +80,7 @@ class SqliteActionStateStore(ActionStateStore):
         busy_timeout_s: float = 30.0,
         pipeline: str = DEFAULT_PIPELINE,
         shared: bool = False,
+        encryption_key_env: str | None = None,
     ) -> None:
         if synchronous not in ("FULL", "NORMAL", "OFF"):
             raise ValueError(f"synchronous must be FULL, NORMAL or OFF, not {synchronous!r}")
@@ -81,6 +88,8 @@ class SqliteActionStateStore(ActionStateStore):
         self.table = check_table_name(table)
         self.pipeline = check_pipeline_id(pipeline)
         self.shared = shared
+        self.encryption_key_env = encryption_key_env
+        self._cipher = PayloadCipher(encryption_key_env) if encryption_key_env else None
         self.synchronous: Synchronous = synchronous
         self.busy_timeout_s = busy_timeout_s
         self._lock = threading.Lock()
@@ -116,6 +125,8 @@ class SqliteActionStateStore(ActionStateStore):
     # -- connection ------------------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
+        if self._cipher is not None:
+            self._cipher.check()
         target = self.path
         if target != ":memory:":
             if self._identity is not None:
@@ -123,7 +134,10 @@ class SqliteActionStateStore(ActionStateStore):
                 # new empty one at its path.
                 self._check_file()
             target = self._file or os.path.abspath(target)
-            Path(target).parent.mkdir(parents=True, exist_ok=True)
+            if self._identity is None:
+                # Created private; SQLite gives the -wal and -shm files the same mode.
+                make_private_dirs(Path(target).parent)
+                create_private_file(target)
         conn = sqlite3.connect(
             target,
             timeout=self.busy_timeout_s,
@@ -143,6 +157,14 @@ class SqliteActionStateStore(ActionStateStore):
         if self._identity is None:
             info = os.stat(target)
             self._file, self._identity = target, (info.st_dev, info.st_ino)
+            if info.st_mode & 0o077:
+                _LOG.warning(
+                    "SQLite action-state store %s: the file is readable by other users "
+                    "(mode %o), and it holds recorded tool results and answers; "
+                    "chmod 600 it (and its -wal and -shm files)",
+                    target,
+                    info.st_mode & 0o777,
+                )
         else:
             self._check_file()
 
@@ -154,7 +176,8 @@ class SqliteActionStateStore(ActionStateStore):
         except FileNotFoundError:
             raise self._file_lost("it no longer exists") from None
         except OSError as exc:
-            raise DurableStoreError(
+            error = DurableStoreUnavailableError if _transient(exc) else DurableStoreError
+            raise error(
                 f"SQLite action-state store {self._file}: cannot check the store file: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
@@ -242,7 +265,8 @@ class SqliteActionStateStore(ActionStateStore):
                 if broken is not None:
                     with contextlib.suppress(sqlite3.Error):
                         broken.close()
-                raise DurableStoreError(
+                error = DurableStoreUnavailableError if _transient(exc) else DurableStoreError
+                raise error(
                     f"SQLite action-state store {self.path}: {operation} failed: "
                     f"{type(exc).__name__}: {exc}"
                 ) from exc
@@ -276,7 +300,7 @@ class SqliteActionStateStore(ActionStateStore):
             return conn.execute(sql, params).fetchone()
 
         row = self._run("get", body)
-        return None if row is None else record_from_row(row)
+        return None if row is None else record_from_row(row, self._cipher)
 
     def begin(self, key: DurableCallKey, digest: str) -> None:
         statements: list[tuple[str, tuple[Any, ...]]] = [
@@ -289,8 +313,18 @@ class SqliteActionStateStore(ActionStateStore):
         ]
         self._run("begin", lambda conn: self._transaction(conn, statements))
 
+    def begin_again(self, key: DurableCallKey, digest: str) -> None:
+        sql = (
+            f"INSERT INTO {self.table} ({STORED_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', NULL) "
+            f"ON CONFLICT ({KEY_COLUMNS}) DO UPDATE SET "
+            "digest = excluded.digest, status = 'pending', payload = NULL"
+        )
+        params = (*key_params(self.pipeline, key), digest)
+        self._run("begin again", lambda conn: self._transaction(conn, [(sql, params)]))
+
     def record_outcome(self, key: DurableCallKey, digest: str, outcome: CallOutcome) -> None:
-        status, payload = outcome_to_columns(outcome)
+        status, payload = outcome_to_columns(outcome, self._cipher)
         sql = (
             f"INSERT INTO {self.table} ({STORED_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
             f"ON CONFLICT ({KEY_COLUMNS}) DO UPDATE SET "
@@ -308,7 +342,7 @@ class SqliteActionStateStore(ActionStateStore):
         def body(conn: sqlite3.Connection) -> list[Row]:
             return conn.execute(sql, (self.pipeline, agent_key, seq)).fetchall()
 
-        return [record_from_row(row) for row in self._run("load run", body)]
+        return [record_from_row(row, self._cipher) for row in self._run("load run", body)]
 
     def drop_from(self, key: DurableCallKey) -> int:
         sql = f"DELETE FROM {self.table} WHERE {_LATER_IN_RUN}"
@@ -349,3 +383,33 @@ class SqliteActionStateStore(ActionStateStore):
             for suffix in ("", "-wal", "-shm")
             if os.path.exists(self.path + suffix)
         )
+
+
+_TRANSIENT_MESSAGES = (
+    "readonly",
+    "read-only",
+    "locked",
+    "busy",
+    "disk i/o",
+    "full",
+    "unable to open",
+)
+"""What SQLite says when the file cannot be written or opened just now (the operation may
+succeed later): a read-only file or mount, a lock held too long, an I/O error, a full disk."""
+
+
+_TRANSIENT_ERRNOS = frozenset(
+    {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT, errno.EIO}
+    | {errno.EAGAIN, errno.EBUSY, errno.EINTR}
+)
+"""OS errors of a file system made read-only or full, permissions taken away, I/O errors."""
+
+
+def _transient(exc: BaseException) -> bool:
+    """Whether a failed operation may succeed when tried again."""
+    if isinstance(exc, OSError):
+        return exc.errno in _TRANSIENT_ERRNOS
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    message = str(exc).lower()
+    return any(part in message for part in _TRANSIENT_MESSAGES)

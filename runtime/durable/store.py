@@ -15,8 +15,11 @@ class ActionStateStore(ABC):
 
     Implementations are safe to use from several threads at once, make every write durable
     before returning, and raise :class:`~flink_agents.runtime.errors.DurableStoreError`
-    (never a driver exception) when the store cannot be reached. They open their connection
-    lazily and pickle without it, so a configured store can be shipped to Flink workers.
+    (never a driver exception) when the store cannot be reached: its subclass
+    :class:`~flink_agents.runtime.errors.DurableStoreUnavailableError` when it may be reached
+    again soon (read-only, locked, full, connection lost), so the caller retries. They open
+    their connection lazily and pickle without it, so a configured store can be shipped to
+    Flink workers.
 
     A store instance serves one pipeline (its ``pipeline`` id): every operation reads, writes,
     drops or prunes that pipeline's records only, so pipelines sharing a table never see each
@@ -37,6 +40,16 @@ class ActionStateStore(ABC):
 
         In the same transaction, drops the record at ``key`` and every later record of the run
         (they belong to a code path that no longer happens).
+        """
+
+    @abstractmethod
+    def begin_again(self, key: DurableCallKey, digest: str) -> None:
+        """Record that the begun call at ``key`` is about to run again, with no outcome yet.
+
+        Writes the record at ``key`` (begun, ``digest``) whatever it holds, inserting it if it
+        is gone; unlike :meth:`begin` it keeps every other record of the run (calls that ran
+        beside this one, e.g. in ``asyncio.gather``, replay). Its point is the write: a call
+        found begun runs again only once a store that can be written says so.
         """
 
     @abstractmethod

@@ -10,6 +10,7 @@ from flink_agents.runtime.durable.call_log import DurableCallLog
 from flink_agents.runtime.durable.pipeline import DEFAULT_PIPELINE, pipeline_id_from
 from flink_agents.runtime.durable.postgres_store import PostgresActionStateStore
 from flink_agents.runtime.durable.records import DurableCallKey
+from flink_agents.runtime.durable.retry import StoreRetry
 from flink_agents.runtime.durable.sqlite_store import SqliteActionStateStore
 from flink_agents.runtime.durable.store import ActionStateStore
 
@@ -57,9 +58,11 @@ def open_durable_call_log(
     Its records belong to the pipeline ``durable-execution.pipeline-id`` names; unset, to
     ``module:qualname`` of ``agent``'s class (plus ``/operator_name`` when given), or to
     ``default`` without an agent. ``durable-execution.store.shared`` allows a table that
-    other pipelines use. The store is reached once here, so an unreachable store, or a
-    table another pipeline holds, fails now with `DurableStoreError` rather than letting
-    runs make unrecorded calls.
+    other pipelines use; ``durable-execution.store.encryption-key-env`` encrypts recorded
+    outcomes; ``durable-execution.store.retry-timeout-s`` bounds how long store operations
+    are tried again through an outage. The store is reached once here, so an unreachable
+    store (after that retry time), or a table another pipeline holds, fails now with
+    `DurableStoreError` rather than letting runs make unrecorded calls.
     """
     url = config.get(AgentConfigOptions.DURABLE_EXECUTION_STORE)
     if not url:
@@ -68,10 +71,16 @@ def open_durable_call_log(
     table = config.get(AgentConfigOptions.DURABLE_EXECUTION_STORE_TABLE)
     if table:
         options["table"] = table
+    key_env = config.get(AgentConfigOptions.DURABLE_EXECUTION_STORE_ENCRYPTION_KEY_ENV)
+    if key_env:
+        options["encryption_key_env"] = key_env
     pipeline = pipeline_id_from(config, agent, operator_name)
     shared = config.get(AgentConfigOptions.DURABLE_EXECUTION_STORE_SHARED)
     store = open_action_state_store(url, pipeline=pipeline, shared=shared, **options)
-    store.get(_PROBE_KEY)  # connects (creates and checks the table); raises DurableStoreError
+    retry = StoreRetry(config.get(AgentConfigOptions.DURABLE_EXECUTION_STORE_RETRY_TIMEOUT))
+    # Connects (creates and checks the table, and the encryption keys); raises
+    # DurableStoreError, after retrying through an outage like every store operation.
+    retry.call("open", lambda: store.get(_PROBE_KEY))
     if config.get(AgentConfigOptions.DURABLE_EXECUTION_PIPELINE_ID):
         _LOG.info("durable execution: %r", store)
     else:
@@ -81,4 +90,4 @@ def open_durable_call_log(
             store,
             pipeline,
         )
-    return DurableCallLog(store)
+    return DurableCallLog(store, retry=retry)

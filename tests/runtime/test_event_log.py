@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -137,6 +139,25 @@ def test_a_record_is_in_the_file_as_soon_as_it_is_logged(tmp_path: Path) -> None
         assert [json.loads(line)["type"] for line in lines] == ["_input_event"]
     finally:
         log.close()
+
+
+def test_log_file_and_directories_it_makes_are_private(tmp_path: Path, umask_022: None) -> None:
+    log = EventLog.for_directory(tmp_path / "logs" / "agent")
+    try:
+        log.log_event("u1", 0, InputEvent(input="hi"))
+    finally:
+        log.close()
+    assert stat.S_IMODE((tmp_path / "logs" / "agent" / "events.jsonl").stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "logs" / "agent").stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "logs").stat().st_mode) == 0o700
+
+
+@pytest.fixture
+def umask_022() -> Iterator[None]:
+    """The usual umask (022), under which a plain open() makes a file world-readable."""
+    previous = os.umask(0o022)
+    yield
+    os.umask(previous)
 
 
 def test_off_writes_nothing(tmp_path: Path) -> None:

@@ -93,6 +93,10 @@ class FlakyStore(ActionStateStore):
         self._check("begin")
         self.inner.begin(key, digest)
 
+    def begin_again(self, key: DurableCallKey, digest: str) -> None:
+        self._check("begin_again")
+        self.inner.begin_again(key, digest)
+
     def record_outcome(self, key: DurableCallKey, digest: str, outcome: CallOutcome) -> None:
         self._check("record_outcome")
         self.inner.record_outcome(key, digest, outcome)

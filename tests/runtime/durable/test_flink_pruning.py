@@ -17,6 +17,7 @@ from flink_agents.runtime.durable import (
     DurableCallKey,
     DurableCallLog,
     DurableStoreError,
+    DurableStoreUnavailableError,
     SqliteActionStateStore,
 )
 from flink_agents.runtime.flink import durability
@@ -344,8 +345,10 @@ def _closed_port() -> int:
 
 def test_unreachable_store_fails_at_open() -> None:
     url = f"postgresql://u:secret@127.0.0.1:{_closed_port()}/db?connect_timeout=2"
-    config = AgentConfiguration({"durable-execution.store": url})
-    with pytest.raises(DurableStoreError) as info:
+    config = AgentConfiguration(
+        {"durable-execution.store": url, "durable-execution.store.retry-timeout-s": 0}
+    )
+    with pytest.raises(DurableStoreUnavailableError) as info:
         open_subtask_durability(config, "agent", 0)
     assert "secret" not in str(info.value)
 

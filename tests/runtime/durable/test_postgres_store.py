@@ -13,7 +13,9 @@ import pytest
 from flink_agents.runtime.durable import (
     DurableCallLog,
     DurableStoreError,
+    DurableStoreUnavailableError,
     PostgresActionStateStore,
+    StoreRetry,
 )
 
 from ._support import Counter, key
@@ -56,9 +58,9 @@ def test_unreachable_server_raises_store_error_without_the_password(
 
     monkeypatch.setattr(psycopg, "connect", counting_connect)
     tool = Counter()
-    with pytest.raises(DurableStoreError) as raised:
-        DurableCallLog(store).execute_sync(key(), tool, (), {})
-    assert len(attempts) == 1  # a server that cannot be reached is not tried again
+    with pytest.raises(DurableStoreUnavailableError) as raised:
+        DurableCallLog(store, retry=StoreRetry(0)).execute_sync(key(), tool, (), {})
+    assert len(attempts) == 1  # the store itself does not try again (the log's retry does)
     assert tool.count == 0
     message = str(raised.value)
     assert f"agent@127.0.0.1:{port}/records" in message and "get failed" in message
