@@ -522,7 +522,10 @@ def test_calls_with_a_timeout_share_one_timer_set_for_the_first_that_can_time_ou
         assert raised.value.timeout == 0.05 and pool.abandoned == 1
         assert timers[0][0].cancelled()  # moved earlier ...
         assert timers[-1][0].when() >= started + BOUND  # ... and set again for the twenty
-        assert len(timers) == 3
+        # One timer for the short call, one set again for the twenty; on a loaded machine the
+        # short call can still wait for its thread when its timer fires (a timeout counts
+        # from the call's start), which sets one more.
+        assert 3 <= len(timers) <= 4
         assert not any(call.done() for call in long)
         release.set()
         assert await asyncio.gather(*long) == ["late"] * 20
