@@ -1,4 +1,5 @@
-"""`max-retry-wait-interval-s` caps every retry wait, a provider's retry-after included."""
+"""`max-retry-wait-interval-s` caps every retry wait, a provider's retry-after included, and
+the pause of the connection's limiter after an overload."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ import math
 import pytest
 
 from flink_agents.api import ChatModelError, ScriptedChatModelConnection
+from flink_agents.api.chat_models.rate_limit import RequestLimiter, RequestLimits, use_limiter
 from flink_agents.integrations.chat_models._sdk_errors import (
     chat_model_error_from_sdk,
     parse_retry_after,
 )
 from flink_agents.runtime import builtin_actions
 from flink_agents.runtime.builtin_actions import retry_delay
+from tests.api.fake_clock import SkippingClock
 from tests.runtime.chat_agents import chat_agent, only_response, run_local
 
 
@@ -62,6 +65,22 @@ def test_a_provider_retry_after_of_an_hour_waits_max_retry_wait_interval(
     response = only_response(outputs)
     assert response.ok and response.response is not None and response.response.text == "ok"
     assert sleeps == [2.0]
+
+
+def test_a_limiter_pause_for_an_hours_retry_after_lasts_max_retry_wait_interval(
+    sleeps: list[float],
+) -> None:
+    model = ScriptedChatModelConnection(replies=[rate_limited(3600.0), "ok"], adaptive_limit=True)
+    clock = SkippingClock()
+    limiter = RequestLimiter(RequestLimits(), clock=clock, sleep=clock.sleep)
+    use_limiter(model, limiter)
+    outputs, _ = run_local(
+        chat_agent(model), [{"key": "k", "value": "x"}], {"max-retry-wait-interval-s": 1}
+    )
+    assert only_response(outputs).ok
+    assert sleeps == [0.0]  # the limiter holds the retry, no backoff of the chat action's
+    assert clock.slept == [1.0]  # and its pause lasts the cap, not an hour (nor 60 s)
+    assert limiter.paused_until is None
 
 
 class APIStatusError(Exception):
