@@ -147,10 +147,14 @@ def chat_model_error_from_sdk(
     return call_failed(provider, exc)
 
 
-def timeout_error(provider: str) -> ChatModelError:
-    """The error for a request that timed out (retryable, ``kind="timeout"``)."""
+def timeout_error(provider: str, seconds: float | None = None) -> ChatModelError:
+    """The error for a request that timed out (retryable, ``kind="timeout"``); ``seconds``:
+    the deadline it missed, when known."""
+    within = (
+        "" if seconds is None else f" (no answer within the connection's timeout, {seconds:g} s)"
+    )
     return ChatModelError(
-        f"{provider} request timed out", retryable=True, provider=provider, kind="timeout"
+        f"{provider} request timed out{within}", retryable=True, provider=provider, kind="timeout"
     )
 
 
