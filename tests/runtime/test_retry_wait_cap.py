@@ -130,6 +130,33 @@ NOW = 1_700_000_000.0
         ({"retry-after": "nan"}, None),
         ({"retry-after-ms": "1e400"}, None),
         ({}, None),
+        # Without retry-after: until a used-up limit resets.
+        ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1s"}, 1.0),
+        ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "6m0s"}, 360.0),
+        ({"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "20ms"}, 0.02),
+        (
+            {
+                "x-ratelimit-remaining-requests": "0",
+                "x-ratelimit-reset-requests": "1.5s",
+                "x-ratelimit-remaining-tokens": "0",
+                "x-ratelimit-reset-tokens": "1m30s",
+            },
+            90.0,
+        ),
+        ({"x-ratelimit-remaining-requests": "3", "x-ratelimit-reset-requests": "9s"}, None),
+        ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "soon"}, None),
+        (
+            {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "9s"}
+            | {"retry-after": "2"},
+            2.0,
+        ),
+        (
+            {
+                "anthropic-ratelimit-requests-remaining": "0",
+                "anthropic-ratelimit-requests-reset": "2023-11-14T22:13:40Z",  # NOW + 20
+            },
+            20.0,
+        ),
     ],
 )
 def test_parse_retry_after(headers: dict[str, str], expected: float | None) -> None:

@@ -75,6 +75,22 @@ async def test_a_429_pauses_the_connection_for_its_retry_after_header() -> None:
         assert len(server.requests) == 2 and limiter.wait_s == 7.0
 
 
+async def test_a_429_without_retry_after_pauses_until_the_used_up_limit_resets() -> None:
+    clock = FakeClock(start=0.0)
+    with FakeProviderServer() as server:
+        exhausted = {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "2.5s"}
+        server.enqueue(ScriptedResponse(429, RATE_LIMITED.body, headers=exhausted))
+        connection = OpenAIChatModelConnection(base_url=server.base_url, api_key=API_KEY)
+        limiter = RequestLimiter(limits_of(connection), clock=clock, sleep=clock.sleep)
+        use_limiter(connection, limiter)
+        try:
+            await setup_for(connection).achat([ChatMessage.user("hi")])
+            raise AssertionError("the 429 did not raise")
+        except ChatModelError as exc:
+            assert exc.retry_after == 2.5
+        assert limiter.paused_until == 2.5
+
+
 async def test_tokens_per_minute_counts_the_usage_the_provider_reports() -> None:
     clock = FakeClock(start=0.0)
     with FakeProviderServer() as server:
