@@ -340,7 +340,8 @@ async def _call_model(
         if report.limiter is not None:
             record_request_limits(metrics, setup.connection, report)
 
-    caller = _model_caller(setup, history, state.prompt_args, limits_seen)
+    max_wait = ctx.config.get(AgentExecutionOptions.MAX_RETRY_WAIT)
+    caller = _model_caller(setup, history, state.prompt_args, limits_seen, max_wait)
     action_ctx = ctx if isinstance(ctx, ActionContext) else None
     records = action_ctx is None or action_ctx.records_calls
     request = await _request_fingerprint(ctx, setup, state, history) if records else ""
@@ -387,7 +388,7 @@ async def _call_model(
                 else retry_delay(
                     attempt,
                     config.get(AgentExecutionOptions.RETRY_WAIT_INTERVAL),
-                    config.get(AgentExecutionOptions.MAX_RETRY_WAIT),
+                    max_wait,
                     outcome.retry_after,
                 )
             )
@@ -440,14 +441,19 @@ def _model_caller(
     history: list[ChatMessage],
     prompt_args: Mapping[str, Any],
     limits_seen: Callable[[LimitReport], None],
+    max_wait: float,
 ) -> Callable[[str, str, int, int, str], Awaitable[ModelCallOutcome]]:
+    """The durable call of one model turn; a pause of the connection's limiter after an
+    overload holds it (and lasts) ``max_wait`` seconds at most (``max-retry-wait-interval-s``)."""
+
     async def call_chat_model(
         model: str, request_id: str, turn: int, attempt: int, request: str
     ) -> ModelCallOutcome:
         # The arguments identify the call for a durable call log (``request`` is the
         # fingerprint of the messages, tools, model and parameters the closure holds).
         started = time.perf_counter()
-        with report_limits() as limits:  # the wait for the connection's limiter
+        # The wait for the connection's limiter; its pauses capped as every retry wait is.
+        with report_limits(max_wait) as limits:
             try:
                 reply: Any = await setup.achat(history, prompt_args or None)
             except ChatModelError as exc:

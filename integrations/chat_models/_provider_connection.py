@@ -3,7 +3,9 @@
 A connection holds the settings of one provider API (key, base URL, timeout, SDK
 retries, headers, an optional HTTP client) and gets its async SDK client from the
 process's `sdk_clients` cache, keyed by those settings and the running event loop.
-It sends through `_send`, which turns every SDK failure into a `ChatModelError` the
+It sends through `_send`, which gives the whole call one deadline (``timeout``: an SDK's
+own timeout applies to each read, so a server that sends a byte now and then would hold
+the call for ever) and turns every SDK failure into a `ChatModelError` the
 same way for every adapter (key masked): `_error_from_sdk` maps the SDK's exceptions
 (``anthropic``/``openai`` by default; an adapter on another SDK overrides it). The
 adapters subclass it, name their SDK client class, and implement ``achat``: build the
@@ -16,6 +18,7 @@ connections), so a connection that travels takes a function that makes one.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import importlib.util
 import json
@@ -31,6 +34,7 @@ from flink_agents.integrations.chat_models._sdk_clients import freeze, sdk_clien
 from flink_agents.integrations.chat_models._sdk_errors import (
     chat_model_error_from_sdk,
     malformed_response,
+    timeout_error,
 )
 from flink_agents.integrations.chat_models._secrets import (
     register_client_secrets,
@@ -81,7 +85,8 @@ class ProviderConnection(BaseChatModelConnection, Generic[ClientT]):
     base_url: str | None = None
     """The API's base URL; None for the SDK default (or its base URL variable)."""
     timeout: float = 60.0
-    """Seconds before a request times out."""
+    """Seconds one call may take in all, from sending to the parsed answer (the SDK's own
+    retries included); then it fails with a `ChatModelError` of ``kind="timeout"``."""
     max_retries: int = 0
     """Retries inside the SDK (0: the chat action retries instead)."""
     default_headers: dict[str, str] | None = None
@@ -203,17 +208,19 @@ class ProviderConnection(BaseChatModelConnection, Generic[ClientT]):
         return http_client
 
     async def _send(self, call: Callable[[ClientT], Awaitable[_T]]) -> _T:
-        """``await call(client)``, with every SDK failure raised as a `ChatModelError`.
+        """``await call(client)`` within ``timeout`` seconds, with every SDK failure raised
+        as a `ChatModelError`.
 
-        A body that is not JSON, or (for an SDK that validates what it parses) not the
-        shape the SDK's response model wants, is ``kind="malformed_response"``; every
-        other SDK exception (made while the client is made, too) goes through
-        `_error_from_sdk`.
+        Past ``timeout`` the call is cancelled and fails with `timeout_error`, however the
+        server's bytes trickle in. A body that is not JSON, or (for an SDK that validates
+        what it parses) not the shape the SDK's response model wants, is
+        ``kind="malformed_response"``; every other SDK exception (made while the client is
+        made, too) goes through `_error_from_sdk`.
         """
         client: Any = None
         try:
             client = self._sdk_client()
-            return await call(client)
+            return await asyncio.wait_for(call(client), self.timeout)
         except json.JSONDecodeError:
             raise malformed_response(self.provider_name, "the body is not JSON") from None
         except ValidationError as exc:
@@ -226,6 +233,8 @@ class ProviderConnection(BaseChatModelConnection, Generic[ClientT]):
             if client is not None:
                 register_client_secrets(client)  # again: the registry may have been cleared
             raise self._error_from_sdk(exc) from None
+        except asyncio.TimeoutError:  # the deadline (TimeoutError itself from Python 3.11)
+            raise timeout_error(self.provider_name, self.timeout) from None
 
     def _error_from_sdk(self, exc: Exception) -> ChatModelError:
         """The `ChatModelError` for an exception of the SDK (``sdk_error``); the key is

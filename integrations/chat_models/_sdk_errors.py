@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import email.utils
 import math
+import re
 import time
-from datetime import timezone
+from datetime import datetime, timezone
 from typing import Any
 
 from flink_agents.api.errors import ChatModelError
@@ -30,6 +31,7 @@ __all__ = [
     "call_failed",
     "chat_model_error_from_sdk",
     "connection_error",
+    "exhausted_limit_reset",
     "malformed_response",
     "parse_retry_after",
     "status_error",
@@ -41,7 +43,9 @@ RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 
 
 def parse_retry_after(headers: Any, *, now: float | None = None) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date).
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date);
+    without them, until the latest reset of a rate limit the headers say is used up
+    (`exhausted_limit_reset`).
 
     A value that does not parse, or is not finite, counts as not given. Any value is
     returned as the server sent it, however long: the chat action caps every wait at
@@ -50,6 +54,11 @@ def parse_retry_after(headers: Any, *, now: float | None = None) -> float | None
     """
     if headers is None:
         return None
+    given = _retry_after(headers, now)
+    return given if given is not None else exhausted_limit_reset(headers, now=now)
+
+
+def _retry_after(headers: Any, now: float | None) -> float | None:
     raw_ms = headers.get("retry-after-ms")
     if raw_ms is not None:
         millis = _finite(raw_ms)
@@ -68,6 +77,58 @@ def parse_retry_after(headers: Any, *, now: float | None = None) -> float | None
     if date.tzinfo is None:  # "-0000": UTC, as HTTP dates are
         date = date.replace(tzinfo=timezone.utc)
     return max(0.0, date.timestamp() - (time.time() if now is None else now))
+
+
+_LIMIT_HEADERS = (
+    # OpenAI (and the APIs that copy it): a duration, "1s", "6m0s", "20ms".
+    ("x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"),
+    ("x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
+    # Anthropic: an RFC 3339 time.
+    ("anthropic-ratelimit-requests-remaining", "anthropic-ratelimit-requests-reset"),
+    ("anthropic-ratelimit-tokens-remaining", "anthropic-ratelimit-tokens-reset"),
+    ("anthropic-ratelimit-input-tokens-remaining", "anthropic-ratelimit-input-tokens-reset"),
+    ("anthropic-ratelimit-output-tokens-remaining", "anthropic-ratelimit-output-tokens-reset"),
+)
+"""(remaining, reset) header pairs of the providers' rate limits."""
+_DURATION = re.compile(
+    r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?"
+)
+
+
+def exhausted_limit_reset(headers: Any, *, now: float | None = None) -> float | None:
+    """Seconds until the latest reset of the rate limits whose remaining count the headers
+    give as 0 (OpenAI's ``x-ratelimit-remaining-requests: 0`` with
+    ``x-ratelimit-reset-requests: 1s``, Anthropic's ``anthropic-ratelimit-*``); None when
+    no limit is used up or its reset does not parse."""
+    if headers is None:
+        return None
+    longest: float | None = None
+    for remaining, reset in _LIMIT_HEADERS:
+        if str(headers.get(remaining, "")).strip() != "0":
+            continue
+        seconds = _reset_seconds(headers.get(reset), now)
+        if seconds is not None and (longest is None or seconds > longest):
+            longest = seconds
+    return longest
+
+
+def _reset_seconds(raw: Any, now: float | None) -> float | None:
+    """A reset header as seconds from now: a duration (``6m0s``, ``20ms``, ``1.5s``) or an
+    RFC 3339 time."""
+    if raw is None:
+        return None
+    text = str(raw).strip()
+    match = _DURATION.fullmatch(text)
+    if text and match is not None and any(match.groups()):
+        hours, minutes, seconds, millis = (float(g) if g else 0.0 for g in match.groups())
+        return hours * 3600.0 + minutes * 60.0 + seconds + millis / 1000.0
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return max(0.0, moment.timestamp() - (time.time() if now is None else now))
 
 
 def _finite(text: Any) -> float | None:
@@ -147,10 +208,14 @@ def chat_model_error_from_sdk(
     return call_failed(provider, exc)
 
 
-def timeout_error(provider: str) -> ChatModelError:
-    """The error for a request that timed out (retryable, ``kind="timeout"``)."""
+def timeout_error(provider: str, seconds: float | None = None) -> ChatModelError:
+    """The error for a request that timed out (retryable, ``kind="timeout"``); ``seconds``:
+    the deadline it missed, when known."""
+    within = (
+        "" if seconds is None else f" (no answer within the connection's timeout, {seconds:g} s)"
+    )
     return ChatModelError(
-        f"{provider} request timed out", retryable=True, provider=provider, kind="timeout"
+        f"{provider} request timed out{within}", retryable=True, provider=provider, kind="timeout"
     )
 
 

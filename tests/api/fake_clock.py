@@ -6,7 +6,7 @@ import asyncio
 import heapq
 import itertools
 
-__all__ = ["FakeClock", "settle"]
+__all__ = ["FakeClock", "SkippingClock", "settle"]
 
 
 async def settle() -> None:
@@ -52,3 +52,19 @@ class FakeClock:
             await settle()
         self.now = target
         await settle()
+
+
+class SkippingClock:
+    """A fake clock whose sleep moves time on at once (for one waiter at a time);
+    ``slept`` lists the sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds

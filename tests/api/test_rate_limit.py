@@ -13,7 +13,6 @@ from pydantic import ValidationError
 from flink_agents.api.chat_models.function_model import FunctionChatModelConnection
 from flink_agents.api.chat_models.rate_limit import (
     DECREASE_FACTOR,
-    INITIAL_ADAPTIVE_LIMIT,
     MAX_PAUSE_S,
     OVERLOAD_PAUSE_S,
     RequestLimiter,
@@ -201,92 +200,126 @@ async def test_a_waiter_on_another_threads_loop_is_woken_by_a_release_here() -> 
 # ---------------------------------------------------------------------------- adaptive
 
 
-async def test_adaptive_starts_at_the_initial_limit_and_doubles_per_round_trip_while_full() -> None:
+async def test_adaptive_sends_a_burst_at_once_until_the_first_overload() -> None:
     clock = FakeClock()
     starts = Starts(limiter(clock), clock)
-    assert starts.limiter.limit == INITIAL_ADAPTIVE_LIMIT
-    await starts.calls(40)
-    assert len(starts.times) == INITIAL_ADAPTIVE_LIMIT
-    for i in range(INITIAL_ADAPTIVE_LIMIT):
+    assert starts.limiter.limit is None
+    await starts.calls(1000)
+    assert len(starts.times) == 1000 and set(starts.times.values()) == {clock.now}
+    for i in range(1000):
         starts.permits[i].succeeded()
-    await settle()
-    assert starts.limiter.limit == 2 * INITIAL_ADAPTIVE_LIMIT == starts.limiter.in_flight
-    assert len(starts.times) == 3 * INITIAL_ADAPTIVE_LIMIT
+    assert starts.limiter.limit is None and starts.limiter.waits == 0
 
 
-async def test_adaptive_does_not_grow_while_the_limit_is_not_reached() -> None:
-    clock = FakeClock()
-    lim = limiter(clock)
-    for _ in range(100):
-        permit = await lim.acquire()
-        permit.succeeded()
-    assert lim.limit == INITIAL_ADAPTIVE_LIMIT
+async def test_a_new_limiter_starts_unlimited_whatever_another_learnt() -> None:
+    clock = FakeClock(start=0.0)
+    first = limiter(clock)
+    (await first.acquire()).failed(rate_limited(retry_after=0.0))
+    assert first.limit == 1
+    assert limiter(clock).limit is None  # a new process, or a restore
 
 
-async def test_an_overload_lowers_the_limit_once_for_the_calls_that_saw_it_and_pauses() -> None:
+async def test_an_overload_lowers_the_limit_to_a_share_of_the_calls_not_refused() -> None:
     clock = FakeClock(start=0.0)
     starts = Starts(limiter(clock), clock)
-    await starts.calls(20)
-    # Every call in flight meets the same overload: the limit is lowered once, not 8 times.
-    for i in range(INITIAL_ADAPTIVE_LIMIT):
+    await starts.calls(300)
+    # The provider takes 20 of the burst and refuses the other 280.
+    for i in range(20, 300):
         starts.permits[i].failed(rate_limited(retry_after=2.0))
     await settle()
-    lowered = int(INITIAL_ADAPTIVE_LIMIT * DECREASE_FACTOR)
-    assert starts.limiter.limit == lowered == 5
-    assert starts.limiter.overloads == INITIAL_ADAPTIVE_LIMIT
+    assert starts.limiter.limit == int(20 * DECREASE_FACTOR) == 14
+    assert starts.limiter.overloads == 280
     assert starts.limiter.paused_until == 2.0
-    assert len(starts.times) == INITIAL_ADAPTIVE_LIMIT  # nobody starts during the pause
+    await starts.calls(30)
+    for i in range(20):
+        starts.permits[i].succeeded()  # while calls wait: one round trip, +1
+    assert starts.limiter.limit == 15
     await clock.advance(1.999)
-    assert len(starts.times) == INITIAL_ADAPTIVE_LIMIT
+    assert len(starts.times) == 300  # nobody starts during the pause
     await clock.advance(0.001)
-    assert len(starts.times) == INITIAL_ADAPTIVE_LIMIT + lowered
-    assert all(starts.times[i] == 2.0 for i in range(8, 8 + lowered))
+    assert len(starts.times) == 300 + 15
+
+
+async def test_refusals_of_calls_in_flight_at_a_decrease_lower_it_further() -> None:
+    clock = FakeClock(start=0.0)
+    lim = limiter(clock)
+    starts = Starts(lim, clock)
+    await starts.calls(10)
+    starts.permits[0].failed(rate_limited(retry_after=0.0))
+    assert lim.limit == int(9 * DECREASE_FACTOR) == 6  # 9 in flight not refused
+    starts.permits[1].failed(rate_limited(retry_after=0.0))  # in flight at the decrease
+    assert lim.limit == int(8 * DECREASE_FACTOR) == 5
+    for i in range(2, 10):
+        starts.permits[i].succeeded()
+    await starts.calls(2)  # start after the decrease: a refusal is a new overload
+    starts.permits[10].failed(rate_limited(retry_after=0.0))
+    assert lim.limit == 1  # the one other call in flight, x 0.7, at least 1
 
 
 async def test_after_an_overload_the_limit_grows_by_one_per_round_trip() -> None:
     clock = FakeClock(start=0.0)
     lim = limiter(clock)
     starts = Starts(lim, clock)
+    await starts.calls(8)
+    starts.permits[7].failed(rate_limited(retry_after=0.0))
+    assert lim.limit == int(7 * DECREASE_FACTOR) == 4
     await starts.calls(200)
-    for i in range(INITIAL_ADAPTIVE_LIMIT):  # one overload, seen by every call in flight
-        starts.permits[i].failed(rate_limited(retry_after=0.0))
-    await settle()
-    assert lim.limit == int(INITIAL_ADAPTIVE_LIMIT * DECREASE_FACTOR) == 5 == lim.in_flight
-    done = set(range(INITIAL_ADAPTIVE_LIMIT))
+    done = {7}
     limits = []
-    for _ in range(3):  # three round trips: every call in flight answers
+    for _ in range(4):  # four round trips: every call in flight answers
         for i in [i for i in sorted(starts.permits) if i not in done]:
             starts.permits[i].succeeded()
             done.add(i)
         await settle()
         limits.append(lim.limit)
-    assert limits == [6, 7, 8]
+    assert limits == [5, 6, 7, 8]
     assert lim.in_flight == 8
+
+
+async def test_adaptive_does_not_grow_while_the_limit_is_not_reached() -> None:
+    clock = FakeClock()
+    lim = limiter(clock)
+    starts = Starts(lim, clock)
+    await starts.calls(12)
+    starts.permits[11].failed(rate_limited(retry_after=0.0))
+    for i in range(11):
+        starts.permits[i].release()
+    assert lim.limit == 7
+    for _ in range(100):
+        permit = await lim.acquire()
+        permit.succeeded()
+    assert lim.limit == 7
 
 
 async def test_waiting_calls_start_spread_over_the_latency_not_in_waves() -> None:
     clock = FakeClock(start=0.0)
     starts = Starts(limiter(clock), clock)
+    await starts.calls(12)
+    starts.permits[11].failed(rate_limited(retry_after=0.0))  # the limit: 11 x 0.7 = 7
     await starts.calls(20)
     await clock.advance(2.0)
-    starts.permits[0].succeeded()  # a round trip of 2 s; the limit grows to 9: two places
+    for i in range(8):
+        starts.permits[i].succeeded()  # a round trip of 2 s: the limit grows to 8
     await settle()
-    assert starts.limiter.limit == INITIAL_ADAPTIVE_LIMIT + 1
-    await clock.advance(1.0)
-    # The two start 2 s / 9 places apart, not at once.
-    assert starts.times[8] == 2.0
-    assert starts.times[9] == pytest.approx(2.0 + 2.0 / 9)
-    assert 10 not in starts.times
+    assert starts.limiter.limit == 8 and starts.limiter.in_flight == 4
+    await clock.advance(2.0)
+    # The five places free go 2 s / 8 places apart, not at once.
+    assert [starts.times[12 + i] for i in range(5)] == pytest.approx(
+        [2.0 + i * 2.0 / 8 for i in range(5)]
+    )
+    assert 17 not in starts.times
 
 
 async def test_calls_that_find_no_queue_are_not_spread() -> None:
     clock = FakeClock(start=0.0)
     starts = Starts(limiter(clock), clock)
-    await starts.calls(1)
+    await starts.calls(12)
+    starts.permits[11].failed(rate_limited(retry_after=0.0))  # the limit: 7
     await clock.advance(2.0)
-    starts.permits[0].succeeded()
-    await starts.calls(INITIAL_ADAPTIVE_LIMIT)
-    assert [starts.times[i] for i in range(1, INITIAL_ADAPTIVE_LIMIT + 1)] == [2.0] * 8
+    for i in range(11):
+        starts.permits[i].succeeded()
+    await starts.calls(7)
+    assert [starts.times[i] for i in range(12, 19)] == [2.0] * 7
 
 
 async def test_without_retry_after_an_overload_pauses_for_the_default() -> None:
@@ -308,12 +341,40 @@ async def test_a_retry_after_of_an_hour_pauses_at_most_max_pause() -> None:
     assert lim.paused_until == MAX_PAUSE_S
 
 
+async def test_a_retry_after_of_an_hour_pauses_at_most_the_callers_max_pause() -> None:
+    clock = FakeClock(start=0.0)
+    lim = limiter(clock)
+    (await lim.acquire()).failed(rate_limited(retry_after=3600.0), max_pause_s=1.0)
+    assert lim.paused_until == 1.0
+    await clock.advance(1.0)
+    (await lim.acquire()).failed(rate_limited(retry_after=90.0), max_pause_s=120)
+    assert lim.paused_until == 91.0  # a cap above MAX_PAUSE_S lets a longer retry-after be
+
+
+async def test_a_pause_holds_a_call_at_most_its_own_max_pause() -> None:
+    clock = FakeClock(start=0.0)
+    lim = limiter(clock)
+    (await lim.acquire()).failed(rate_limited(retry_after=3600.0))  # no cap: 60 s
+    starts = Starts(lim, clock)
+    capped = asyncio.ensure_future(lim.acquire(max_pause_s=2.0))
+    await clock.advance(1.999)
+    assert not capped.done()
+    await clock.advance(0.001)
+    assert capped.done() and clock.now == 2.0
+    capped.result().succeeded()
+    await starts.calls(1)  # no cap: waits out the pause
+    await clock.advance(50.0)
+    assert not starts.times
+    await clock.advance(8.0)
+    assert starts.times[0] == MAX_PAUSE_S
+
+
 async def test_other_errors_neither_lower_the_limit_nor_pause() -> None:
     clock = FakeClock(start=0.0)
     lim = limiter(clock)
     (await lim.acquire()).failed(ChatModelError("bad", status_code=400, kind="bad_request"))
     (await lim.acquire()).failed(ChatModelError("down", status_code=503, kind="server"))
-    assert lim.limit == INITIAL_ADAPTIVE_LIMIT and lim.paused_until is None
+    assert lim.limit is None and lim.paused_until is None
     assert lim.overloads == 0
 
 

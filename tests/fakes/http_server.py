@@ -33,6 +33,9 @@ class ScriptedResponse:
     """A JSON-able value, or ``str``/``bytes`` sent as they are (for malformed bodies)."""
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    """Seconds before the answer starts."""
+    drip_s: float = 0.0
+    """Seconds between the body's bytes, sent one at a time (0: the body at once)."""
 
 
 Responder = Callable[[RecordedRequest], ScriptedResponse]
@@ -80,7 +83,13 @@ class FakeProviderServer:
                     for key, value in reply.headers.items():
                         self.send_header(key, value)
                     self.end_headers()
-                    self.wfile.write(payload)
+                    if reply.drip_s:
+                        for i in range(len(payload)):
+                            self.wfile.write(payload[i : i + 1])
+                            self.wfile.flush()
+                            time.sleep(reply.drip_s)
+                    else:
+                        self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 

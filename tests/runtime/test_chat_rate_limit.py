@@ -14,6 +14,7 @@ from flink_agents.api.chat_models.rate_limit import (
 )
 from flink_agents.runtime import builtin_actions
 from flink_agents.runtime.metrics import InMemoryMetricGroup
+from tests.api.fake_clock import SkippingClock
 from tests.runtime.chat_agents import CONNECTION, chat_agent, only_response, run_local
 
 
@@ -27,21 +28,6 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
     monkeypatch.setattr(builtin_actions, "_sleep", fake_sleep)
     return recorded
-
-
-class SkippingClock:
-    """A fake clock whose sleep moves time on at once (one waiter at a time here)."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.slept: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
 
 
 def rate_limited(retry_after: float | None) -> ChatModelError:
@@ -71,7 +57,7 @@ def test_an_overload_waits_in_the_limiter_for_retry_after_not_in_a_backoff_too(
     assert limits["overloads"] == 1
     assert limits["limiterWaits"] == 1
     assert limits["limiterWaitMs"]["mean"] == 2000.0
-    # Lowered from 8 to the one call in flight, and raised by one when it was answered.
+    # Lowered to 1 (no call in flight the provider took), raised by one when it answered.
     assert limits["concurrencyLimit"] == 2
     chat = metrics.snapshot()["chatModel"]["test-model"]
     assert chat["retries"] == 1 and chat["callLatencyMs"]["max"] < 2000.0  # the wait is not

@@ -1,4 +1,5 @@
-"""`max-retry-wait-interval-s` caps every retry wait, a provider's retry-after included."""
+"""`max-retry-wait-interval-s` caps every retry wait, a provider's retry-after included, and
+the pause of the connection's limiter after an overload."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ import math
 import pytest
 
 from flink_agents.api import ChatModelError, ScriptedChatModelConnection
+from flink_agents.api.chat_models.rate_limit import RequestLimiter, RequestLimits, use_limiter
 from flink_agents.integrations.chat_models._sdk_errors import (
     chat_model_error_from_sdk,
     parse_retry_after,
 )
 from flink_agents.runtime import builtin_actions
 from flink_agents.runtime.builtin_actions import retry_delay
+from tests.api.fake_clock import SkippingClock
 from tests.runtime.chat_agents import chat_agent, only_response, run_local
 
 
@@ -64,6 +67,22 @@ def test_a_provider_retry_after_of_an_hour_waits_max_retry_wait_interval(
     assert sleeps == [2.0]
 
 
+def test_a_limiter_pause_for_an_hours_retry_after_lasts_max_retry_wait_interval(
+    sleeps: list[float],
+) -> None:
+    model = ScriptedChatModelConnection(replies=[rate_limited(3600.0), "ok"], adaptive_limit=True)
+    clock = SkippingClock()
+    limiter = RequestLimiter(RequestLimits(), clock=clock, sleep=clock.sleep)
+    use_limiter(model, limiter)
+    outputs, _ = run_local(
+        chat_agent(model), [{"key": "k", "value": "x"}], {"max-retry-wait-interval-s": 1}
+    )
+    assert only_response(outputs).ok
+    assert sleeps == [0.0]  # the limiter holds the retry, no backoff of the chat action's
+    assert clock.slept == [1.0]  # and its pause lasts the cap, not an hour (nor 60 s)
+    assert limiter.paused_until is None
+
+
 class APIStatusError(Exception):
     """Shaped like the SDKs' status error (the mapping reads the class name)."""
 
@@ -111,6 +130,33 @@ NOW = 1_700_000_000.0
         ({"retry-after": "nan"}, None),
         ({"retry-after-ms": "1e400"}, None),
         ({}, None),
+        # Without retry-after: until a used-up limit resets.
+        ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1s"}, 1.0),
+        ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "6m0s"}, 360.0),
+        ({"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "20ms"}, 0.02),
+        (
+            {
+                "x-ratelimit-remaining-requests": "0",
+                "x-ratelimit-reset-requests": "1.5s",
+                "x-ratelimit-remaining-tokens": "0",
+                "x-ratelimit-reset-tokens": "1m30s",
+            },
+            90.0,
+        ),
+        ({"x-ratelimit-remaining-requests": "3", "x-ratelimit-reset-requests": "9s"}, None),
+        ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "soon"}, None),
+        (
+            {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "9s"}
+            | {"retry-after": "2"},
+            2.0,
+        ),
+        (
+            {
+                "anthropic-ratelimit-requests-remaining": "0",
+                "anthropic-ratelimit-requests-reset": "2023-11-14T22:13:40Z",  # NOW + 20
+            },
+            20.0,
+        ),
     ],
 )
 def test_parse_retry_after(headers: dict[str, str], expected: float | None) -> None:

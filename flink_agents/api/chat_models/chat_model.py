@@ -119,8 +119,9 @@ class BaseChatModelConnection(Resource):
     """Tokens per minute, estimated before each call (characters / 4 plus ``max_tokens``)
     and corrected by the usage the provider reports; None: not limited."""
     adaptive_limit: bool = True
-    """Adapt to overloads (HTTP 429, 529, ``overloaded``): lower the concurrency (unless
-    ``max_concurrent_requests`` fixes it) and raise it again one by one while answers
+    """Adapt to overloads (HTTP 429, 529, ``overloaded``): the concurrency is not limited
+    until the first one, which lowers it (unless ``max_concurrent_requests`` fixes it);
+    raise it again one by one while answers
     come, spread waiting calls over the provider's latency, and start no call before
     the ``retry-after`` the provider sent. False: only the limits set here; overloads
     are left to the chat action's retries."""

@@ -4,19 +4,20 @@ A connection's ``max_concurrent_requests``, ``requests_per_second`` and
 ``tokens_per_minute`` are kept by a `RequestLimiter`. With ``adaptive_limit`` (the
 default) it also adapts to the provider's answers, the way TCP adapts to a network:
 
+- until the provider first signals an overload, the concurrency is not limited: a
+  burst goes out at once, at whatever concurrency the runs ask for;
 - a 429, a 529 or an ``overloaded`` error (`is_overload`) lowers the concurrency it
-  allows to `DECREASE_FACTOR` of the calls in flight (once for all the calls that met
-  the same overload), and no call starts until the ``retry-after`` the provider sent
-  has passed (`OVERLOAD_PAUSE_S` when it sent none);
-- while calls wait, every ``limit`` answers add one to the limit (one per round trip);
-  before the first overload every answer does (slow start: from
-  `INITIAL_ADAPTIVE_LIMIT`, doubling per round trip);
+  allows to `DECREASE_FACTOR` of the calls in flight that the provider did not refuse
+  (refusals of calls that were in flight at the decrease lower it further), and no call
+  starts until the ``retry-after`` the provider sent has passed (`OVERLOAD_PAUSE_S` when
+  it sent none; at most the caller's ``max_pause_s``, `MAX_PAUSE_S` by default);
+- after that, while calls wait, every ``limit`` answers add one to the limit (additive
+  increase: one per round trip);
 - while calls wait, their starts are spread over a call's latency (``latency / limit``
   apart) instead of going in waves, which a provider counts as bursts.
 
-``max_concurrent_requests`` fixes the concurrency (it does not adapt then); with
-``requests_per_second`` or ``tokens_per_minute`` set, the concurrency is not limited
-until the first overload.
+``max_concurrent_requests`` fixes the concurrency (it does not adapt then). Nothing the
+limiter learns is kept: a new process (a restore) starts unlimited again.
 
 Calls wait in one queue per limiter, first come first served: a call waiting for one
 connection never holds a slot of another. `send_within_limits` is the one place a
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DECREASE_FACTOR",
-    "INITIAL_ADAPTIVE_LIMIT",
     "MAX_PAUSE_S",
     "OVERLOAD_PAUSE_S",
     "LimitReport",
@@ -71,16 +71,17 @@ __all__ = [
     "use_limiter",
 ]
 
-INITIAL_ADAPTIVE_LIMIT = 8
-"""Concurrent requests an adaptive limiter starts with."""
 MAX_ADAPTIVE_LIMIT = 10_000
 """The adaptive limit never grows past this."""
 DECREASE_FACTOR = 0.7
-"""What an overload multiplies the calls in flight by, for the new adaptive limit."""
+"""What an overload multiplies the calls in flight (that the provider did not refuse) by,
+for the new adaptive limit."""
 OVERLOAD_PAUSE_S = 1.0
 """Seconds no request starts after an overload whose answer named no ``retry-after``."""
 MAX_PAUSE_S = 60.0
-"""A ``retry-after`` longer than this pauses the connection this long only."""
+"""A ``retry-after`` longer than this pauses the connection this long only, unless the
+caller caps pauses lower (`report_limits`' ``max_pause_s``: the built-in chat action's
+``max-retry-wait-interval-s``)."""
 CHARS_PER_TOKEN = 4
 """The token estimate's exchange rate (English text, most tokenizers)."""
 MEDIA_TOKENS = 1_000
@@ -167,11 +168,14 @@ class RequestPermit:
             self._done = True
             self._limiter._finish(self, usage=usage, error=None, answered=True)
 
-    def failed(self, error: BaseException) -> None:
-        """The call failed with ``error`` (an overload lowers the limit and pauses)."""
+    def failed(self, error: BaseException, *, max_pause_s: float | None = None) -> None:
+        """The call failed with ``error`` (an overload lowers the limit and pauses the
+        connection for its ``retry-after``, at most ``max_pause_s``; None: `MAX_PAUSE_S`)."""
         if not self._done:
             self._done = True
-            self._limiter._finish(self, usage=None, error=error, answered=False)
+            self._limiter._finish(
+                self, usage=None, error=error, answered=False, max_pause_s=max_pause_s
+            )
 
     def release(self) -> None:
         """The call ended without an answer to learn from (cancelled, say)."""
@@ -204,17 +208,12 @@ class RequestLimiter:
         self._in_flight = 0
         fixed = limits.max_concurrent_requests
         self._adapts_concurrency = fixed is None and limits.adaptive
-        if fixed is not None:
-            self._limit = float(fixed)
-        elif (
-            limits.adaptive and limits.requests_per_second is None and not limits.tokens_per_minute
-        ):
-            self._limit = float(INITIAL_ADAPTIVE_LIMIT)
-        else:  # unlimited (until an overload, when adaptive: the rate set paces the calls)
-            self._limit = math.inf
-        self._slow_start = True
+        # Unlimited until the provider first signals an overload (when adaptive).
+        self._limit = math.inf if fixed is None else float(fixed)
         self._successes = 0
         self._epoch = 0
+        self._not_refused = 0
+        """Calls in flight at the last decrease that the provider has not refused (yet)."""
         self._paused_until = -math.inf
         rps = limits.requests_per_second
         self._interval = 1.0 / rps if rps is not None else 0.0
@@ -283,13 +282,16 @@ class RequestLimiter:
 
     # ------------------------------------------------------------------ acquire
 
-    async def acquire(self, tokens: int = 0) -> RequestPermit:
+    async def acquire(self, tokens: int = 0, *, max_pause_s: float | None = None) -> RequestPermit:
         """Wait for this call's turn and take its place (and ``tokens``, when
-        ``tokens_per_minute`` is set). Cancelling the wait gives the place up."""
+        ``tokens_per_minute`` is set). A pause after an overload holds this call at most
+        ``max_pause_s`` seconds from now (None: until the pause ends). Cancelling the
+        wait gives the place up."""
         tokens = max(0, int(tokens))
         with self._lock:
             started = self._clock()
-            if not self._queue and self._delay(tokens, started) == 0.0:
+            pause_end = math.inf if max_pause_s is None else started + max(0.0, max_pause_s)
+            if not self._queue and self._delay(tokens, started, pause_end) == 0.0:
                 return self._take(tokens, started, None)
             waiter = _Waiter(tokens)
             self._queue.append(waiter)
@@ -300,7 +302,7 @@ class RequestLimiter:
                     delay: float | None = None
                     if self._queue[0] is waiter:
                         now = self._clock()
-                        delay = self._delay(tokens, now)
+                        delay = self._delay(tokens, now, pause_end)
                         if delay == 0.0:
                             self._queue.popleft()
                             permit = self._take(tokens, now, now - started)
@@ -331,11 +333,13 @@ class RequestLimiter:
             if not sleeper.done():
                 sleeper.cancel()
 
-    def _delay(self, tokens: int, now: float) -> float | None:
+    def _delay(self, tokens: int, now: float, pause_end: float) -> float | None:
         """0.0 when a call of ``tokens`` may start now; else seconds until it may (None:
-        until a call in flight ends). Under the lock."""
-        if self._paused_until > now:
-            return self._paused_until - now
+        until a call in flight ends). A pause holds it until ``pause_end`` at most. Under
+        the lock."""
+        paused_until = min(self._paused_until, pause_end)
+        if paused_until > now:
+            return paused_until - now
         if self._in_flight >= self._limit:
             return None
         if self._next_start > now:
@@ -404,6 +408,7 @@ class RequestLimiter:
         usage: Usage | None,
         error: BaseException | None,
         answered: bool,
+        max_pause_s: float | None = None,
     ) -> None:
         with self._lock:
             now = self._clock()
@@ -421,7 +426,7 @@ class RequestLimiter:
                 mean = self._latency_s
                 self._latency_s = latency if mean is None else 0.9 * mean + 0.1 * latency
             if error is not None and is_overload(error):
-                self._overloaded(permit, error, now)
+                self._overloaded(permit, error, now, max_pause_s)
             elif answered and self._adapts_concurrency and limit_reached:
                 self._grow()
             self._wake_head()
@@ -442,29 +447,38 @@ class RequestLimiter:
             self._tokens = min(self._token_capacity, self._tokens + estimate - actual)
 
     def _grow(self) -> None:
-        """One success while the limit was reached: +1 in slow start, else +1 once as many
-        successes as the limit have come (one per round trip)."""
+        """One success while the limit was reached: +1 once as many successes as the limit
+        have come (one per round trip)."""
         if math.isinf(self._limit):
             return
         self._successes += 1
-        if self._slow_start or self._successes >= int(self._limit):
+        if self._successes >= int(self._limit):
             self._successes = 0
             self._limit = min(float(MAX_ADAPTIVE_LIMIT), self._limit + 1.0)
 
-    def _overloaded(self, permit: RequestPermit, error: BaseException, now: float) -> None:
+    def _overloaded(
+        self, permit: RequestPermit, error: BaseException, now: float, max_pause_s: float | None
+    ) -> None:
         self.overloads += 1
         if not self.limits.adaptive:
             return
         retry_after = error.retry_after if isinstance(error, ChatModelError) else None
         pause = OVERLOAD_PAUSE_S if retry_after is None else retry_after
-        self._paused_until = max(self._paused_until, now + min(MAX_PAUSE_S, max(0.0, pause)))
-        # Calls that started before the last decrease saw the same overload: once is enough.
-        if self._adapts_concurrency and permit.epoch == self._epoch:
-            in_flight = min(self._limit, self._in_flight + 1.0)  # this call's included
-            self._limit = max(1.0, float(int(in_flight * DECREASE_FACTOR)))
+        cap = MAX_PAUSE_S if max_pause_s is None else max_pause_s
+        self._paused_until = max(self._paused_until, now + max(0.0, min(cap, pause)))
+        if not self._adapts_concurrency:
+            return
+        if permit.epoch == self._epoch:
+            # The first refusal since the last decrease: the calls in flight now, less
+            # this one, are what the provider may have taken.
+            self._not_refused = int(min(self._limit, self._in_flight + 1.0)) - 1
             self._successes = 0
             self._epoch += 1
-            self._slow_start = False
+        else:
+            # A call in flight at the last decrease refused too: one fewer taken.
+            self._not_refused = max(0, self._not_refused - 1)
+        decreased = float(int(self._not_refused * DECREASE_FACTOR))
+        self._limit = max(1.0, min(self._limit, decreased))
 
 
 def _resolve(future: asyncio.Future[None]) -> None:
@@ -580,6 +594,9 @@ class LimitReport:
     paced: bool = False
     """Whether the last overload paused the connection (a retry then waits its turn
     instead of a backoff of its own)."""
+    max_pause_s: float | None = None
+    """The longest a pause after an overload holds a call made in this block, and the
+    longest pause its overloads set (None: `MAX_PAUSE_S`)."""
 
 
 _REPORT: ContextVar[LimitReport | None] = ContextVar("flink_agents_limit_report", default=None)
@@ -590,8 +607,8 @@ class _ReportScope:
 
     __slots__ = ("_report", "_token")
 
-    def __init__(self) -> None:
-        self._report = LimitReport()
+    def __init__(self, max_pause_s: float | None) -> None:
+        self._report = LimitReport(max_pause_s=max_pause_s)
         self._token: Token[LimitReport | None] | None = None
 
     def __enter__(self) -> LimitReport:
@@ -604,9 +621,11 @@ class _ReportScope:
             self._token = None
 
 
-def report_limits() -> AbstractContextManager[LimitReport]:
-    """Collect a `LimitReport` of the calls made in this block (in this context)."""
-    return _ReportScope()
+def report_limits(max_pause_s: float | None = None) -> AbstractContextManager[LimitReport]:
+    """Collect a `LimitReport` of the calls made in this block (in this context); a pause
+    after an overload holds them, and lasts, at most ``max_pause_s`` seconds (None:
+    `MAX_PAUSE_S`)."""
+    return _ReportScope(max_pause_s)
 
 
 async def send_within_limits(
@@ -624,8 +643,9 @@ async def send_within_limits(
     if limiter.counts_tokens:
         guess = limiter.output_tokens_guess()
         tokens = estimate_tokens(messages, tools, params, output_guess=guess)
-    permit = await limiter.acquire(tokens)
     report = _REPORT.get()
+    max_pause_s = report.max_pause_s if report is not None else None
+    permit = await limiter.acquire(tokens, max_pause_s=max_pause_s)
     if report is not None:
         report.limiter = limiter
         if permit.queued:
@@ -634,7 +654,7 @@ async def send_within_limits(
     try:
         result = await connection.achat(messages, tools, **params)
     except ChatModelError as exc:
-        permit.failed(exc)
+        permit.failed(exc, max_pause_s=max_pause_s)
         if report is not None and is_overload(exc):
             report.overloads += 1
             report.paced = limiter.paces_overloads

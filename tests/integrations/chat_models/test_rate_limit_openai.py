@@ -9,7 +9,6 @@ import pickle
 from typing import Any
 
 from flink_agents.api.chat_models.rate_limit import (
-    INITIAL_ADAPTIVE_LIMIT,
     RequestLimiter,
     limits_of,
     use_limiter,
@@ -67,13 +66,29 @@ async def test_a_429_pauses_the_connection_for_its_retry_after_header() -> None:
         except ChatModelError as exc:
             assert exc.status_code == 429 and exc.retry_after == 7.0
         assert limiter.overloads == 1 and limiter.paused_until == 7.0
-        assert limiter.limit is not None and limiter.limit < INITIAL_ADAPTIVE_LIMIT
+        assert limiter.limit == 1  # no call in flight the provider took
         call = asyncio.ensure_future(model.achat([ChatMessage.user("hi")]))
         await clock.advance(6.9)
         assert not call.done() and len(server.requests) == 1  # held back, nothing sent
         await clock.advance(0.1)
         assert (await call).message.text == "ok"
         assert len(server.requests) == 2 and limiter.wait_s == 7.0
+
+
+async def test_a_429_without_retry_after_pauses_until_the_used_up_limit_resets() -> None:
+    clock = FakeClock(start=0.0)
+    with FakeProviderServer() as server:
+        exhausted = {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "2.5s"}
+        server.enqueue(ScriptedResponse(429, RATE_LIMITED.body, headers=exhausted))
+        connection = OpenAIChatModelConnection(base_url=server.base_url, api_key=API_KEY)
+        limiter = RequestLimiter(limits_of(connection), clock=clock, sleep=clock.sleep)
+        use_limiter(connection, limiter)
+        try:
+            await setup_for(connection).achat([ChatMessage.user("hi")])
+            raise AssertionError("the 429 did not raise")
+        except ChatModelError as exc:
+            assert exc.retry_after == 2.5
+        assert limiter.paused_until == 2.5
 
 
 async def test_tokens_per_minute_counts_the_usage_the_provider_reports() -> None:
