@@ -43,6 +43,7 @@ from flink_agents.api.core_options import (
     AgentConfigOptions,
     AgentConfiguration,
     AgentExecutionOptions,
+    ConfigOption,
 )
 from flink_agents.api.execution_environment import AgentBuilder, AgentsExecutionEnvironment
 from flink_agents.runtime.errors import (
@@ -75,6 +76,7 @@ from flink_agents.runtime.flink.python_workers import (
 )
 from flink_agents.runtime.flink.session_cluster import check_session_cluster
 from flink_agents.runtime.keys import encode_key
+from flink_agents.runtime.scheduler import runs_within
 
 __all__ = [
     "AgentStream",
@@ -263,18 +265,24 @@ def operator_options_from(
     config: AgentConfiguration, given: AgentOperatorOptions | None = None
 ) -> AgentOperatorOptions:
     """The agent operator's options: the fields set in `given`, the others from `config`:
-    `max-in-flight-runs`, `max-buffered-inputs` (unset: twice the runs in flight, at least
-    10,000), `gc.tuning`; the rest their defaults."""
+    `max-in-flight-runs-bytes`, `max-in-flight-runs`, `max-buffered-inputs` (unset: twice
+    the runs the in-flight bounds let go on, at least 10,000), `gc.tuning`; the rest their
+    defaults."""
     given_fields = given.model_fields_set if given is not None else set()
-    max_in_flight = (
-        given.max_in_flight
-        if given is not None and "max_in_flight" in given_fields
-        else max(1, config.get(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS))
-    )
+
+    def chosen(field: str, option: ConfigOption[Any]) -> Any:
+        if given is not None and field in given_fields:
+            return getattr(given, field)
+        return config.get(option)
+
+    max_in_flight = chosen("max_in_flight", AgentExecutionOptions.MAX_IN_FLIGHT_RUNS)
+    max_bytes = chosen("max_in_flight_bytes", AgentExecutionOptions.MAX_IN_FLIGHT_RUNS_BYTES)
     max_buffered = config.get(AgentExecutionOptions.MAX_BUFFERED_INPUTS)
     from_config = {
         "max_in_flight": max_in_flight,
-        "max_buffered": max_buffered or max(_MIN_BUFFERED, 2 * max_in_flight),
+        "max_in_flight_bytes": max_bytes,
+        "max_buffered": max_buffered
+        or max(_MIN_BUFFERED, 2 * runs_within(max_bytes, max_in_flight)),
         "gc_tuning": bool(config.get(AgentExecutionOptions.GC_TUNING)),
     }
     if given is None:
@@ -420,7 +428,8 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
         execution_mode: `thread` (Python inside the JVM) or `process`; default: the
             environment's `python.execution-mode` if set, else `thread`.
         operator_options: tuning of the agent operator; the fields not given come from
-            the agent options (`max-in-flight-runs`, `max-buffered-inputs`, `gc.tuning`).
+            the agent options (`max-in-flight-runs-bytes`, `max-in-flight-runs`,
+            `max-buffered-inputs`, `gc.tuning`).
     """
 
     def __init__(
