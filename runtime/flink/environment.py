@@ -101,11 +101,13 @@ _PROCESS_MODE_CHECKPOINTING = (
 _THREAD_MODE_UNAVAILABLE = (
     "thread mode (the default) cannot run in this process: PyFlink's JVM was started before "
     "the project prepared its environment (the JVM's PATH must start with {bin}), so Python "
-    "inside the JVM would not be this environment. Create the stream environment with "
+    "inside the JVM would not be this environment. Import flink_agents before creating any "
+    "PyFlink object (Configuration, StreamExecutionEnvironment, TableEnvironment): the import "
+    "puts the environment's bin first on PATH. Or create the stream environment with "
     "create_stream_execution_environment({{...options...}}) (Flink options as a dict), or call "
-    "prepare_flink_environment() before creating any PyFlink object (Configuration, "
-    "StreamExecutionEnvironment, TableEnvironment). To run Python in separate worker "
-    "processes instead, set python.execution-mode to process (slower; see docs/deployment.md)."
+    "prepare_flink_environment() before creating any PyFlink object. To run Python in "
+    "separate worker processes instead, set python.execution-mode to process (slower; see "
+    "docs/deployment.md)."
 )
 
 
