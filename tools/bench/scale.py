@@ -710,7 +710,7 @@ def _jvm() -> tuple[int, Any]:
     return int(jvm.java.lang.ProcessHandle.current().pid()), jvm
 
 
-_FIXES = ("gc", "cache", "poll5s", "adaptive", "fixed", "tool")
+_FIXES = ("gc", "cache", "poll5s", "adaptive", "fixed", "tool", "count1000")
 
 
 @dataclass(frozen=True)
@@ -722,7 +722,8 @@ class LineSpec:
     the tuned line only; `adaptive`, the model connection's adaptive limit on (the default
     of a real provider's connection); `fixed`, its `max_concurrent_requests` at the number
     of keys (a fixed limit: no slow start); `tool`, half of the keys make a tool round
-    trip (two model calls and a plain `def` tool)."""
+    trip (two model calls and a plain `def` tool); `count1000`, the defaults before runs
+    were bounded by memory (`max-in-flight-runs: 1000`, `max-buffered-inputs: 10000`)."""
 
     name: str
     latency_s: float
@@ -794,6 +795,9 @@ def run_line(spec: LineSpec, settings: JobSettings, tmp: Path) -> LineResult:
         )
         if name in ("tuned", "config"):
             agents_env.get_config().set(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS, keys)
+        if "count1000" in spec.fixes:
+            agents_env.get_config().set(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS, 1000)
+            agents_env.get_config().set(AgentExecutionOptions.MAX_BUFFERED_INPUTS, 10000)
         used = agents_env.operator_options_for_job()
         slots = f"{used.max_in_flight}/{used.max_buffered}/{used.max_cached_keys}"
         agent: Any = scale_agent(
