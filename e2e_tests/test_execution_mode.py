@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -59,6 +60,61 @@ def test_a_configuration_made_too_early_is_an_error_not_process_mode() -> None:
     assert done.returncode == 0, done.stderr
     assert "ERROR thread mode (the default) cannot run in this process" in done.stdout
     assert "create_stream_execution_environment({...options...})" in done.stdout
+
+
+_UPSTREAM_ORDER_JOB = """
+from pyflink.datastream import StreamExecutionEnvironment
+
+from flink_agents.api.agents.agent import Agent
+from flink_agents.api.events.event import Event, InputEvent, OutputEvent
+from flink_agents.api.execution_environment import AgentsExecutionEnvironment
+from flink_agents.api.runner_context import RunnerContext
+
+
+async def upper(event: Event, ctx: RunnerContext) -> None:
+    ctx.send_event(OutputEvent(output=event.attributes["input"]["text"].upper()))
+
+
+def main() -> None:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)
+    env.enable_checkpointing(500)
+    agents_env = AgentsExecutionEnvironment.get_execution_environment(env)
+    print("MODE", agents_env.execution_mode)
+    records = env.from_collection([{"id": 1, "text": "a"}, {"id": 2, "text": "b"}])
+    agent = Agent().add_action("upper", [InputEvent], upper)
+    out = agents_env.from_datastream(records, key_selector=lambda r: r["id"]).apply(agent)
+    with out.to_datastream().execute_and_collect("not-activated") as results:
+        print("RESULTS", sorted(results))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_job_started_with_the_environments_python_not_activated_runs_in_thread_mode(
+    tmp_path: Path,
+) -> None:
+    """`.venv/bin/python job.py` as an IDE, cron or a script starts it: no venv `bin` on
+    PATH, no VIRTUAL_ENV, no PYTHONPATH; upstream's import order and PyFlink's own entry
+    point; a checkpointed job (process mode would be refused)."""
+    script = tmp_path / "job.py"
+    script.write_text(_UPSTREAM_ORDER_JOB)
+    bin_dir = os.path.dirname(sys.executable)
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != bin_dir)
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "MODE thread" in done.stdout
+    assert "RESULTS ['A', 'B']" in done.stdout
 
 
 def test_options_as_a_dict_keep_thread_mode() -> None:

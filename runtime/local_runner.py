@@ -1,12 +1,12 @@
 """The local runner: agents on asyncio in this process, no Flink.
 
 Inputs go through the same `RunScheduler` as on Flink (`flink_agents.runtime.scheduler`):
-per key strictly in input order, one run at a time; different keys concurrently, at most
-``max-in-flight-runs`` runs at once. Inputs, runs and per-key state go through the same
-JSON as in Flink's keyed state (inputs when accepted, key state after every run, a run when
-it sends an output before its end), so a value that would break a Flink job breaks a local
-run too. Sync actions and tools run on threads, so they never stall
-other keys.
+per key strictly in input order, one run at a time; different keys concurrently, as many as
+``max-in-flight-runs-bytes`` holds (and at most ``max-in-flight-runs``, when set). Inputs,
+runs and per-key state go through the same JSON as in Flink's keyed state (inputs when
+accepted, key state after every run, a run when it sends an output before its end), so a
+value that would break a Flink job breaks a local run too. Sync actions and tools run on
+threads, so they never stall other keys.
 
 >>> env = AgentsExecutionEnvironment.get_execution_environment()
 >>> out = env.from_list([{"key": "a", "value": "hi"}]).apply(MyAgent()).to_list()
@@ -39,7 +39,7 @@ from flink_agents.runtime.keys import decode_key
 from flink_agents.runtime.metrics import MetricGroup
 from flink_agents.runtime.process_setup import set_up_process
 from flink_agents.runtime.run_state import KeyState
-from flink_agents.runtime.scheduler import KeyQueue, RunScheduler, admit
+from flink_agents.runtime.scheduler import KeyQueue, RunScheduler, admit, runs_within
 
 __all__ = ["AgentOutput", "LocalAgentBuilder", "LocalExecutionEnvironment", "LocalRunner"]
 
@@ -131,16 +131,18 @@ class LocalRunner:
     async def stream(self, inputs: Inputs) -> AsyncGenerator[AgentOutput, None]:
         """Run every input; yield outputs as runs send them (in input order per key).
 
-        Reading the input pauses while `max-buffered-inputs` (default ``2 x
-        max-in-flight-runs``) inputs are accepted and unfinished. If a run fails, the other
-        runs are cancelled and the error (an `ActionExecutionError`) is raised here. An
-        input refused at the door (its key or value cannot be kept) is a failure record in
-        `errors` under `input-failure.policy: skip`; under `fail` reading stops, the runs of
-        the inputs accepted before it end and their outputs are yielded, then its
-        `InputRefusedError` is raised.
+        Reading the input pauses while `max-buffered-inputs` (default: twice the runs the
+        in-flight bounds let go on, `runs_within`) inputs are accepted and unfinished. If a
+        run fails, the other runs are cancelled and the error (an `ActionExecutionError`)
+        is raised here. An input refused at the door (its key or value cannot be kept) is a
+        failure record in `errors` under `input-failure.policy: skip`; under `fail` reading
+        stops, the runs of the inputs accepted before it end and their outputs are yielded,
+        then its `InputRefusedError` is raised.
         """
         engine = self.engine
-        max_in_flight = max(1, engine.config.get(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS))
+        config = engine.config
+        max_in_flight = config.get(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS)
+        max_bytes = config.get(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS_BYTES)
         woken = asyncio.Event()
         progressed: dict[str, KeyQueue] = {}
         seqs: dict[str, int] = {}
@@ -153,8 +155,9 @@ class LocalRunner:
         scheduler = RunScheduler(
             engine,
             max_in_flight=max_in_flight,
-            max_buffered=engine.config.get(AgentExecutionOptions.MAX_BUFFERED_INPUTS)
-            or 2 * max_in_flight,
+            max_in_flight_bytes=max_bytes,
+            max_buffered=config.get(AgentExecutionOptions.MAX_BUFFERED_INPUTS)
+            or 2 * runs_within(max_bytes, max_in_flight),
             # Snapshots of runs in progress are what a checkpoint takes; with no checkpoints
             # here, a run is written out where Flink must: when it sends an output.
             snapshot_after_s=float("inf"),
@@ -174,7 +177,7 @@ class LocalRunner:
                     await asyncio.sleep(0)
                 try:  # refused at the door, as on Flink (where inputs wait in keyed state)
                     text = accept_key(key)
-                    _, decoded = admit(engine, text, value)
+                    encoded, decoded = admit(engine, text, value)
                 except InputRefusedError as exc:
                     if engine.failure_retries is None:
                         raise  # after the runs accepted before it have ended
@@ -192,7 +195,7 @@ class LocalRunner:
                         text, agent_key, key_state_json=self._key_state_json.pop(text, None)
                     )
                     seqs[text] = queue.key_state.next_seq
-                scheduler.submit(queue, decoded)
+                scheduler.submit(queue, decoded, len(encoded))
 
         def outputs_of(queue: KeyQueue) -> list[AgentOutput]:
             progress = scheduler.take(queue)

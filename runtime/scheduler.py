@@ -2,9 +2,12 @@
 
 The local runner and the keyed Flink operator hand every accepted input to a
 `RunScheduler`. Per key, inputs run strictly in the order they were accepted, one run at a
-time (a `KeyQueue`); runs of different keys overlap, at most `max_in_flight` at once, the
-rest waiting for a slot in the order they asked. A failed run is tried again or abandoned
-under `input-failure.policy: skip` (the engine's `failure_retries`), or fails the scheduler.
+time (a `KeyQueue`); runs of different keys overlap while the memory they are counted for
+(`run_bytes`: a waiting run's fixed cost plus its data's JSON) stays within
+`max_in_flight_bytes` (and their number within `max_in_flight`, when set), the rest waiting
+in the order they asked; one run always goes on, however large. A failed run is tried again
+or abandoned under `input-failure.policy: skip` (the engine's `failure_retries`), or fails
+the scheduler.
 
 The scheduler never touches Flink or the caller's output: as runs go on it publishes, per
 key, JSON snapshots (`RunEngine.dump_run`, `dump_key_state`) and the outputs runs sent;
@@ -30,9 +33,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flink_agents.runtime.input_failure import refusal
+from flink_agents.api.core_options import AgentExecutionOptions
 from flink_agents.runtime.run_engine import RunEngine
 
-__all__ = ["KeyProgress", "KeyQueue", "Launch", "RunScheduler", "RunSchedulerStats", "admit"]
+__all__ = [
+    "RUN_BYTES",
+    "RUN_BYTES_PER_JSON_CHAR",
+    "KeyProgress",
+    "KeyQueue",
+    "Launch",
+    "RunScheduler",
+    "RunSchedulerStats",
+    "admit",
+    "run_bytes",
+    "runs_within",
+]
 
 Launch = Callable[[Callable[[], None]], None]
 """Runs a callback on the scheduler's loop (with that loop set as the running one)."""
@@ -40,6 +55,32 @@ Launch = Callable[[Callable[[], None]], None]
 _WAITED_S = 0.001
 """A run that took at least this long waited for something (runs that need no waiting
 take microseconds)."""
+
+
+RUN_BYTES = 16 * 1024
+"""Memory a run in progress holds besides its data: measured at 15-17 KB for a run waiting
+on a model call (the suspended frames from the scheduler down to the call, its context, its
+events and messages; `tools/bench/scale.py`'s probe, docs/benchmarks.md)."""
+
+RUN_BYTES_PER_JSON_CHAR = 4
+"""Memory a run's data takes per character of its JSON (its input, then its snapshot).
+Measured with tracemalloc on runs waiting on a model call: 1.0 byte per character for an
+input that is one long text (the run's events and messages share the string), 5.6 for
+an input of many small objects (a list of 2,500 small dicts); 4 sits between."""
+
+_DEFAULT_MAX_BYTES: int = AgentExecutionOptions.MAX_IN_FLIGHT_RUNS_BYTES.default
+
+
+def run_bytes(json_chars: int) -> int:
+    """The memory a run is counted for: `RUN_BYTES` plus `RUN_BYTES_PER_JSON_CHAR` per
+    character of its data's JSON (its input when it starts, its latest snapshot later)."""
+    return RUN_BYTES + RUN_BYTES_PER_JSON_CHAR * json_chars
+
+
+def runs_within(max_bytes: int, max_runs: int | None = None) -> int:
+    """How many runs of the smallest size the bounds let go on at once (at least 1)."""
+    by_bytes = max(1, max_bytes // RUN_BYTES)
+    return by_bytes if max_runs is None else max(1, min(by_bytes, max_runs))
 
 
 def admit(engine: RunEngine, key: str, value: Any) -> tuple[str, Any]:
@@ -94,8 +135,8 @@ class KeyQueue:
     agent_key: Any
     """The key itself, as runs see it."""
     key_state: Any
-    waiting: deque[Any] = field(default_factory=deque)
-    """Accepted inputs whose run has not started."""
+    waiting: deque[tuple[Any, int]] = field(default_factory=deque)
+    """Accepted inputs whose run has not started, each with its JSON's length."""
     run: Any | None = None
     run_json: str | None = None
     run_outputs: list[Any] = field(default_factory=list)
@@ -108,6 +149,8 @@ class KeyQueue:
     """Outputs of the oldest run not taken in full that were taken already."""
     busy: bool = False
     """Inputs waiting or a run in progress (a task drives them)."""
+    run_bytes: int = 0
+    """The memory the run in progress is counted for (`run_bytes`; 0: none)."""
 
 
 class RunScheduler:
@@ -115,7 +158,10 @@ class RunScheduler:
 
     Args:
         engine: what starts and steps runs.
-        max_in_flight: runs in progress at once (across keys).
+        max_in_flight: runs in progress at once (across keys), on top of the memory bound
+            (None: no count).
+        max_in_flight_bytes: the memory the runs in progress are counted for at most
+            (`run_bytes`); a run that would go past it waits, unless nothing runs.
         max_buffered: accepted inputs not yet finished before `wait_for_capacity` blocks.
         snapshot_after_s: seconds a run must have been going before its intermediate
             states are published (fast runs only publish their end; outputs a run sends
@@ -129,16 +175,20 @@ class RunScheduler:
         self,
         engine: RunEngine,
         *,
-        max_in_flight: int = 1000,
+        max_in_flight: int | None = None,
+        max_in_flight_bytes: int = _DEFAULT_MAX_BYTES,
         max_buffered: int = 10000,
         snapshot_after_s: float = 0.005,
         launch: Launch | None = None,
         on_progress: Callable[[KeyQueue], None] | None = None,
     ) -> None:
-        if max_in_flight < 1 or max_buffered < 1:
+        if (max_in_flight is not None and max_in_flight < 1) or max_buffered < 1:
             raise ValueError("max_in_flight and max_buffered must be at least 1")
+        if max_in_flight_bytes < 1:
+            raise ValueError("max_in_flight_bytes must be at least 1")
         self._engine = engine
         self._max_in_flight = max_in_flight
+        self._max_in_flight_bytes = max_in_flight_bytes
         self._max_buffered = max_buffered
         self._snapshot_after_s = snapshot_after_s
         self._launch = launch
@@ -148,9 +198,11 @@ class RunScheduler:
         self._queues: dict[str, KeyQueue] = {}
         self._buffered = 0
         self._running = 0
+        self._running_bytes = 0
         self._failure: BaseException | None = None
         self._closed = False
-        self._slot_waiters: deque[asyncio.Future[None]] = deque()
+        self._slot_waiters: deque[tuple[asyncio.Future[None], int]] = deque()
+        """Runs waiting to go on, in the order they asked, with the bytes they need."""
         self._blocked_threads = 0
         """Threads blocked in `wait_for_capacity`, `wait_idle` or `wait_for_news` (notified
         only then)."""
@@ -183,6 +235,11 @@ class RunScheduler:
         return self._running
 
     @property
+    def running_bytes(self) -> int:
+        """The memory the runs in progress are counted for (`run_bytes`)."""
+        return self._running_bytes
+
+    @property
     def queues(self) -> dict[str, KeyQueue]:
         """The keys held in memory, by key text (do not change)."""
         return self._queues
@@ -200,14 +257,14 @@ class RunScheduler:
         *,
         key_state_json: str | None = None,
         run_json: str | None = None,
-        inputs: Iterable[Any] = (),
+        inputs: Iterable[tuple[Any, int]] = (),
         taken: int = 0,
     ) -> KeyQueue:
         """Hold `key` in memory from what state holds.
 
-        `inputs` are the decoded inputs waiting in state, in order, including the one
-        `run_json` is a run of (the first): a stored run is resumed, the rest wait behind
-        it; `taken` of its outputs were taken before.
+        `inputs` are the decoded inputs waiting in state with their JSON's length, in
+        order, including the one `run_json` is a run of (the first): a stored run is
+        resumed, the rest wait behind it; `taken` of its outputs were taken before.
         """
         engine = self._engine
         key_state = (
@@ -240,13 +297,14 @@ class RunScheduler:
             self._start(queue)
         return queue
 
-    def submit(self, queue: KeyQueue, value: Any) -> None:
-        """Queue an input (as `admit` decoded it) behind the key's earlier inputs. A run
-        that needs no waiting may finish before this returns."""
+    def submit(self, queue: KeyQueue, value: Any, json_chars: int = 0) -> None:
+        """Queue an input (as `admit` decoded it; `json_chars`: the length of its JSON)
+        behind the key's earlier inputs. A run that needs no waiting may finish before this
+        returns."""
         with self._lock:
             if self._queues.get(queue.key) is not queue:
                 raise ValueError(f"key {queue.key}: its queue is no longer held")
-            queue.waiting.append(value)
+            queue.waiting.append((value, json_chars))
             self._buffered += 1
             start = not queue.busy
             queue.busy = True
@@ -414,6 +472,7 @@ class RunScheduler:
         engine = self._engine
         run_json = engine.dump_run(run)
         key_state_json = engine.dump_key_state(queue.key_state)
+        self._recount(queue, run_bytes(len(run_json)))
         with self._lock:
             queue.run_json = run_json
             queue.run_outputs = outputs
@@ -423,32 +482,63 @@ class RunScheduler:
                 self._news[queue] = None
         self._notify(queue)
 
-    def _take_free_slot(self) -> bool:
-        """Take one of the `max_in_flight` run slots if one is free and nobody waits."""
-        if self._running < self._max_in_flight and not self._slot_waiters:
+    def _fits(self, size: int) -> bool:
+        """Whether a run counted for `size` bytes may go on beside those in progress."""
+        running = self._running
+        if running == 0:
+            return True  # one run always goes on, however large
+        limit = self._max_in_flight
+        if limit is not None and running >= limit:
+            return False
+        return self._running_bytes + size <= self._max_in_flight_bytes
+
+    def _take_free_slot(self, size: int) -> bool:
+        """Go on at once if the run fits and nobody waits before it."""
+        if not self._slot_waiters and self._fits(size):
             self._running += 1
+            self._running_bytes += size
             return True
         return False
 
-    async def _wait_for_slot(self) -> None:
-        """Wait in order for a run slot (all are taken, or others wait already)."""
+    async def _wait_for_slot(self, size: int) -> None:
+        """Wait in order until the run fits (`_let_waiting_runs_on` counts it in)."""
         waiter = asyncio.get_running_loop().create_future()
-        self._slot_waiters.append(waiter)
+        self._slot_waiters.append((waiter, size))
         try:
-            await waiter  # the releasing run hands its slot over (`_running` unchanged)
+            await waiter
         except asyncio.CancelledError:
             if waiter.done() and not waiter.cancelled():
-                self._give_slot()  # handed over just before the cancel: pass it on
+                self._give_back(size)  # counted in just before the cancel
             raise
 
-    def _give_slot(self) -> None:
+    def _let_waiting_runs_on(self) -> None:
+        """Count in the waiting runs that fit now, in the order they asked."""
         waiters = self._slot_waiters
         while waiters:
-            waiter = waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
+            waiter, size = waiters[0]
+            if waiter.done():  # cancelled while it waited
+                waiters.popleft()
+                continue
+            if not self._fits(size):
                 return
+            waiters.popleft()
+            self._running += 1
+            self._running_bytes += size
+            waiter.set_result(None)
+
+    def _give_back(self, size: int) -> None:
+        """A run counted for `size` bytes ended: let waiting ones on."""
         self._running -= 1
+        self._running_bytes -= size
+        self._let_waiting_runs_on()
+
+    def _recount(self, queue: KeyQueue, size: int) -> None:
+        """The run in progress of `queue` is now counted for `size` bytes."""
+        before = queue.run_bytes
+        queue.run_bytes = size
+        self._running_bytes += size - before
+        if size < before:
+            self._let_waiting_runs_on()
 
     async def _drive(self, queue: KeyQueue) -> None:
         """Run the key's inputs one after the other until none waits."""
@@ -460,13 +550,19 @@ class RunScheduler:
                         queue.busy = False
                         break
                     resumed = queue.run is not None
-                    value = None if resumed else queue.waiting.popleft()
-                if not self._take_free_slot():
-                    await self._wait_for_slot()
+                    if resumed:
+                        value, json_chars = None, len(queue.run_json or "")
+                    else:
+                        value, json_chars = queue.waiting.popleft()
+                size = run_bytes(json_chars)
+                if not self._take_free_slot(size):
+                    await self._wait_for_slot(size)
+                queue.run_bytes = size
                 try:
                     await self._execute(queue, value, resumed)
                 finally:
-                    self._give_slot()
+                    size, queue.run_bytes = queue.run_bytes, 0
+                    self._give_back(size)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:

@@ -177,19 +177,34 @@ class AgentExecutionOptions:
         "every tool thread holds a timed-out call at this limit, further calls are not run: "
         "their result is 'no free tool thread'. 0: none.",
     )
-    MAX_IN_FLIGHT_RUNS: ConfigOption[int] = ConfigOption(
+    MAX_IN_FLIGHT_RUNS_BYTES: ConfigOption[int] = ConfigOption(
+        "max-in-flight-runs-bytes",
+        int,
+        256 * 2**20,
+        "Memory in bytes the agent runs in progress at once (inputs of different keys) may "
+        "take, per runner or Flink subtask: a run is counted for 16 KiB plus 4 bytes per "
+        "character of its data's JSON (its input, then its latest snapshot), and a run that "
+        "would go past the bound waits for others to end (one run always goes on). The "
+        "default, 256 MiB, lets about 16,000 small runs wait at once.",
+        positive=True,
+    )
+    MAX_IN_FLIGHT_RUNS: ConfigOption[int | None] = ConfigOption(
         "max-in-flight-runs",
         int,
-        1000,
-        "Agent runs (inputs of different keys) in progress at once.",
+        None,
+        "Agent runs in progress at once at most, on top of max-in-flight-runs-bytes "
+        "(a provider that takes only so many calls at once is better bounded by its "
+        "connection's max_concurrent_requests). Unset: no count, only the memory bound.",
+        positive=True,
     )
     MAX_BUFFERED_INPUTS: ConfigOption[int | None] = ConfigOption(
         "max-buffered-inputs",
         int,
         None,
         "Accepted inputs not yet finished (waiting behind their key or running) before the "
-        "runner stops reading input: backpressure. Unset: 2 x max-in-flight-runs, and on "
-        "Flink at least 10,000 per subtask.",
+        "runner stops reading input: backpressure. Unset: twice the runs the in-flight "
+        "bounds let go on at once (max-in-flight-runs-bytes / 16 KiB, at most "
+        "max-in-flight-runs), and on Flink at least 10,000 per subtask.",
     )
     NUM_ASYNC_THREADS: ConfigOption[int] = ConfigOption(
         "num-async-threads",

@@ -47,6 +47,7 @@ from flink_agents.api.core_options import (
     AgentConfigOptions,
     AgentConfiguration,
     AgentExecutionOptions,
+    ConfigOption,
 )
 from flink_agents.api.execution_environment import AgentBuilder, AgentsExecutionEnvironment
 from flink_agents.runtime.errors import (
@@ -82,6 +83,7 @@ from flink_agents.runtime.flink.replayed_sources import warn_if_replayed
 from flink_agents.runtime.flink.session_cluster import check_session_cluster
 from flink_agents.runtime.input_failure import accept_key, printable, refusal
 from flink_agents.runtime.keys import refused_key_text
+from flink_agents.runtime.scheduler import runs_within
 
 __all__ = [
     "AgentStream",
@@ -107,11 +109,13 @@ _PROCESS_MODE_CHECKPOINTING = (
 _THREAD_MODE_UNAVAILABLE = (
     "thread mode (the default) cannot run in this process: PyFlink's JVM was started before "
     "the project prepared its environment (the JVM's PATH must start with {bin}), so Python "
-    "inside the JVM would not be this environment. Create the stream environment with "
+    "inside the JVM would not be this environment. Import flink_agents before creating any "
+    "PyFlink object (Configuration, StreamExecutionEnvironment, TableEnvironment): the import "
+    "puts the environment's bin first on PATH. Or create the stream environment with "
     "create_stream_execution_environment({{...options...}}) (Flink options as a dict), or call "
-    "prepare_flink_environment() before creating any PyFlink object (Configuration, "
-    "StreamExecutionEnvironment, TableEnvironment). To run Python in separate worker "
-    "processes instead, set python.execution-mode to process (slower; see docs/deployment.md)."
+    "prepare_flink_environment() before creating any PyFlink object. To run Python in "
+    "separate worker processes instead, set python.execution-mode to process (slower; see "
+    "docs/deployment.md)."
 )
 
 
@@ -329,18 +333,24 @@ def operator_options_from(
     config: AgentConfiguration, given: AgentOperatorOptions | None = None
 ) -> AgentOperatorOptions:
     """The agent operator's options: the fields set in `given`, the others from `config`:
-    `max-in-flight-runs`, `max-buffered-inputs` (unset: twice the runs in flight, at least
-    10,000), `gc.tuning`; the rest their defaults."""
+    `max-in-flight-runs-bytes`, `max-in-flight-runs`, `max-buffered-inputs` (unset: twice
+    the runs the in-flight bounds let go on, at least 10,000), `gc.tuning`; the rest their
+    defaults."""
     given_fields = given.model_fields_set if given is not None else set()
-    max_in_flight = (
-        given.max_in_flight
-        if given is not None and "max_in_flight" in given_fields
-        else max(1, config.get(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS))
-    )
+
+    def chosen(field: str, option: ConfigOption[Any]) -> Any:
+        if given is not None and field in given_fields:
+            return getattr(given, field)
+        return config.get(option)
+
+    max_in_flight = chosen("max_in_flight", AgentExecutionOptions.MAX_IN_FLIGHT_RUNS)
+    max_bytes = chosen("max_in_flight_bytes", AgentExecutionOptions.MAX_IN_FLIGHT_RUNS_BYTES)
     max_buffered = config.get(AgentExecutionOptions.MAX_BUFFERED_INPUTS)
     from_config = {
         "max_in_flight": max_in_flight,
-        "max_buffered": max_buffered or max(_MIN_BUFFERED, 2 * max_in_flight),
+        "max_in_flight_bytes": max_bytes,
+        "max_buffered": max_buffered
+        or max(_MIN_BUFFERED, 2 * runs_within(max_bytes, max_in_flight)),
         "gc_tuning": bool(config.get(AgentExecutionOptions.GC_TUNING)),
     }
     if given is None:
@@ -488,7 +498,8 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
         execution_mode: `thread` (Python inside the JVM) or `process`; default: the
             environment's `python.execution-mode` if set, else `thread`.
         operator_options: tuning of the agent operator; the fields not given come from
-            the agent options (`max-in-flight-runs`, `max-buffered-inputs`, `gc.tuning`).
+            the agent options (`max-in-flight-runs-bytes`, `max-in-flight-runs`,
+            `max-buffered-inputs`, `gc.tuning`).
     """
 
     def __init__(

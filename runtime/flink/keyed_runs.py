@@ -233,7 +233,7 @@ class KeyedRuns:
             entry.busy_since = time.monotonic()
         waiting = entry.tail - entry.head
         # The run may finish inside `submit` (when it needs no real waiting).
-        scheduler.submit(queue, decoded)
+        scheduler.submit(queue, decoded, len(encoded))
         if waiting == 0 and scheduler.is_idle(queue):
             # Accepted and finished within this callback: no checkpoint can fall in between,
             # so the input never needs to be in keyed state; only the key record changes.
@@ -373,7 +373,7 @@ class KeyedRuns:
         end_timer = False
         key_state_json: str | None = None
         run_json: str | None = None
-        inputs: list[Any] = []
+        inputs: list[tuple[Any, int]] = []
         if raw is not None:
             record = json.loads(raw)
             head, tail = int(record["head"]), int(record["tail"])
@@ -389,7 +389,7 @@ class KeyedRuns:
                 data = state.get_input(position)
                 if data is None:
                     raise RuntimeError(f"key {key}: input {position} missing from state")
-                inputs.append(decode(data))
+                inputs.append((decode(data), len(data)))
             run_json = state.read_run()
         queue = self._scheduler.create(
             key,

@@ -29,6 +29,7 @@ from pyflink.datastream import (  # pyright: ignore[reportMissingImports]
 )
 from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor  # pyright: ignore[reportMissingImports]
 
+from flink_agents.api.core_options import AgentExecutionOptions
 from flink_agents.runtime.collector import tuning as collector_tuning
 from flink_agents.runtime.flink.flink_metrics import FlinkMetricsBridge
 from flink_agents.runtime.flink.keyed_runs import END_OF_INPUT_TIMER, KeyedRuns, PollPolicy
@@ -85,8 +86,13 @@ def _routed(outputs: list[Any], pickled: bool) -> Iterator[Any]:
 class AgentOperatorOptions(BaseModel):
     """Tuning of the keyed agent operator (per subtask)."""
 
-    max_in_flight: int = Field(default=1000, ge=1)
-    """Runs in progress at once (model and tool calls of different keys overlap)."""
+    max_in_flight_bytes: int = Field(
+        default=AgentExecutionOptions.MAX_IN_FLIGHT_RUNS_BYTES.default, ge=1
+    )
+    """The memory runs in progress are counted for at most (`scheduler.run_bytes`; model
+    and tool calls of different keys overlap)."""
+    max_in_flight: int | None = Field(default=None, ge=1)
+    """Runs in progress at once at most, on top of the memory bound (None: no count)."""
     max_buffered: int = Field(default=10000, ge=1)
     """Accepted inputs not yet finished before the operator stops taking input."""
     poll: PollPolicy = Field(default_factory=PollPolicy)
@@ -365,6 +371,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
         self._scheduler = RunScheduler(
             engine,
             max_in_flight=options.max_in_flight,
+            max_in_flight_bytes=options.max_in_flight_bytes,
             max_buffered=options.max_buffered,
             snapshot_after_s=options.snapshot_after_ms / 1000.0,
             launch=loop_thread.launch,

@@ -12,7 +12,10 @@ Measured facts this module encodes (apache-flink 2.3):
   with the environment's site-packages helps for plain installs; editable installs need the
   environment itself (their import hook is a `.pth` file).
 - Both must be in place before the JVM starts: the mini-cluster of a local run lives in the
-  gateway JVM and inherits the client's environment variables.
+  gateway JVM and inherits the client's environment variables. Importing `flink_agents`
+  puts a virtual environment's `bin` first already (`flink_agents._virtual_env`), so a job
+  started with ``.venv/bin/python job.py``, not activated, gets it with PyFlink's own
+  entry points too.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ import sys
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import Literal
+
+from flink_agents._virtual_env import bin_dir, put_bin_first
 
 __all__ = [
     "ExecutionMode",
@@ -44,7 +49,7 @@ ExecutionMode = Literal["thread", "process"]
 
 def venv_bin_dir() -> str:
     """The folder of this interpreter as invoked (a venv's `bin`, not the resolved base)."""
-    return str(Path(sys.executable).parent)
+    return bin_dir()
 
 
 def site_packages_dirs() -> list[str]:
@@ -56,26 +61,15 @@ def site_packages_dirs() -> list[str]:
     return [d for d in dict.fromkeys(dirs) if os.path.isdir(d)]
 
 
-def _prepend(parts: list[str], entries: list[str]) -> str:
-    kept = [p for p in parts if p and p not in entries]
-    return os.pathsep.join([*entries, *kept])
-
-
 def prepare_worker_environment(environ: MutableMapping[str, str] | None = None) -> None:
     """Put this interpreter's `bin` first on PATH and its site-packages on PYTHONPATH.
 
     Affects the processes started afterwards: the PyFlink gateway JVM, the mini-cluster in it,
-    and Flink's shell scripts.
+    and Flink's shell scripts. (Importing `flink_agents` already put a virtual environment's
+    `bin` first: `flink_agents._virtual_env`.)
     """
     env = os.environ if environ is None else environ
-    path_parts = env.get("PATH", "").split(os.pathsep)
-    bin_dir = venv_bin_dir()
-    if not path_parts or path_parts[0] != bin_dir:
-        # Keep a Java `bin` that ensure_java put first ahead of us: it holds no python.
-        java_home = env.get("JAVA_HOME")
-        java_bin = str(Path(java_home) / "bin") if java_home else None
-        head = [java_bin] if java_bin and path_parts and path_parts[0] == java_bin else []
-        env["PATH"] = _prepend(path_parts, [*head, bin_dir])
+    put_bin_first(env)
     py_parts = env.get("PYTHONPATH", "").split(os.pathsep)
     missing = [d for d in site_packages_dirs() if d not in py_parts]
     if missing:

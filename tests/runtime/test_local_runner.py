@@ -23,6 +23,7 @@ from flink_agents.api import (
 )
 from flink_agents.runtime.errors import ActionExecutionError
 from flink_agents.runtime.local_runner import AgentOutput, LocalExecutionEnvironment, LocalRunner
+from flink_agents.runtime.scheduler import RUN_BYTES
 
 BOUND = 10.0
 """Seconds a test waits at most for something that must happen (a safety net that fails
@@ -153,6 +154,35 @@ def test_in_flight_runs_are_bounded() -> None:
         sleeping_agent(tracker, 0.01),
         [{"key": i, "value": i} for i in range(30)],
         {"max-in-flight-runs": 3},
+    )
+    assert len(outputs) == 30
+    assert tracker.max_total == 3
+
+
+def test_runs_in_flight_are_bounded_by_memory_by_default() -> None:
+    keys = 1500  # more than the 1,000 a count let go on before
+    entered = 0
+    all_in = asyncio.Event()
+
+    async def wait_for_all(event: Event, ctx: RunnerContext) -> None:
+        nonlocal entered
+        entered += 1
+        if entered == keys:
+            all_in.set()
+        await asyncio.wait_for(all_in.wait(), BOUND)  # every run waits at once
+        ctx.send_event(OutputEvent(output=event.attributes["input"]))
+
+    agent = Agent().add_action("wait_for_all", InputEvent, wait_for_all)
+    outputs = run(agent, [{"key": i, "value": i} for i in range(keys)])
+    assert sorted(o.value for o in outputs) == list(range(keys))
+
+
+def test_in_flight_runs_are_bounded_by_their_bytes() -> None:
+    tracker = Tracker()
+    outputs = run(
+        sleeping_agent(tracker, 0.01),
+        [{"key": i, "value": i} for i in range(30)],
+        {"max-in-flight-runs-bytes": 3 * RUN_BYTES + 100},  # inputs of 1-2 characters
     )
     assert len(outputs) == 30
     assert tracker.max_total == 3

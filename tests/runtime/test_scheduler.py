@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from flink_agents.runtime.errors import InputRefusedError
-from flink_agents.runtime.scheduler import KeyQueue, RunScheduler, admit
+from flink_agents.runtime.scheduler import KeyQueue, RunScheduler, admit, run_bytes
 from tests.runtime.stand_in_engine import StandInEngine
 
 
@@ -34,7 +34,8 @@ class Harness:
     def submit(self, key: str, value: Any) -> KeyQueue:
         scheduler = self.scheduler
         queue = scheduler.get(key) or scheduler.create(key, key)
-        scheduler.submit(queue, admit(self.engine, key, value)[1])
+        encoded, decoded = admit(self.engine, key, value)
+        scheduler.submit(queue, decoded, len(encoded))
         return queue
 
     def take_all(self) -> None:
@@ -81,6 +82,72 @@ async def test_slots_go_to_waiting_runs_in_the_order_they_asked() -> None:
     assert h.engine.max_concurrent == 2
 
 
+async def test_runs_in_flight_are_bounded_by_memory_not_by_a_count() -> None:
+    h = Harness()  # the defaults: 256 MiB, no count
+    inputs = [{"v": i, "gate": "never"} for i in range(1500)]
+    for i, value in enumerate(inputs):
+        h.submit(f"k{i}", value)
+    await _settle()
+    # Every run waits at once (1,000 at most while runs were counted, not sized).
+    assert h.scheduler.running == 1500 and h.engine.concurrent == 1500
+    assert h.scheduler.running_bytes == sum(run_bytes(len(json.dumps(v))) for v in inputs)
+    h.scheduler.cancel()
+    await _settle()
+
+
+async def test_large_runs_are_held_back_and_runs_go_on_in_the_order_they_asked() -> None:
+    def big(key: str) -> dict[str, Any]:
+        return {"v": key, "gate": key, "pad": "x" * 100_000}
+
+    small = {"v": "s", "gate": "s"}
+    big_bytes = run_bytes(len(json.dumps(big("a"))))
+    assert big_bytes > 400_000  # 16 KiB and 4 bytes per character of its JSON
+    h = Harness(max_in_flight_bytes=2 * big_bytes + run_bytes(len(json.dumps(small))))
+    for key in "abc":
+        h.submit(key, big(key))
+    h.submit("s", small)  # would fit beside a and b, but asked after c
+    await _settle()
+    assert h.scheduler.running == 2 and h.engine.concurrent == 2  # a and b
+    h.engine.gate("a").set()
+    await _settle()
+    assert h.scheduler.running == 3  # b, c and s
+    assert h.scheduler.running_bytes == 2 * big_bytes + run_bytes(len(json.dumps(small)))
+    for key in "bcs":
+        h.engine.gate(key).set()
+    await _settle()
+    assert [key for key, _, _ in h.engine.steps_run] == list("abcs")
+    assert h.scheduler.running == 0 and h.scheduler.running_bytes == 0
+
+
+async def test_one_run_goes_on_however_large() -> None:
+    h = Harness(max_in_flight_bytes=1)
+    h.submit("a", {"v": 1, "gate": "a"})
+    h.submit("b", {"v": 2, "gate": "b"})
+    await _settle()
+    assert h.scheduler.running == 1
+    h.engine.gate("a").set()
+    h.engine.gate("b").set()
+    await _settle()
+    h.take_all()
+    assert h.outputs == {"a": ["a:0:1"], "b": ["b:0:2"]}
+
+
+async def test_a_run_is_counted_for_its_latest_snapshot() -> None:
+    h = Harness(snapshot_after_s=0.0)
+    value = {"v": "x", "steps": 2, "each": True, "gate": ["g1", "g2"]}
+    queue = h.submit("k", value)
+    await _settle()
+    assert h.scheduler.running_bytes == run_bytes(len(json.dumps(value)))  # its input
+    h.engine.gate("g1").set()
+    await _settle()
+    run_json = h.scheduler.take(queue).run_json
+    assert run_json is not None and len(run_json) > len(json.dumps(value))
+    assert h.scheduler.running_bytes == run_bytes(len(run_json))
+    h.engine.gate("g2").set()
+    await _settle()
+    assert h.scheduler.running_bytes == 0
+
+
 async def test_outputs_a_run_sends_are_published_at_once_and_taken_once() -> None:
     h = Harness(snapshot_after_s=3600.0)  # only outputs publish intermediate snapshots
     queue = h.submit("k", {"v": "x", "steps": 3, "each": True, "gate": ["g1", "g2", "g3"]})
@@ -109,7 +176,7 @@ async def test_a_stored_run_resumes_and_its_taken_outputs_are_not_given_again() 
         "k",
         key_state_json=json.dumps({"next_seq": 1, "seen": []}),
         run_json=json.dumps(stored),
-        inputs=[{"v": "x", "steps": 3, "each": True}, "next"],
+        inputs=[({"v": "x", "steps": 3, "each": True}, 0), ("next", 0)],
         taken=1,
     )
     await _settle()

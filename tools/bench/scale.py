@@ -16,8 +16,14 @@ job, printed side by side): NAME[@LATENCY_S][+FIX...]
   `AgentOperatorOptions(max_in_flight, max_buffered)` above the number of keys;
 - `config`: only the agent option `max-in-flight-runs` (what `config.yaml` can set); the
   operator's `max_buffered` stays at its default 10,000;
-- `defaults`: nothing set (1,000 runs in flight, 10,000 buffered inputs per subtask);
-- `@30`: a model of 30 s for that line; fixes: see `LineSpec`.
+- `defaults`: nothing set (runs in flight bounded by `max-in-flight-runs-bytes`, 256 MiB
+  per subtask, about 16,000 such runs; 32,768 buffered inputs per subtask);
+- `@30`: a model of 30 s for that line; fixes: see `LineSpec` (`+tool`: half of the keys
+  make a tool round trip).
+
+With `--ideal-keys 10` every line also runs with 10 keys, and each agent line's job time
+(start-up included) is set against the 10-key job's plus the extra time the read line's job
+takes for all the keys (issue 30's measure: at most 1.25 x).
 
 Per agent line:
 
@@ -43,6 +49,8 @@ state per waiting key (key record, input, run snapshot), and the timers it regis
     python tools/bench/scale.py --keys 2000 --lines read,tuned --lock /tmp/flink.lock
     python tools/bench/scale.py --lines read,tuned,tuned+gc,config,defaults,tuned@30 \
         --trace --lock /tmp/flink.lock
+    python tools/bench/scale.py --lines read,defaults+tool --ideal-keys 10 --no-probe \
+        --lock /tmp/flink.lock
 """
 
 from __future__ import annotations
@@ -71,10 +79,11 @@ from pathlib import Path
 from typing import Any
 
 from flink_agents.api.agents.agent import Agent
+from flink_agents.api.content_blocks import ToolCallBlock
 from flink_agents.api.core_options import AgentExecutionOptions
 from flink_agents.api.events.chat_event import ChatRequestEvent, ChatResponseEvent
 from flink_agents.api.events.event import Event, OutputEvent
-from flink_agents.api.message import ChatMessage
+from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.runner_context import RunnerContext
 
 BUFFER_TIMEOUT_MS = 5
@@ -91,13 +100,41 @@ def echo_model(messages: list[ChatMessage], tools: Any) -> str:
     return messages[-1].text
 
 
-async def ask(event: Event, ctx: RunnerContext) -> None:
-    record = event.attributes["input"]
-    ctx.sensory_memory["record"] = record
+def _ask(event: Event, ctx: RunnerContext, text: str) -> None:
+    ctx.sensory_memory["record"] = event.attributes["input"]
     ctx.sensory_memory["started"] = time.time()  # the operator took the input in
-    ctx.send_event(
-        ChatRequestEvent(model="bench_model", messages=[ChatMessage.user(record["key"])])
-    )
+    ctx.send_event(ChatRequestEvent(model="bench_model", messages=[ChatMessage.user(text)]))
+
+
+async def ask(event: Event, ctx: RunnerContext) -> None:
+    _ask(event, ctx, event.attributes["input"]["key"])
+
+
+async def ask_half_with_tool(event: Event, ctx: RunnerContext) -> None:
+    """Keys of even number ask for the lookup tool first (`tool_model`)."""
+    key = event.attributes["input"]["key"]
+    _ask(event, ctx, f"tool:{key}" if int(key[1:]) % 2 == 0 else key)
+
+
+def lookup(ticket: str) -> str:
+    """Look a ticket up.
+
+    Args:
+        ticket: The ticket id.
+    """
+    return f"ticket {ticket} is open"
+
+
+def tool_model(messages: list[ChatMessage], tools: Any) -> ChatMessage | str:
+    """Asks for the lookup tool when the question says so, then answers with the key;
+    else echoes the question (the key)."""
+    first, last = messages[0], messages[-1]
+    if last.role is MessageRole.USER and last.text.startswith("tool:"):
+        call = ToolCallBlock(id="call_1", name="lookup", input={"ticket": last.text[5:]})
+        return ChatMessage.assistant("Looking it up.", tool_calls=[call])
+    if last.role is MessageRole.TOOL:
+        return first.text[5:]
+    return last.text
 
 
 async def answer(event: Event, ctx: RunnerContext) -> None:
@@ -109,18 +146,24 @@ async def answer(event: Event, ctx: RunnerContext) -> None:
 
 
 def scale_agent(
-    latency_s: float, adaptive_limit: bool = False, max_concurrent_requests: int | None = None
+    latency_s: float,
+    adaptive_limit: bool = False,
+    max_concurrent_requests: int | None = None,
+    half_with_tool: bool = False,
 ) -> Agent:
     """One chat call per input, answered after `latency_s`; the output is the input record
     with the answer (the key echoed back). `adaptive_limit`: the connection's adaptive
     concurrency limit on, as on a real provider's connection (off on a function model);
-    `max_concurrent_requests`: the connection's fixed concurrency."""
+    `max_concurrent_requests`: the connection's fixed concurrency; `half_with_tool`: half
+    of the keys make a tool round trip first (a plain `def` tool between two model calls;
+    `lookup` is defined here, so it ships by value with this script's functions)."""
     from flink_runtime import chat_agent  # the other benches' builder (this folder)
 
     return chat_agent(
-        ask,
+        ask_half_with_tool if half_with_tool else ask,
         answer,
-        echo_model,
+        tool_model if half_with_tool else echo_model,
+        tools=(lookup,) if half_with_tool else (),
         latency=latency_s,
         adaptive_limit=adaptive_limit,
         max_concurrent_requests=max_concurrent_requests,
@@ -678,7 +721,7 @@ def _jvm() -> tuple[int, Any]:
     return int(jvm.java.lang.ProcessHandle.current().pid()), jvm
 
 
-_FIXES = ("gc", "cache", "poll5s", "adaptive", "fixed")
+_FIXES = ("gc", "cache", "poll5s", "adaptive", "fixed", "tool", "count1000")
 
 
 @dataclass(frozen=True)
@@ -689,7 +732,9 @@ class LineSpec:
     looked at every 5 s at most (`PollPolicy.max_interval_ms`, default 1 s), these two on
     the tuned line only; `adaptive`, the model connection's adaptive limit on (the default
     of a real provider's connection); `fixed`, its `max_concurrent_requests` at the number
-    of keys (a fixed limit: no slow start)."""
+    of keys (a fixed limit: no slow start); `tool`, half of the keys make a tool round
+    trip (two model calls and a plain `def` tool); `count1000`, the defaults before runs
+    were bounded by memory (`max-in-flight-runs: 1000`, `max-buffered-inputs: 10000`)."""
 
     name: str
     latency_s: float
@@ -761,12 +806,16 @@ def run_line(spec: LineSpec, settings: JobSettings, tmp: Path) -> LineResult:
         )
         if name in ("tuned", "config"):
             agents_env.get_config().set(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS, keys)
+        if "count1000" in spec.fixes:
+            agents_env.get_config().set(AgentExecutionOptions.MAX_IN_FLIGHT_RUNS, 1000)
+            agents_env.get_config().set(AgentExecutionOptions.MAX_BUFFERED_INPUTS, 10000)
         used = agents_env.operator_options_for_job()
         slots = f"{used.max_in_flight}/{used.max_buffered}/{used.max_cached_keys}"
         agent: Any = scale_agent(
             latency_s,
             adaptive_limit="adaptive" in spec.fixes,
             max_concurrent_requests=keys if "fixed" in spec.fixes else None,
+            half_with_tool="tool" in spec.fixes,
         )
         if trace or gc_prototype:
             inner = agents_env.engine_factory_for(agent, name="scale-agent")
@@ -1035,6 +1084,29 @@ def report(results: list[LineResult], probe_result: ProbeResult | None) -> None:
             read_span = Timeline(r.outputs).arrived[-1] - Timeline(r.outputs).arrived[0]
 
 
+def report_against_small_jobs(results: list[LineResult], small: list[LineResult]) -> None:
+    """Issue 30's measure: each agent line's job time (start-up included) against the same
+    job with few keys plus the extra time the read line's job takes for all the keys."""
+    read = next(i for i, r in enumerate(results) if r.name == "read")
+    extra_read = results[read].job_s - small[read].job_s
+    print()
+    print(
+        f"against small jobs: read job {results[read].job_s:.1f} s for {results[read].keys:,} "
+        f"keys, {small[read].job_s:.1f} s for {small[read].keys:,}: {extra_read:.1f} s more"
+    )
+    for full, few in zip(results, small, strict=True):
+        if full.name == "read":
+            continue
+        check_answers(few)
+        ideal = few.job_s + extra_read
+        print(
+            f"    {full.name}: job {full.job_s:.1f} s for {full.keys:,} keys; ideal "
+            f"{few.job_s:.1f} s ({few.keys:,} keys) + {extra_read:.1f} s = {ideal:.1f} s; "
+            f"job / ideal {full.job_s / ideal:.2f} (target <= 1.25), ideal / job "
+            f"{ideal / full.job_s:.2f}"
+        )
+
+
 def print_trace(trace: list[tuple[int, str, float, float, int]], first_in: float) -> None:
     """Per operator thread: callbacks by kind, their time, and per second."""
     for generation in ("gc0", "gc1", "gc2"):
@@ -1088,9 +1160,9 @@ def run_in_this_process(spec: LineSpec, settings: JobSettings) -> LineResult:
         return run_line(spec, settings, Path(tmp))
 
 
-def run_in_a_new_jvm(spec: LineSpec, args: argparse.Namespace) -> LineResult:
-    """The line in a child process: a JVM of its own, so memory is measured from a
-    baseline no earlier line raised. Holds `--lock` while it runs."""
+def run_in_a_new_jvm(spec: LineSpec, args: argparse.Namespace, keys: int) -> LineResult:
+    """The line with `keys` keys in a child process: a JVM of its own, so memory is
+    measured from a baseline no earlier line raised. Holds `--lock` while it runs."""
     from flink_runtime import flink_lock  # the other benches' helpers (this folder)
 
     with tempfile.NamedTemporaryFile(suffix=".json") as out, flink_lock(args.lock):
@@ -1102,7 +1174,7 @@ def run_in_a_new_jvm(spec: LineSpec, args: argparse.Namespace) -> LineResult:
             "--out",
             out.name,
             "--keys",
-            str(args.keys),
+            str(keys),
             "--parallelism",
             str(args.parallelism),
             "--checkpoint-ms",
@@ -1135,6 +1207,14 @@ def main() -> None:
         "the connection's adaptive limit; +fixed: its max_concurrent_requests at the keys",
     )
     parser.add_argument("--no-probe", action="store_true", help="skip the in-process probe")
+    parser.add_argument(
+        "--ideal-keys",
+        type=int,
+        default=None,
+        help="also run every line with this many keys (e.g. 10) and compare each agent "
+        "line's job time with the small job's + the read line's extra time for --keys "
+        "(issue 30's measure; needs the read line)",
+    )
     parser.add_argument(
         "--hold-s",
         type=float,
@@ -1176,11 +1256,19 @@ def main() -> None:
         f"thread mode, source open after the last input {hold}; each line in a JVM of its "
         "own after a warm-up job"
     )
+    if args.ideal_keys is not None and "read" not in [spec.name for spec in specs]:
+        parser.error("--ideal-keys needs the read line")
     results: list[LineResult] = []
+    small: list[LineResult] = []
     for spec in specs:
-        results.append(run_in_a_new_jvm(spec, args))
+        results.append(run_in_a_new_jvm(spec, args, args.keys))
         print(f"  ran {results[-1].name}", flush=True)
+        if args.ideal_keys is not None:
+            small.append(run_in_a_new_jvm(spec, args, args.ideal_keys))
+            print(f"  ran {small[-1].name} with {args.ideal_keys} keys", flush=True)
     report(results, probe_result)
+    if small:
+        report_against_small_jobs(results, small)
 
 
 if __name__ == "__main__":

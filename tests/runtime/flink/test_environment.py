@@ -114,25 +114,35 @@ def test_operator_options_come_from_the_agent_options_where_not_given() -> None:
     from flink_agents.runtime.flink.operator import AgentOperatorOptions
 
     defaults = operator_options_from(AgentConfiguration())
-    assert (defaults.max_in_flight, defaults.max_buffered, defaults.gc_tuning) == (
-        1000,
-        10000,
-        True,
-    )
+    # Bounded by memory, not by a count: 256 MiB lets 16,384 runs of 16 KiB wait at once.
+    assert (
+        defaults.max_in_flight_bytes,
+        defaults.max_in_flight,
+        defaults.max_buffered,
+        defaults.gc_tuning,
+    ) == (256 * 2**20, None, 32768, True)
 
-    config = AgentConfiguration({"max-in-flight-runs": 20000, "gc.tuning": False})
+    config = AgentConfiguration(
+        {"max-in-flight-runs": 20000, "max-in-flight-runs-bytes": 2**30, "gc.tuning": False}
+    )
     options = operator_options_from(config)
     # Every waiting run of a subtask fits: twice the runs in flight are accepted.
-    assert (options.max_in_flight, options.max_buffered, options.gc_tuning) == (20000, 40000, False)
+    assert (options.max_in_flight, options.max_in_flight_bytes) == (20000, 2**30)
+    assert (options.max_buffered, options.gc_tuning) == (40000, False)
+    config.set("max-in-flight-runs-bytes", 2**20)  # the memory bound lets fewer on
+    assert operator_options_from(config).max_buffered == 10000  # 2 x 64, at least 10,000
     config.set("max-buffered-inputs", 25000)
     assert operator_options_from(config).max_buffered == 25000
 
     # Given options keep what they set; what they leave out still comes from the config.
     poll = PollPolicy(max_ms=2000)
     given = AgentOperatorOptions(max_in_flight=30000, poll=poll)
-    merged = operator_options_from(AgentConfiguration({"gc.tuning": False}), given)
+    merged = operator_options_from(
+        AgentConfiguration({"gc.tuning": False, "max-in-flight-runs-bytes": 2**30}), given
+    )
     assert (merged.max_in_flight, merged.max_buffered) == (30000, 60000)
     assert merged.poll == poll and merged.gc_tuning is False
-    explicit = AgentOperatorOptions(max_buffered=5, gc_tuning=True)
+    explicit = AgentOperatorOptions(max_buffered=5, gc_tuning=True, max_in_flight_bytes=2**20)
     kept = operator_options_from(AgentConfiguration({"gc.tuning": False}), explicit)
-    assert (kept.max_in_flight, kept.max_buffered, kept.gc_tuning) == (1000, 5, True)
+    assert (kept.max_in_flight, kept.max_in_flight_bytes) == (None, 2**20)
+    assert (kept.max_buffered, kept.gc_tuning) == (5, True)
