@@ -32,8 +32,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from flink_agents.runtime.input_failure import refusal
 from flink_agents.api.core_options import AgentExecutionOptions
+from flink_agents.runtime.input_failure import refusal
 from flink_agents.runtime.run_engine import RunEngine
 
 __all__ = [
