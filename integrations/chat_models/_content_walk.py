@@ -22,13 +22,14 @@ from flink_agents.api.content_blocks import (
     ToolCallBlock,
 )
 from flink_agents.api.errors import UnsupportedContentBlockError
+from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.integrations.chat_models._media import (
     ASSISTANT_MEDIA_REASON,
     MEDIA_TYPES,
     Media,
 )
 
-__all__ = ["assistant_items", "assistant_text_and_calls", "user_items"]
+__all__ = ["assistant_items", "assistant_text_and_calls", "tool_calls_by_id", "user_items"]
 
 Item = TypeVar("Item")
 
@@ -106,3 +107,14 @@ def assistant_text_and_calls(
                 block.type, ASSISTANT_MEDIA_REASON, provider=provider
             )
     return "".join(texts), calls
+
+
+def tool_calls_by_id(messages: Sequence[ChatMessage]) -> dict[str, ToolCallBlock]:
+    """The tool calls of a conversation's assistant messages, by id (a tool result names
+    only the id of the call it answers; some APIs want the tool's name too)."""
+    return {
+        block.id: block
+        for message in messages
+        if message.role is MessageRole.ASSISTANT
+        for block in message.tool_calls
+    }

@@ -45,7 +45,10 @@ from flink_agents.api.content_blocks import (
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import ToolMetadata, as_tool_metadata
-from flink_agents.integrations.chat_models._content_walk import assistant_text_and_calls
+from flink_agents.integrations.chat_models._content_walk import (
+    assistant_text_and_calls,
+    tool_calls_by_id,
+)
 from flink_agents.integrations.chat_models._function_tools import (
     function_call,
     function_tool,
@@ -64,6 +67,7 @@ from flink_agents.integrations.chat_models._text_tool_messages import (
     TOOL_ERROR_PREFIX,
     TextToolMedia,
     check_tool_media,
+    messages_with_moved_media,
     text_tool_message,
 )
 from flink_agents.integrations.chat_models._tool_arguments import (
@@ -169,27 +173,13 @@ def messages_to_wire(
 ) -> list[dict[str, Any]]:
     """The ``input.messages`` array, with tool media moved into a user message after
     each run of tool messages."""
-    tool_names = {
-        block.id: block.name
-        for message in messages
-        if message.role is MessageRole.ASSISTANT
-        for block in message.tool_calls
-    }
-    wire: list[dict[str, Any]] = []
-    pending: list[dict[str, Any]] = []
-    for message in messages:
-        if message.role is not MessageRole.TOOL and pending:
-            wire.append({"role": "user", "content": pending})
-            pending = []
-        if message.role is MessageRole.TOOL:
-            result = message.tool_result_block
-            assert result is not None
-            wire.append(_tool_message(result, tool_names.get(result.call_id), tool_media, pending))
-        else:
-            wire.append(message_to_wire(message))
-    if pending:
-        wire.append({"role": "user", "content": pending})
-    return wire
+    calls = tool_calls_by_id(messages)
+    return messages_with_moved_media(
+        messages,
+        message=message_to_wire,
+        tool_message=lambda result: _tool_message(result, calls.get(result.call_id), tool_media),
+        media_message=lambda parts: {"role": "user", "content": parts},
+    )
 
 
 def message_to_wire(message: ChatMessage) -> dict[str, Any]:
@@ -232,20 +222,21 @@ def _assistant(message: ChatMessage) -> dict[str, Any]:
 
 
 def _tool_message(
-    result: ToolResultBlock, name: str | None, tool_media: ToolMedia, pending: list[dict[str, Any]]
-) -> dict[str, Any]:
-    """The tool message; the result's media parts (each after a text part naming it) are
-    added to ``pending``, for the user message after the run."""
+    result: ToolResultBlock, call: ToolCallBlock | None, tool_media: ToolMedia
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The tool message, and the result's media parts (each after a text part naming it)
+    for the user message after the run."""
     text, moved = text_tool_message(
         result, tool_media, provider=PROVIDER, reason=TOOL_MEDIA_ERROR_REASON, convert=_media_part
     )
+    parts: list[dict[str, Any]] = []
     for label, part in moved:
-        pending.append({"text": f"{label} from tool call {result.call_id}:"})
-        pending.append(part)
+        parts.append({"text": f"{label} from tool call {result.call_id}:"})
+        parts.append(part)
     wire: dict[str, Any] = {"role": "tool", "content": text, "tool_call_id": result.call_id}
-    if name is not None:
-        wire["name"] = name
-    return wire
+    if call is not None:
+        wire["name"] = call.name
+    return wire, parts
 
 
 # =========================================================================== response

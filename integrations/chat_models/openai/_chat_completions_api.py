@@ -66,6 +66,7 @@ from flink_agents.integrations.chat_models._text_tool_messages import (
     TOOL_ERROR_PREFIX,
     TextToolMedia,
     check_tool_media,
+    messages_with_moved_media,
     text_tool_message,
 )
 from flink_agents.integrations.chat_models._tool_arguments import (
@@ -207,23 +208,12 @@ def messages_to_wire(
     messages: Sequence[ChatMessage], *, tool_media: ToolMedia = "user_message"
 ) -> list[dict[str, Any]]:
     """The ``messages`` array, with tool media moved into user messages after each tool run."""
-    wire: list[dict[str, Any]] = []
-    pending_media: list[dict[str, Any]] = []
-    for message in messages:
-        if message.role is not MessageRole.TOOL and pending_media:
-            wire.append({"role": "user", "content": pending_media})
-            pending_media = []
-        if message.role is MessageRole.TOOL:
-            result = message.tool_result_block
-            assert result is not None
-            tool_message, media_parts = _tool_result_to_wire(result, tool_media)
-            wire.append(tool_message)
-            pending_media.extend(media_parts)
-        else:
-            wire.append(message_to_wire(message))
-    if pending_media:
-        wire.append({"role": "user", "content": pending_media})
-    return wire
+    return messages_with_moved_media(
+        messages,
+        message=message_to_wire,
+        tool_message=lambda result: _tool_result_to_wire(result, tool_media),
+        media_message=lambda parts: {"role": "user", "content": parts},
+    )
 
 
 def message_to_wire(message: ChatMessage) -> dict[str, Any]:
