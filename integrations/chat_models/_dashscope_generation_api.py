@@ -61,6 +61,11 @@ from flink_agents.integrations.chat_models._media import (
     is_data_uri,
     url_or_data_uri,
 )
+from flink_agents.integrations.chat_models._request_options import (
+    STREAM_REFUSED,
+    request_options,
+)
+from flink_agents.integrations.chat_models._response_result import assistant_result
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._sdk_objects import as_json, field, str_field
 from flink_agents.integrations.chat_models._text_tool_messages import (
@@ -74,7 +79,6 @@ from flink_agents.integrations.chat_models._tool_arguments import (
     parse_tool_arguments,
     tool_call_id,
 )
-from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
 from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response
 
 __all__ = [
@@ -137,14 +141,13 @@ def build_request(
     Raises `UnsupportedContentBlockError` for a block DashScope cannot take and
     ``ValueError`` for bad options, before anything is sent.
     """
-    options = {key: value for key, value in params.items() if value is not None}
+    model, options = request_options(
+        params, model_error="the model parameter is required (a DashScope model name)"
+    )
+    if options.get("incremental_output"):
+        raise ValueError(STREAM_REFUSED)
     tool_media = check_tool_media(options.pop("tool_media", "user_message"))
     options.pop("extract_reasoning", None)
-    if options.pop("stream", False) or options.get("incremental_output"):
-        raise ValueError("streaming is not supported by this connection; do not pass stream")
-    model = options.pop("model", None)
-    if not isinstance(model, str) or not model:
-        raise ValueError("the model parameter is required (a DashScope model name)")
 
     parameters: dict[str, Any] = {"result_format": "message"}
     if tools:
@@ -288,18 +291,16 @@ def parse_response(
     if completion.search_info is not None:
         metadata["search_info"] = as_json(completion.search_info)
 
-    try:
-        result = ChatResult(
-            message=ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks),
-            model=completion.model or requested_model,
-            response_id=str_field(completion, "request_id"),
-            usage=usage_from_response(_sent_usage(completion), USAGE_FIELDS),
-            finish_reason=finish,
-            metadata=metadata,
-        )
-    except ValueError as exc:  # pydantic: two tool calls with one id...
-        raise _malformed(f"the message does not make a valid assistant message: {exc}") from None
-    return keep_unknown_blocks(PROVIDER, result, unknown)
+    return assistant_result(
+        PROVIDER,
+        blocks,
+        unknown,
+        model=completion.model or requested_model,
+        response_id=str_field(completion, "request_id"),
+        usage=usage_from_response(_sent_usage(completion), USAGE_FIELDS),
+        finish_reason=finish,
+        metadata=metadata,
+    )
 
 
 def _sent_usage(completion: ChatCompletion) -> Mapping[str, Any] | None:

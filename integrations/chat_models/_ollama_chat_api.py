@@ -60,6 +60,8 @@ from flink_agents.integrations.chat_models._media import (
     Media,
     inline_base64,
 )
+from flink_agents.integrations.chat_models._request_options import request_options
+from flink_agents.integrations.chat_models._response_result import assistant_result
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._sdk_objects import field, str_field
 from flink_agents.integrations.chat_models._text_tool_messages import (
@@ -73,7 +75,6 @@ from flink_agents.integrations.chat_models._tool_arguments import (
     parse_tool_arguments,
     tool_call_id,
 )
-from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
 from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response
 
 __all__ = [
@@ -145,14 +146,11 @@ def build_request(
     Raises `UnsupportedContentBlockError` for a block Ollama cannot take and
     ``ValueError`` for bad options, before anything is sent.
     """
-    given = {key: value for key, value in params.items() if value is not None}
+    model, given = request_options(
+        params, model_error="the model parameter is required (a model name Ollama serves)"
+    )
     tool_media = check_tool_media(given.pop("tool_media", "user_message"))
     given.pop("extract_reasoning", None)
-    if given.pop("stream", False):
-        raise ValueError("streaming is not supported by this connection; do not pass stream")
-    model = given.pop("model", None)
-    if not isinstance(model, str) or not model:
-        raise ValueError("the model parameter is required (a model name Ollama serves)")
     options = given.pop("options", None) or {}
     if not isinstance(options, Mapping):
         raise ValueError(f"options must be a dict of model options, got {type(options).__name__}")
@@ -326,17 +324,15 @@ def parse_response(response: ChatResponse, *, extract_reasoning: bool = False) -
         if field(response, key) is not None:
             metadata[key] = field(response, key)
 
-    try:
-        result = ChatResult(
-            message=ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks),
-            model=str_field(response, "model"),
-            usage=usage_from_response(response, USAGE_FIELDS),
-            finish_reason=finish,
-            metadata=metadata,
-        )
-    except ValueError as exc:  # pydantic: an empty tool name...
-        raise _malformed(f"the message does not make a valid assistant message: {exc}") from None
-    return keep_unknown_blocks(PROVIDER, result, unknown)
+    return assistant_result(
+        PROVIDER,
+        blocks,
+        unknown,
+        model=str_field(response, "model"),
+        usage=usage_from_response(response, USAGE_FIELDS),
+        finish_reason=finish,
+        metadata=metadata,
+    )
 
 
 def split_reasoning(text: str) -> tuple[str, list[str]]:

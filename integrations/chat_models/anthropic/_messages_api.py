@@ -57,6 +57,12 @@ from flink_agents.integrations.chat_models._media import (
     inline_base64,
 )
 from flink_agents.integrations.chat_models._reasoning_replay import replay_reasoning
+from flink_agents.integrations.chat_models._request_options import request_options
+from flink_agents.integrations.chat_models._response_result import (
+    STOP_REASONS,
+    assistant_result,
+    canonical_finish_reason,
+)
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._sdk_objects import (
     as_json,
@@ -68,7 +74,6 @@ from flink_agents.integrations.chat_models._tool_arguments import (
     parse_tool_arguments,
     tool_call_id,
 )
-from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
 from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response
 
 __all__ = [
@@ -83,7 +88,6 @@ __all__ = [
     "VIDEO_REASON",
     "build_request",
     "document_type_reason",
-    "finish_reason_from_stop_reason",
     "image_type_reason",
     "parse_response",
 ]
@@ -114,13 +118,7 @@ USAGE_FIELDS = UsageFields(
 )
 """Where a message's ``usage`` holds each count (the shared policy of `_usage`)."""
 
-_STOP_REASONS: dict[str, str] = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "max_tokens": "length",
-    "tool_use": "tool_calls",
-    "refusal": "refusal",
-}
+_STOP_REASONS: dict[str, str] = {**STOP_REASONS, "refusal": "refusal"}
 
 _TOOL_CHOICE_KEYWORDS = ("auto", "any", "none")
 
@@ -159,15 +157,12 @@ def build_request(
     cannot take and ``ValueError`` for bad options or undecodable text documents,
     before anything is sent.
     """
-    options = {key: value for key, value in params.items() if value is not None}
-    model = options.pop("model", None)
-    if not isinstance(model, str) or not model:
-        raise ValueError("an Anthropic request needs a model name: pass model=...")
+    model, options = request_options(
+        params, model_error="an Anthropic request needs a model name: pass model=..."
+    )
     max_tokens = options.pop("max_tokens", DEFAULT_MAX_TOKENS)
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0:
         raise ValueError(f"max_tokens must be a non-negative integer, got {max_tokens!r}")
-    if options.pop("stream", False):
-        raise ValueError("streaming is not supported here: the adapter reads whole responses")
 
     system, wire_messages = _convert_messages(messages)
     request: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": wire_messages}
@@ -417,25 +412,16 @@ def parse_response(response: Message) -> ChatResult:
     if request_id:
         metadata["request_id"] = request_id
 
-    try:
-        result = ChatResult(
-            message=ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks),
-            model=str_field(response, "model"),
-            response_id=str_field(response, "id"),
-            usage=usage_from_response(usage, USAGE_FIELDS),
-            finish_reason=finish_reason_from_stop_reason(stop_reason),
-            metadata=metadata,
-        )
-    except ValueError:  # pydantic: two tool calls with one id
-        raise _malformed("the content blocks do not form a valid assistant message") from None
-    return keep_unknown_blocks(PROVIDER, result, unknown)
-
-
-def finish_reason_from_stop_reason(stop_reason: str | None) -> str | None:
-    """The canonical finish reason, or Anthropic's own value when none fits."""
-    if stop_reason is None:
-        return None
-    return _STOP_REASONS.get(stop_reason, stop_reason)
+    return assistant_result(
+        PROVIDER,
+        blocks,
+        unknown,
+        model=str_field(response, "model"),
+        response_id=str_field(response, "id"),
+        usage=usage_from_response(usage, USAGE_FIELDS),
+        finish_reason=canonical_finish_reason(stop_reason, _STOP_REASONS),
+        metadata=metadata,
+    )
 
 
 def _response_block(item: object) -> ContentBlock | None:

@@ -61,12 +61,17 @@ from flink_agents.integrations.chat_models._media import (
     inline_base64,
 )
 from flink_agents.integrations.chat_models._reasoning_replay import replay_reasoning
+from flink_agents.integrations.chat_models._request_options import request_options
+from flink_agents.integrations.chat_models._response_result import (
+    STOP_REASONS,
+    assistant_result,
+    canonical_finish_reason,
+)
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._tool_arguments import (
     parse_tool_arguments,
     tool_call_id,
 )
-from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
 from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response
 
 __all__ = [
@@ -80,7 +85,6 @@ __all__ = [
     "USAGE_FIELDS",
     "VIDEO_FORMATS",
     "build_request",
-    "finish_reason_from_stop_reason",
     "parse_response",
 ]
 
@@ -162,10 +166,7 @@ USAGE_FIELDS = UsageFields(
 """Where the response's ``usage`` holds each count (the shared policy of `_usage`)."""
 
 _STOP_REASONS: dict[str, str] = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "max_tokens": "length",
-    "tool_use": "tool_calls",
+    **STOP_REASONS,
     "guardrail_intervened": "content_filter",
     "content_filtered": "content_filter",
 }
@@ -205,12 +206,9 @@ def build_request(
     `UnsupportedContentBlockError` for a block Bedrock cannot take and ``ValueError`` for
     bad options, before anything is sent.
     """
-    options = {key: value for key, value in params.items() if value is not None}
-    model = options.pop("model", None)
-    if not isinstance(model, str) or not model:
-        raise ValueError("a Bedrock request needs a model id: pass model=...")
-    if options.pop("stream", False):
-        raise ValueError("streaming is not supported here: the adapter reads whole responses")
+    model, options = request_options(
+        params, model_error="a Bedrock request needs a model id: pass model=..."
+    )
     json_results = bool(options.pop("json_tool_results", False))
 
     system, wire_messages = _convert_messages(messages, json_results=json_results)
@@ -510,24 +508,15 @@ def parse_response(response: Any, *, model: str | None = None) -> ChatResult:
     if request_id:
         metadata["request_id"] = request_id
 
-    try:
-        result = ChatResult(
-            message=ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks),
-            model=model,
-            usage=usage_from_response(response.get("usage"), USAGE_FIELDS),
-            finish_reason=finish_reason_from_stop_reason(stop_reason),
-            metadata=metadata,
-        )
-    except ValueError:  # pydantic: two tool calls with one id
-        raise _malformed("the content blocks do not form a valid assistant message") from None
-    return keep_unknown_blocks(PROVIDER, result, unknown)
-
-
-def finish_reason_from_stop_reason(stop_reason: str | None) -> str | None:
-    """The canonical finish reason, or Bedrock's own value when none fits."""
-    if stop_reason is None:
-        return None
-    return _STOP_REASONS.get(stop_reason, stop_reason)
+    return assistant_result(
+        PROVIDER,
+        blocks,
+        unknown,
+        model=model,
+        usage=usage_from_response(response.get("usage"), USAGE_FIELDS),
+        finish_reason=canonical_finish_reason(stop_reason, _STOP_REASONS),
+        metadata=metadata,
+    )
 
 
 def _response_block(item: Mapping[str, Any]) -> ContentBlock | None:

@@ -67,6 +67,11 @@ from flink_agents.integrations.chat_models._media import (
     decode_base64,
     inline_base64,
 )
+from flink_agents.integrations.chat_models._request_options import request_options
+from flink_agents.integrations.chat_models._response_result import (
+    assistant_result,
+    canonical_finish_reason,
+)
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._text_tool_messages import (
     listed_medium,
@@ -76,7 +81,6 @@ from flink_agents.integrations.chat_models._tool_arguments import (
     parse_tool_arguments,
     tool_call_id,
 )
-from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
 from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response
 
 __all__ = [
@@ -175,12 +179,9 @@ def build_request(
     `UnsupportedContentBlockError` for a block Gemini cannot take and ``ValueError`` for
     bad options, before anything is sent.
     """
-    options = {key: value for key, value in params.items() if value is not None}
-    model = options.pop("model", None)
-    if not isinstance(model, str) or not model:
-        raise ValueError("a Gemini request needs a model name: pass model=...")
-    if options.pop("stream", False):
-        raise ValueError("streaming is not supported here: the adapter reads whole responses")
+    model, options = request_options(
+        params, model_error="a Gemini request needs a model name: pass model=..."
+    )
     tool_media = options.pop("tool_media", "function_response")
     if tool_media not in ("function_response", "user_message", "error"):
         raise ValueError(
@@ -484,18 +485,16 @@ def parse_response(response: Any) -> ChatResult:
         if candidate.get(key) is not None:
             metadata[name] = candidate[key]
     has_calls = any(isinstance(block, ToolCallBlock) for block in blocks)
-    try:
-        result = ChatResult(
-            message=ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks),
-            model=model,
-            response_id=response_id,
-            usage=usage,
-            finish_reason=finish_reason_from_gemini(raw_finish, has_tool_calls=has_calls),
-            metadata=metadata,
-        )
-    except ValueError:  # pydantic: two calls with one id
-        raise _malformed("the parts do not form a valid assistant message") from None
-    return keep_unknown_blocks(PROVIDER, result, unknown)
+    return assistant_result(
+        PROVIDER,
+        blocks,
+        unknown,
+        model=model,
+        response_id=response_id,
+        usage=usage,
+        finish_reason=finish_reason_from_gemini(raw_finish, has_tool_calls=has_calls),
+        metadata=metadata,
+    )
 
 
 def finish_reason_from_gemini(reason: str | None, *, has_tool_calls: bool = False) -> str | None:
@@ -505,7 +504,7 @@ def finish_reason_from_gemini(reason: str | None, *, has_tool_calls: bool = Fals
         return "tool_calls" if has_tool_calls else None
     if reason == "STOP" and has_tool_calls:
         return "tool_calls"
-    return _FINISH_REASONS.get(reason, reason)
+    return canonical_finish_reason(reason, _FINISH_REASONS)
 
 
 def _response_blocks(part: Mapping[str, Any]) -> list[ContentBlock] | None:

@@ -1,0 +1,76 @@
+"""The last step of every adapter's ``parse_response``: the `ChatResult`.
+
+An adapter reads the response's content into blocks (and the content it does not know
+into ``unknown``), its finish reason and its metadata; the result is then built the same
+way for every API: one assistant message of the blocks, the unknown content kept and
+warned about (`keep_unknown_blocks`), and blocks that cannot form an assistant message
+(two tool calls with one id, an empty tool name) reported as a malformed response.
+
+A finish reason is the canonical one (`CANONICAL_FINISH_REASONS`) the provider's value
+maps to in the adapter's table, or the provider's own value when none fits
+(`canonical_finish_reason`). `STOP_REASONS` is the table of the ``stop_reason`` values
+Anthropic's Messages API and Bedrock's Converse API share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from flink_agents.api.chat_result import ChatResult, Usage
+from flink_agents.api.content_blocks import ContentBlock
+from flink_agents.api.message import ChatMessage, MessageRole
+from flink_agents.integrations.chat_models._sdk_errors import malformed_response
+from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
+
+__all__ = ["STOP_REASONS", "assistant_result", "canonical_finish_reason"]
+
+STOP_REASONS: Mapping[str, str] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "tool_use": "tool_calls",
+}
+"""The ``stop_reason`` values of Anthropic's Messages API (Bedrock's Converse API sends
+them too), mapped to the canonical finish reasons."""
+
+
+def canonical_finish_reason(raw: str | None, table: Mapping[str, str]) -> str | None:
+    """The canonical finish reason ``table`` maps ``raw`` to, or ``raw`` itself when
+    ``table`` has no entry (``None`` stays ``None``)."""
+    if raw is None:
+        return None
+    return table.get(raw, raw)
+
+
+def assistant_result(
+    provider: str,
+    blocks: Sequence[ContentBlock],
+    unknown: Sequence[Mapping[str, Any]],
+    *,
+    model: str | None,
+    usage: Usage,
+    finish_reason: str | None,
+    metadata: dict[str, Any],
+    response_id: str | None = None,
+) -> ChatResult:
+    """The `ChatResult` of a response: an assistant message of ``blocks``, with
+    ``unknown`` kept in its metadata (`keep_unknown_blocks`).
+
+    Raises `ChatModelError` (``kind="malformed_response"``) when the blocks do not form
+    a valid assistant message.
+    """
+    try:
+        result = ChatResult(
+            message=ChatMessage(role=MessageRole.ASSISTANT, blocks=list(blocks)),
+            model=model,
+            response_id=response_id,
+            usage=usage,
+            finish_reason=finish_reason,
+            metadata=metadata,
+        )
+    except ValueError as exc:  # pydantic: two tool calls with one id, an empty name...
+        raise malformed_response(
+            provider, f"the response does not form a valid assistant message: {exc}"
+        ) from None
+    return keep_unknown_blocks(provider, result, unknown)
