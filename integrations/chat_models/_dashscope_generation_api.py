@@ -291,15 +291,11 @@ def parse_response(
     if completion.search_info is not None:
         metadata["search_info"] = as_json(completion.search_info)
 
+    model = completion.model or requested_model
+    usage = usage_from_response(_sent_usage(completion), USAGE_FIELDS)
+    response_id = str_field(completion, "request_id")
     return assistant_result(
-        PROVIDER,
-        blocks,
-        unknown,
-        model=completion.model or requested_model,
-        response_id=str_field(completion, "request_id"),
-        usage=usage_from_response(_sent_usage(completion), USAGE_FIELDS),
-        finish_reason=finish,
-        metadata=metadata,
+        PROVIDER, blocks, unknown, finish, usage, metadata, model=model, response_id=response_id
     )
 
 

@@ -324,15 +324,9 @@ def parse_response(response: ChatResponse, *, extract_reasoning: bool = False) -
         if field(response, key) is not None:
             metadata[key] = field(response, key)
 
-    return assistant_result(
-        PROVIDER,
-        blocks,
-        unknown,
-        model=str_field(response, "model"),
-        usage=usage_from_response(response, USAGE_FIELDS),
-        finish_reason=finish,
-        metadata=metadata,
-    )
+    usage = usage_from_response(response, USAGE_FIELDS)
+    model = str_field(response, "model")
+    return assistant_result(PROVIDER, blocks, unknown, finish, usage, metadata, model=model)
 
 
 def split_reasoning(text: str) -> tuple[str, list[str]]:

@@ -21,9 +21,11 @@ from flink_agents.api.chat_result import ChatResult, Usage
 from flink_agents.api.content_blocks import ContentBlock
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
+from flink_agents.integrations.chat_models._sdk_objects import field, str_field
 from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
+from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response
 
-__all__ = ["STOP_REASONS", "assistant_result", "canonical_finish_reason"]
+__all__ = ["STOP_REASONS", "assistant_result", "canonical_finish_reason", "sdk_response_result"]
 
 STOP_REASONS: Mapping[str, str] = {
     "end_turn": "stop",
@@ -47,11 +49,11 @@ def assistant_result(
     provider: str,
     blocks: Sequence[ContentBlock],
     unknown: Sequence[Mapping[str, Any]],
+    finish_reason: str | None,
+    usage: Usage,
+    metadata: dict[str, Any],
     *,
     model: str | None,
-    usage: Usage,
-    finish_reason: str | None,
-    metadata: dict[str, Any],
     response_id: str | None = None,
 ) -> ChatResult:
     """The `ChatResult` of a response: an assistant message of ``blocks``, with
@@ -74,3 +76,26 @@ def assistant_result(
             provider, f"the response does not form a valid assistant message: {exc}"
         ) from None
     return keep_unknown_blocks(provider, result, unknown)
+
+
+def sdk_response_result(
+    provider: str,
+    response: object,
+    usage_fields: UsageFields,
+    blocks: Sequence[ContentBlock],
+    unknown: Sequence[Mapping[str, Any]],
+    finish_reason: str | None,
+    metadata: dict[str, Any],
+) -> ChatResult:
+    """`assistant_result` of a response object of the ``openai`` or ``anthropic`` SDK: its
+    ``model``, ``id`` and ``usage`` fields name the model, the response and the usage."""
+    return assistant_result(
+        provider,
+        blocks,
+        unknown,
+        finish_reason,
+        usage_from_response(field(response, "usage"), usage_fields),
+        metadata,
+        model=str_field(response, "model"),
+        response_id=str_field(response, "id"),
+    )

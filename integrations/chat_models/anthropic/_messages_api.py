@@ -60,21 +60,20 @@ from flink_agents.integrations.chat_models._reasoning_replay import replay_reaso
 from flink_agents.integrations.chat_models._request_options import request_options
 from flink_agents.integrations.chat_models._response_result import (
     STOP_REASONS,
-    assistant_result,
     canonical_finish_reason,
+    sdk_response_result,
 )
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._sdk_objects import (
     as_json,
     field,
     is_object,
-    str_field,
 )
 from flink_agents.integrations.chat_models._tool_arguments import (
     parse_tool_arguments,
     tool_call_id,
 )
-from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response
+from flink_agents.integrations.chat_models._usage import UsageFields
 
 __all__ = [
     "ASSISTANT_MEDIA_REASON",
@@ -412,15 +411,9 @@ def parse_response(response: Message) -> ChatResult:
     if request_id:
         metadata["request_id"] = request_id
 
-    return assistant_result(
-        PROVIDER,
-        blocks,
-        unknown,
-        model=str_field(response, "model"),
-        response_id=str_field(response, "id"),
-        usage=usage_from_response(usage, USAGE_FIELDS),
-        finish_reason=canonical_finish_reason(stop_reason, _STOP_REASONS),
-        metadata=metadata,
+    finish_reason = canonical_finish_reason(stop_reason, _STOP_REASONS)
+    return sdk_response_result(
+        PROVIDER, response, USAGE_FIELDS, blocks, unknown, finish_reason, metadata
     )
 
 

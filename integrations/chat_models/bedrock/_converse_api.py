@@ -508,15 +508,9 @@ def parse_response(response: Any, *, model: str | None = None) -> ChatResult:
     if request_id:
         metadata["request_id"] = request_id
 
-    return assistant_result(
-        PROVIDER,
-        blocks,
-        unknown,
-        model=model,
-        usage=usage_from_response(response.get("usage"), USAGE_FIELDS),
-        finish_reason=canonical_finish_reason(stop_reason, _STOP_REASONS),
-        metadata=metadata,
-    )
+    finish_reason = canonical_finish_reason(stop_reason, _STOP_REASONS)
+    usage = usage_from_response(response.get("usage"), USAGE_FIELDS)
+    return assistant_result(PROVIDER, blocks, unknown, finish_reason, usage, metadata, model=model)
 
 
 def _response_block(item: Mapping[str, Any]) -> ContentBlock | None:

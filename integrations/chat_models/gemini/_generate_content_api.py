@@ -485,15 +485,9 @@ def parse_response(response: Any) -> ChatResult:
         if candidate.get(key) is not None:
             metadata[name] = candidate[key]
     has_calls = any(isinstance(block, ToolCallBlock) for block in blocks)
+    finish = finish_reason_from_gemini(raw_finish, has_tool_calls=has_calls)
     return assistant_result(
-        PROVIDER,
-        blocks,
-        unknown,
-        model=model,
-        response_id=response_id,
-        usage=usage,
-        finish_reason=finish_reason_from_gemini(raw_finish, has_tool_calls=has_calls),
-        metadata=metadata,
+        PROVIDER, blocks, unknown, finish, usage, metadata, model=model, response_id=response_id
     )
 
 

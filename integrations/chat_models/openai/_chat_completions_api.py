@@ -57,15 +57,14 @@ from flink_agents.integrations.chat_models._media import (
 )
 from flink_agents.integrations.chat_models._request_options import request_options
 from flink_agents.integrations.chat_models._response_result import (
-    assistant_result,
     canonical_finish_reason,
+    sdk_response_result,
 )
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._sdk_objects import (
     as_json,
     field,
     is_object,
-    str_field,
 )
 from flink_agents.integrations.chat_models._text_tool_messages import (
     TOOL_ERROR_PREFIX,
@@ -78,7 +77,7 @@ from flink_agents.integrations.chat_models._tool_arguments import (
     parse_tool_arguments,
     tool_call_id,
 )
-from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response
+from flink_agents.integrations.chat_models._usage import UsageFields
 
 __all__ = [
     "ASSISTANT_MEDIA_REASON",
@@ -356,15 +355,8 @@ def parse_response(completion: ChatCompletion) -> ChatResult:
     if annotations:
         metadata["annotations"] = as_json(annotations)
 
-    return assistant_result(
-        PROVIDER,
-        blocks,
-        unknown,
-        model=str_field(completion, "model"),
-        response_id=str_field(completion, "id"),
-        usage=usage_from_response(field(completion, "usage"), USAGE_FIELDS),
-        finish_reason=finish,
-        metadata=metadata,
+    return sdk_response_result(
+        PROVIDER, completion, USAGE_FIELDS, blocks, unknown, finish, metadata
     )
 
 

@@ -59,7 +59,7 @@ from flink_agents.integrations.chat_models._media import (
     url_or_data_uri,
 )
 from flink_agents.integrations.chat_models._request_options import request_options
-from flink_agents.integrations.chat_models._response_result import assistant_result
+from flink_agents.integrations.chat_models._response_result import sdk_response_result
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._sdk_objects import (
     as_json,
@@ -72,7 +72,7 @@ from flink_agents.integrations.chat_models._tool_arguments import (
     parse_tool_arguments,
     tool_call_id,
 )
-from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response
+from flink_agents.integrations.chat_models._usage import UsageFields
 
 __all__ = [
     "ASSISTANT_MEDIA_REASON",
@@ -351,15 +351,8 @@ def parse_response(response: Response) -> ChatResult:
     if created_at is not None:
         metadata["created_at"] = _as_sent(created_at)
 
-    return assistant_result(
-        PROVIDER,
-        blocks,
-        unknown,
-        model=str_field(response, "model"),
-        response_id=str_field(response, "id"),
-        usage=usage_from_response(field(response, "usage"), USAGE_FIELDS),
-        finish_reason=finish_reason,
-        metadata=metadata,
+    return sdk_response_result(
+        PROVIDER, response, USAGE_FIELDS, blocks, unknown, finish_reason, metadata
     )
 
 
