@@ -17,7 +17,8 @@ from typing import Literal, TypeVar
 
 from flink_agents.api.content_blocks import ToolResultBlock
 from flink_agents.api.errors import UnsupportedContentBlockError
-from flink_agents.api.message import ChatMessage, MessageRole
+from flink_agents.api.message import ChatMessage
+from flink_agents.integrations.chat_models._content_walk import tool_result_runs
 from flink_agents.integrations.chat_models._media import MEDIA_TYPES, Media
 
 __all__ = [
@@ -95,21 +96,17 @@ def messages_with_moved_media(
     the result holds no media).
     """
     wire: list[Wire] = []
-    moved: list[Item] = []
-    for each in messages:
-        if each.role is MessageRole.TOOL:
-            result = each.tool_result_block
-            assert result is not None
+    for turn in tool_result_runs(messages):
+        if isinstance(turn, ChatMessage):
+            wire.append(message(turn))
+            continue
+        moved: list[Item] = []
+        for result in turn:
             tool_wire, items = tool_message(result)
             wire.append(tool_wire)
             moved.extend(items)
-            continue
         if moved:
             wire.append(media_message(moved))
-            moved = []
-        wire.append(message(each))
-    if moved:
-        wire.append(media_message(moved))
     return wire
 
 

@@ -48,7 +48,12 @@ from flink_agents.api.content_blocks import (
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import as_tool_metadata
-from flink_agents.integrations.chat_models._content_walk import assistant_items, user_items
+from flink_agents.integrations.chat_models._content_walk import (
+    assistant_items,
+    split_system,
+    tool_result_runs,
+    user_items,
+)
 from flink_agents.integrations.chat_models._media import (
     ASSISTANT_MEDIA_REASON,
     REDACTED_MEDIA_REASON,
@@ -199,31 +204,15 @@ def build_request(
 def _convert_messages(
     messages: Sequence[ChatMessage],
 ) -> tuple[str | list[dict[str, Any]] | None, list[dict[str, Any]]]:
-    system_texts: list[str] = []
+    system_texts, conversation = split_system(messages)
     wire: list[dict[str, Any]] = []
-    pending_results: list[dict[str, Any]] = []
-
-    def flush_results() -> None:
-        if pending_results:
-            wire.append({"role": "user", "content": list(pending_results)})
-            pending_results.clear()
-
-    for message in messages:
-        if message.role is MessageRole.SYSTEM:
-            system_texts.extend(
-                b.text for b in message.blocks if isinstance(b, TextBlock) and b.text
-            )
-        elif message.role is MessageRole.TOOL:
-            result = message.tool_result_block
-            assert result is not None
-            pending_results.append(_tool_result(result))
-        elif message.role is MessageRole.USER:
-            flush_results()
-            wire.append({"role": "user", "content": _user_content(message.blocks)})
+    for turn in tool_result_runs(conversation):
+        if not isinstance(turn, ChatMessage):  # the results of a run go in one user message
+            wire.append({"role": "user", "content": [_tool_result(result) for result in turn]})
+        elif turn.role is MessageRole.USER:
+            wire.append({"role": "user", "content": _user_content(turn.blocks)})
         else:
-            flush_results()
-            wire.append({"role": "assistant", "content": _assistant_content(message.blocks)})
-    flush_results()
+            wire.append({"role": "assistant", "content": _assistant_content(turn.blocks)})
 
     system: str | list[dict[str, Any]] | None
     if not system_texts:

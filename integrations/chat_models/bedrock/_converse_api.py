@@ -52,7 +52,11 @@ from flink_agents.api.content_blocks import (
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import as_tool_metadata
-from flink_agents.integrations.chat_models._content_walk import assistant_items, user_items
+from flink_agents.integrations.chat_models._content_walk import (
+    assistant_items,
+    split_system,
+    user_items,
+)
 from flink_agents.integrations.chat_models._media import (
     REDACTED_MEDIA_REASON,
     Media,
@@ -262,7 +266,7 @@ def _merge(name: str, options: Mapping[str, Any], fields: Mapping[str, Any]) -> 
 def _convert_messages(
     messages: Sequence[ChatMessage], *, json_results: bool
 ) -> tuple[list[str], list[dict[str, Any]]]:
-    system: list[str] = []
+    system, conversation = split_system(messages)
     wire: list[dict[str, Any]] = []
     documents = _DocumentNames()
 
@@ -274,10 +278,8 @@ def _convert_messages(
         else:
             wire.append({"role": role, "content": content})
 
-    for message in messages:
-        if message.role is MessageRole.SYSTEM:
-            system.extend(b.text for b in message.blocks if isinstance(b, TextBlock) and b.text)
-        elif message.role is MessageRole.TOOL:
+    for message in conversation:
+        if message.role is MessageRole.TOOL:
             result = message.tool_result_block
             assert result is not None
             append("user", [_tool_result(result, documents, json_results=json_results)])

@@ -57,10 +57,14 @@ from flink_agents.api.content_blocks import (
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import as_tool_metadata
-from flink_agents.integrations.chat_models._content_walk import user_items
+from flink_agents.integrations.chat_models._content_walk import (
+    refuse_in_assistant_message,
+    split_system,
+    tool_calls_by_id,
+    tool_result_runs,
+    user_items,
+)
 from flink_agents.integrations.chat_models._media import (
-    ASSISTANT_MEDIA_REASON,
-    MEDIA_TYPES,
     REDACTED_MEDIA_REASON,
     Media,
     bare_mime,
@@ -217,41 +221,23 @@ def build_request(
 def _convert_messages(
     messages: Sequence[ChatMessage], tool_media: ToolMedia
 ) -> tuple[list[str], list[dict[str, Any]]]:
-    calls = {
-        block.id: block
-        for message in messages
-        if message.role is MessageRole.ASSISTANT
-        for block in message.tool_calls
-    }
-    system: list[str] = []
+    calls = tool_calls_by_id(messages)
+    system, conversation = split_system(messages)
     contents: list[dict[str, Any]] = []
-    responses: list[dict[str, Any]] = []
-    moved: list[dict[str, Any]] = []
-
-    def flush_responses() -> None:
-        if responses:
-            contents.append({"role": "user", "parts": list(responses)})
-            responses.clear()
-        if moved:
-            contents.append({"role": "user", "parts": list(moved)})
-            moved.clear()
-
-    for message in messages:
-        if message.role is MessageRole.SYSTEM:
-            system.extend(b.text for b in message.blocks if isinstance(b, TextBlock) and b.text)
-        elif message.role is MessageRole.TOOL:
-            result = message.tool_result_block
-            assert result is not None
-            responses.append(_function_response(result, calls, tool_media, moved))
-        elif message.role is MessageRole.USER:
-            flush_responses()
-            contents.append({"role": "user", "parts": _user_parts(message.blocks)})
+    for turn in tool_result_runs(conversation):
+        if not isinstance(turn, ChatMessage):
+            # The run's function responses in one user turn, the media they moved in another.
+            moved: list[dict[str, Any]] = []
+            responses = [_function_response(result, calls, tool_media, moved) for result in turn]
+            contents.append({"role": "user", "parts": responses})
+            if moved:
+                contents.append({"role": "user", "parts": moved})
+        elif turn.role is MessageRole.USER:
+            contents.append({"role": "user", "parts": _user_parts(turn.blocks)})
         else:
-            flush_responses()
-            parts = _model_parts(message.blocks)
+            parts = _model_parts(turn.blocks)
             if parts:  # an answer with only other providers' reasoning has nothing to send
                 contents.append({"role": "model", "parts": parts})
-    flush_responses()
     return system, contents
 
 
@@ -290,14 +276,8 @@ def _model_parts(blocks: Sequence[ContentBlock]) -> list[dict[str, Any]]:
             part = {"function_call": call}
             _sign(part, block.signature)
             parts.append(part)
-        elif isinstance(block, MEDIA_TYPES):
-            raise UnsupportedContentBlockError(
-                block.type, ASSISTANT_MEDIA_REASON, provider=PROVIDER
-            )
-        else:  # pragma: no cover - the role matrix of ChatMessage forbids it
-            raise UnsupportedContentBlockError(
-                block.type, "an assistant message cannot hold it", provider=PROVIDER
-            )
+        else:
+            refuse_in_assistant_message(block, PROVIDER)
     return parts
 
 
