@@ -14,8 +14,8 @@ Anthropic's Messages API and Bedrock's Converse API share.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from flink_agents.api.chat_result import ChatResult, Usage
 from flink_agents.api.content_blocks import ContentBlock
@@ -25,7 +25,15 @@ from flink_agents.integrations.chat_models._sdk_objects import field, str_field
 from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
 from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response
 
-__all__ = ["STOP_REASONS", "assistant_result", "canonical_finish_reason", "sdk_response_result"]
+__all__ = [
+    "STOP_REASONS",
+    "assistant_result",
+    "canonical_finish_reason",
+    "response_blocks",
+    "sdk_response_result",
+]
+
+Item = TypeVar("Item")
 
 STOP_REASONS: Mapping[str, str] = {
     "end_turn": "stop",
@@ -35,6 +43,27 @@ STOP_REASONS: Mapping[str, str] = {
 }
 """The ``stop_reason`` values of Anthropic's Messages API (Bedrock's Converse API sends
 them too), mapped to the canonical finish reasons."""
+
+
+def response_blocks(
+    items: Sequence[Item],
+    convert: Callable[[Item], ContentBlock | list[ContentBlock] | None],
+    unknown_json: Callable[[Item], Mapping[str, Any]],
+) -> tuple[list[ContentBlock], list[Mapping[str, Any]]]:
+    """The blocks of a response's content items, in order, and the JSON of the items
+    ``convert`` does not know (it returns ``None`` for them; it raises for an item of the
+    wrong shape)."""
+    blocks: list[ContentBlock] = []
+    unknown: list[Mapping[str, Any]] = []
+    for item in items:
+        converted = convert(item)
+        if converted is None:
+            unknown.append(unknown_json(item))
+        elif isinstance(converted, list):
+            blocks.extend(converted)
+        else:
+            blocks.append(converted)
+    return blocks, unknown
 
 
 def canonical_finish_reason(raw: str | None, table: Mapping[str, str]) -> str | None:

@@ -66,6 +66,7 @@ from flink_agents.integrations.chat_models._request_options import request_optio
 from flink_agents.integrations.chat_models._response_result import (
     STOP_REASONS,
     canonical_finish_reason,
+    response_blocks,
     sdk_response_result,
 )
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
@@ -374,16 +375,7 @@ def parse_response(response: Message) -> ChatResult:
     if not isinstance(content, list):
         raise _malformed("the response has no 'content' list")
 
-    blocks: list[ContentBlock] = []
-    unknown: list[Mapping[str, Any]] = []
-    for item in content:
-        if not is_object(item):
-            raise _malformed("a content entry is not an object")
-        block = _response_block(item)
-        if block is None:
-            unknown.append(as_json(item))
-        else:
-            blocks.append(block)
+    blocks, unknown = response_blocks(content, _response_block, as_json)
 
     stop_reason = field(response, "stop_reason")
     if stop_reason is not None and not isinstance(stop_reason, str):
@@ -407,6 +399,8 @@ def parse_response(response: Message) -> ChatResult:
 
 
 def _response_block(item: object) -> ContentBlock | None:
+    if not is_object(item):
+        raise _malformed("a content entry is not an object")
     kind = field(item, "type")
     if kind == "text":
         text = field(item, "text")

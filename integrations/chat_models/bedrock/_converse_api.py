@@ -70,6 +70,7 @@ from flink_agents.integrations.chat_models._response_result import (
     STOP_REASONS,
     assistant_result,
     canonical_finish_reason,
+    response_blocks,
 )
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._tool_arguments import (
@@ -485,16 +486,7 @@ def parse_response(response: Any, *, model: str | None = None) -> ChatResult:
     if not isinstance(content, list):
         raise _malformed("the response has no output.message.content list")
 
-    blocks: list[ContentBlock] = []
-    unknown: list[Mapping[str, Any]] = []
-    for item in content:
-        if not isinstance(item, Mapping):
-            raise _malformed("a content block is not an object")
-        block = _response_block(item)
-        if block is None:
-            unknown.append(_unknown(item))
-        else:
-            blocks.append(block)
+    blocks, unknown = response_blocks(content, _response_block, _unknown)
 
     stop_reason = response.get("stopReason")
     if stop_reason is not None and not isinstance(stop_reason, str):
@@ -515,7 +507,9 @@ def parse_response(response: Any, *, model: str | None = None) -> ChatResult:
     return assistant_result(PROVIDER, blocks, unknown, finish_reason, usage, metadata, model=model)
 
 
-def _response_block(item: Mapping[str, Any]) -> ContentBlock | None:
+def _response_block(item: object) -> ContentBlock | None:
+    if not isinstance(item, Mapping):
+        raise _malformed("a content block is not an object")
     if "text" in item:
         if not isinstance(item["text"], str):
             raise _malformed("a text block's 'text' is not a string")

@@ -75,6 +75,7 @@ from flink_agents.integrations.chat_models._request_options import request_optio
 from flink_agents.integrations.chat_models._response_result import (
     assistant_result,
     canonical_finish_reason,
+    response_blocks,
 )
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._text_tool_messages import (
@@ -446,16 +447,7 @@ def parse_response(response: Any) -> ChatResult:
     if not isinstance(parts, list):
         raise _malformed("a candidate's 'parts' is not a list")
 
-    blocks: list[ContentBlock] = []
-    unknown: list[Mapping[str, Any]] = []
-    for part in parts:
-        if not isinstance(part, Mapping):
-            raise _malformed("a part is not an object")
-        converted = _response_blocks(part)
-        if converted is None:
-            unknown.append(part)
-        else:
-            blocks.extend(converted)
+    blocks, unknown = response_blocks(parts, _response_blocks, _as_object)
 
     raw_finish = candidate.get("finishReason")
     if raw_finish is not None and not isinstance(raw_finish, str):
@@ -481,8 +473,9 @@ def finish_reason_from_gemini(reason: str | None, *, has_tool_calls: bool = Fals
     return canonical_finish_reason(reason, _FINISH_REASONS)
 
 
-def _response_blocks(part: Mapping[str, Any]) -> list[ContentBlock] | None:
+def _response_blocks(part: object) -> list[ContentBlock] | None:
     """The blocks of one part; None for a part this adapter does not convert."""
+    part = _as_object(part)
     signature = part.get("thoughtSignature")
     if signature is not None and not isinstance(signature, str):
         raise _malformed("a 'thoughtSignature' is not a string")
@@ -511,6 +504,12 @@ def _response_blocks(part: Mapping[str, Any]) -> list[ContentBlock] | None:
     if signature is not None:  # kept before the text it belongs to
         return [ReasoningBlock(signature=signature, provider=PROVIDER), TextBlock(text=text)]
     return [TextBlock(text=text)] if text else []
+
+
+def _as_object(part: object) -> Mapping[str, Any]:
+    if not isinstance(part, Mapping):
+        raise _malformed("a part is not an object")
+    return part
 
 
 def _malformed(detail: str) -> ChatModelError:
