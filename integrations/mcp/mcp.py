@@ -437,11 +437,7 @@ class MCPPrompt(Prompt):
 
 
 async def _tool_infos(link: ServerLink) -> list[MCPToolInfo]:
-    cached = link.listings.get("tools")
-    if cached is None:
-        cached = await link.request("tools/list", _all_tools)
-        link.listings["tools"] = cached
-    return list(cached)
+    return await _listing(link, "tools", _all_tools)
 
 
 async def _all_tools(session: ClientSession) -> list[MCPToolInfo]:
@@ -449,10 +445,18 @@ async def _all_tools(session: ClientSession) -> list[MCPToolInfo]:
 
 
 async def _prompt_infos(link: ServerLink) -> list[MCPPromptInfo]:
-    cached = link.listings.get("prompts")
+    return await _listing(link, "prompts", _all_prompts)
+
+
+async def _listing(
+    link: ServerLink, kind: str, list_all: Callable[[ClientSession], Awaitable[list[_T]]]
+) -> list[_T]:
+    """The server's ``kind`` (``tools``, ``prompts``): listed once (``{kind}/list``), then
+    from the link's cache until its session is closed."""
+    cached = link.listings.get(kind)
     if cached is None:
-        cached = await link.request("prompts/list", _all_prompts)
-        link.listings["prompts"] = cached
+        cached = await link.request(f"{kind}/list", list_all)
+        link.listings[kind] = cached
     return list(cached)
 
 
