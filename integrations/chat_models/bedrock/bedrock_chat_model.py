@@ -212,30 +212,21 @@ class BedrockChatModelConnection(ProviderConnection[Any]):
         if isinstance(exc, botocore.exceptions.EndpointConnectionError):
             return connection_error(PROVIDER, exc)
         if isinstance(exc, botocore.exceptions.NoCredentialsError):
-            return ChatModelError(
+            return _not_retried(
+                "authentication",
                 f"{PROVIDER}: no AWS credentials: set AWS_ACCESS_KEY_ID and "
                 "AWS_SECRET_ACCESS_KEY (or AWS_PROFILE, or a role) where the agent runs (on "
                 "Flink: on every TaskManager), or pass them to BedrockChatModelConnection",
-                retryable=False,
-                provider=PROVIDER,
-                kind="authentication",
             )
         if isinstance(exc, botocore.exceptions.NoRegionError):
-            return ChatModelError(
+            return _not_retried(
+                "configuration",
                 f"{PROVIDER}: no AWS region: set AWS_REGION (or AWS_DEFAULT_REGION) where the "
-                "agent runs, or pass "
-                "region=... to BedrockChatModelConnection",
-                retryable=False,
-                provider=PROVIDER,
-                kind="configuration",
+                "agent runs, or pass region=... to BedrockChatModelConnection",
             )
         if isinstance(exc, botocore.exceptions.ParamValidationError):
-            return ChatModelError(
-                redact(f"{PROVIDER} request refused by boto3 before sending: {exc}"),
-                retryable=False,
-                provider=PROVIDER,
-                kind="bad_request",
-            )
+            detail = redact(f"{PROVIDER} request refused by boto3 before sending: {exc}")
+            return _not_retried("bad_request", detail)
         return call_failed(PROVIDER, exc)
 
     async def achat(
@@ -255,6 +246,11 @@ class BedrockChatModelConnection(ProviderConnection[Any]):
 
         response = await self._send(converse)
         return parse_response(response, model=request["modelId"])
+
+
+def _not_retried(kind: str, message: str) -> ChatModelError:
+    """A failure trying again cannot mend (a setting, a refused request)."""
+    return ChatModelError(message, retryable=False, provider=PROVIDER, kind=kind)
 
 
 def _converse(client: Any, request: dict[str, Any]) -> Any:
