@@ -43,6 +43,7 @@ from flink_agents.integrations.chat_models._sdk_errors import (
     timeout_error,
 )
 from flink_agents.integrations.chat_models._secrets import register_provider_secrets
+from flink_agents.integrations.chat_models._setup_options import set_options
 from flink_agents.integrations.chat_models.bedrock._converse_api import (
     PROVIDER,
     build_request,
@@ -291,6 +292,17 @@ def _client_error(exc: botocore.exceptions.ClientError) -> ChatModelError:
     return result
 
 
+_TYPED_OPTIONS = (
+    "model",
+    "temperature",
+    "max_tokens",
+    "top_p",
+    "stop_sequences",
+    "thinking_budget_tokens",
+    "tool_choice",
+)
+
+
 class BedrockChatModelSetup(BaseChatModelSetup):
     """Model and options for a `BedrockChatModelConnection` (upstream's Java names:
     ``model``, ``temperature``, ``max_tokens``).
@@ -321,16 +333,7 @@ class BedrockChatModelSetup(BaseChatModelSetup):
 
     @property
     def model_kwargs(self) -> dict[str, Any]:
-        typed = {
-            "model": self.model,
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "top_p": self.top_p,
-            "stop_sequences": self.stop_sequences,
-            "thinking_budget_tokens": self.thinking_budget_tokens,
-            "tool_choice": self.tool_choice,
-        }
-        kwargs = {key: value for key, value in typed.items() if value is not None}
+        kwargs = set_options(self, _TYPED_OPTIONS)
         if self.json_tool_results:
             kwargs["json_tool_results"] = True
         kwargs.update(self.params)
