@@ -25,7 +25,6 @@ import functools
 import inspect
 import logging
 import random
-import re
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
@@ -36,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from flink_agents.api._callables import is_awaitable
 from flink_agents.api._values import ModelClassRef
+from flink_agents.api.agents.types import json_candidates
 from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
 from flink_agents.api.chat_models.chat_reply import as_chat_result
 from flink_agents.api.chat_models.rate_limit import LimitReport, report_limits
@@ -496,21 +496,11 @@ def _call_latency(started: float, limits: LimitReport) -> float:
     return max(0.0, time.perf_counter() - started - limits.wait_s)
 
 
-_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
-
-
 def parse_structured_output(text: str, schema: type[BaseModel]) -> BaseModel:
     """``text`` parsed into ``schema``: the whole text, a fenced code block, or the
     outermost ``{...}`` in it. Raises `StructuredOutputError`."""
-    candidates = [text.strip()]
-    candidates.extend(m.strip() for m in _FENCE.findall(text))
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        candidates.append(text[start : end + 1])
     last_error: ValidationError | None = None
-    for candidate in candidates:
-        if not candidate:
-            continue
+    for candidate in json_candidates(text):
         try:
             return schema.model_validate_json(candidate)
         except ValidationError as exc:

@@ -12,23 +12,33 @@ DashScope, Ollama) read it with `assistant_text_and_calls`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from typing import NoReturn, TypeVar
 
 from flink_agents.api.content_blocks import (
     ContentBlock,
     ReasoningBlock,
     TextBlock,
     ToolCallBlock,
+    ToolResultBlock,
 )
 from flink_agents.api.errors import UnsupportedContentBlockError
+from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.integrations.chat_models._media import (
     ASSISTANT_MEDIA_REASON,
     MEDIA_TYPES,
     Media,
 )
 
-__all__ = ["assistant_items", "assistant_text_and_calls", "user_items"]
+__all__ = [
+    "assistant_items",
+    "assistant_text_and_calls",
+    "refuse_in_assistant_message",
+    "split_system",
+    "tool_calls_by_id",
+    "tool_result_runs",
+    "user_items",
+]
 
 Item = TypeVar("Item")
 
@@ -42,18 +52,15 @@ def user_items(
 ) -> list[Item]:
     """The items of a user message: ``text`` of each non-empty text, ``media`` of each
     media block, in order."""
-    items: list[Item] = []
-    for block in blocks:
-        if isinstance(block, TextBlock):
-            if block.text:
-                items.append(text(block.text))
-        elif isinstance(block, MEDIA_TYPES):
-            items.append(media(block))
-        else:  # pragma: no cover - the role matrix of ChatMessage forbids it
-            raise UnsupportedContentBlockError(
-                block.type, "a user message holds text and media only", provider=provider
-            )
-    return items
+
+    def other(block: ContentBlock) -> Item:
+        if isinstance(block, MEDIA_TYPES):
+            return media(block)
+        raise UnsupportedContentBlockError(  # pragma: no cover - the role matrix forbids it
+            block.type, "a user message holds text and media only", provider=provider
+        )
+
+    return _items(blocks, text, other)
 
 
 def assistant_items(
@@ -67,25 +74,42 @@ def assistant_items(
     """The items of an assistant message: ``text`` of each non-empty text, ``tool_call``
     of each call, ``reasoning`` of each reasoning block (None: not sent), in order. Media
     raise (`ASSISTANT_MEDIA_REASON`)."""
+
+    def other(block: ContentBlock) -> Item | None:
+        if isinstance(block, ToolCallBlock):
+            return tool_call(block)
+        if isinstance(block, ReasoningBlock):
+            return reasoning(block)
+        refuse_in_assistant_message(block, provider)
+
+    return _items(blocks, text, other)
+
+
+def refuse_in_assistant_message(block: ContentBlock, provider: str) -> NoReturn:
+    """Raises `UnsupportedContentBlockError` for a block an assistant message cannot send:
+    media (`ASSISTANT_MEDIA_REASON`) or a block the role cannot hold."""
+    if isinstance(block, MEDIA_TYPES):
+        raise UnsupportedContentBlockError(block.type, ASSISTANT_MEDIA_REASON, provider=provider)
+    raise UnsupportedContentBlockError(  # pragma: no cover - the role matrix forbids it
+        block.type, "an assistant message cannot hold it", provider=provider
+    )
+
+
+def _items(
+    blocks: Sequence[ContentBlock],
+    text: Callable[[str], Item],
+    other: Callable[[ContentBlock], Item | None],
+) -> list[Item]:
+    """``text`` of each non-empty text block and ``other`` of each other block (None: not
+    sent), in order."""
     items: list[Item] = []
     for block in blocks:
         if isinstance(block, TextBlock):
-            if block.text:
-                items.append(text(block.text))
-        elif isinstance(block, ToolCallBlock):
-            items.append(tool_call(block))
-        elif isinstance(block, ReasoningBlock):
-            item = reasoning(block)
-            if item is not None:
-                items.append(item)
-        elif isinstance(block, MEDIA_TYPES):
-            raise UnsupportedContentBlockError(
-                block.type, ASSISTANT_MEDIA_REASON, provider=provider
-            )
-        else:  # pragma: no cover - the role matrix of ChatMessage forbids it
-            raise UnsupportedContentBlockError(
-                block.type, "an assistant message cannot hold it", provider=provider
-            )
+            item = text(block.text) if block.text else None
+        else:
+            item = other(block)
+        if item is not None:
+            items.append(item)
     return items
 
 
@@ -106,3 +130,46 @@ def assistant_text_and_calls(
                 block.type, ASSISTANT_MEDIA_REASON, provider=provider
             )
     return "".join(texts), calls
+
+
+def tool_calls_by_id(messages: Sequence[ChatMessage]) -> dict[str, ToolCallBlock]:
+    """The tool calls of a conversation's assistant messages, by id (a tool result names
+    only the id of the call it answers; some APIs want the tool's name too)."""
+    return {
+        block.id: block
+        for message in messages
+        if message.role is MessageRole.ASSISTANT
+        for block in message.tool_calls
+    }
+
+
+def split_system(messages: Sequence[ChatMessage]) -> tuple[list[str], list[ChatMessage]]:
+    """The non-empty texts of the system messages, for the APIs that take the system
+    prompt apart from the conversation, and the other messages, in order."""
+    system = [
+        block.text
+        for message in messages
+        if message.role is MessageRole.SYSTEM
+        for block in message.blocks
+        if isinstance(block, TextBlock) and block.text
+    ]
+    return system, [message for message in messages if message.role is not MessageRole.SYSTEM]
+
+
+def tool_result_runs(
+    messages: Sequence[ChatMessage],
+) -> Iterator[ChatMessage | list[ToolResultBlock]]:
+    """The messages in order, each run of consecutive tool messages as the list of their
+    results (most APIs send a run together, or follow it with the media it held)."""
+    run: list[ToolResultBlock] = []
+    for message in messages:
+        result = message.tool_result_block
+        if result is not None:
+            run.append(result)
+            continue
+        if run:
+            yield run
+            run = []
+        yield message
+    if run:
+        yield run

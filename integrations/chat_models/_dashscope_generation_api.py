@@ -45,7 +45,10 @@ from flink_agents.api.content_blocks import (
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import ToolMetadata, as_tool_metadata
-from flink_agents.integrations.chat_models._content_walk import assistant_text_and_calls
+from flink_agents.integrations.chat_models._content_walk import (
+    assistant_text_and_calls,
+    tool_calls_by_id,
+)
 from flink_agents.integrations.chat_models._function_tools import (
     function_call,
     function_tool,
@@ -58,19 +61,24 @@ from flink_agents.integrations.chat_models._media import (
     is_data_uri,
     url_or_data_uri,
 )
+from flink_agents.integrations.chat_models._request_options import (
+    STREAM_REFUSED,
+    request_options,
+)
+from flink_agents.integrations.chat_models._response_result import assistant_result
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._sdk_objects import as_json, field, str_field
 from flink_agents.integrations.chat_models._text_tool_messages import (
     TOOL_ERROR_PREFIX,
     TextToolMedia,
     check_tool_media,
+    messages_with_moved_media,
     text_tool_message,
 )
 from flink_agents.integrations.chat_models._tool_arguments import (
     parse_tool_arguments,
     tool_call_id,
 )
-from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
 from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response
 
 __all__ = [
@@ -133,14 +141,13 @@ def build_request(
     Raises `UnsupportedContentBlockError` for a block DashScope cannot take and
     ``ValueError`` for bad options, before anything is sent.
     """
-    options = {key: value for key, value in params.items() if value is not None}
+    model, options = request_options(
+        params, model_error="the model parameter is required (a DashScope model name)"
+    )
+    if options.get("incremental_output"):
+        raise ValueError(STREAM_REFUSED)
     tool_media = check_tool_media(options.pop("tool_media", "user_message"))
     options.pop("extract_reasoning", None)
-    if options.pop("stream", False) or options.get("incremental_output"):
-        raise ValueError("streaming is not supported by this connection; do not pass stream")
-    model = options.pop("model", None)
-    if not isinstance(model, str) or not model:
-        raise ValueError("the model parameter is required (a DashScope model name)")
 
     parameters: dict[str, Any] = {"result_format": "message"}
     if tools:
@@ -169,27 +176,13 @@ def messages_to_wire(
 ) -> list[dict[str, Any]]:
     """The ``input.messages`` array, with tool media moved into a user message after
     each run of tool messages."""
-    tool_names = {
-        block.id: block.name
-        for message in messages
-        if message.role is MessageRole.ASSISTANT
-        for block in message.tool_calls
-    }
-    wire: list[dict[str, Any]] = []
-    pending: list[dict[str, Any]] = []
-    for message in messages:
-        if message.role is not MessageRole.TOOL and pending:
-            wire.append({"role": "user", "content": pending})
-            pending = []
-        if message.role is MessageRole.TOOL:
-            result = message.tool_result_block
-            assert result is not None
-            wire.append(_tool_message(result, tool_names.get(result.call_id), tool_media, pending))
-        else:
-            wire.append(message_to_wire(message))
-    if pending:
-        wire.append({"role": "user", "content": pending})
-    return wire
+    calls = tool_calls_by_id(messages)
+    return messages_with_moved_media(
+        messages,
+        message=message_to_wire,
+        tool_message=lambda result: _tool_message(result, calls.get(result.call_id), tool_media),
+        media_message=lambda parts: {"role": "user", "content": parts},
+    )
 
 
 def message_to_wire(message: ChatMessage) -> dict[str, Any]:
@@ -232,20 +225,21 @@ def _assistant(message: ChatMessage) -> dict[str, Any]:
 
 
 def _tool_message(
-    result: ToolResultBlock, name: str | None, tool_media: ToolMedia, pending: list[dict[str, Any]]
-) -> dict[str, Any]:
-    """The tool message; the result's media parts (each after a text part naming it) are
-    added to ``pending``, for the user message after the run."""
+    result: ToolResultBlock, call: ToolCallBlock | None, tool_media: ToolMedia
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The tool message, and the result's media parts (each after a text part naming it)
+    for the user message after the run."""
     text, moved = text_tool_message(
         result, tool_media, provider=PROVIDER, reason=TOOL_MEDIA_ERROR_REASON, convert=_media_part
     )
+    parts: list[dict[str, Any]] = []
     for label, part in moved:
-        pending.append({"text": f"{label} from tool call {result.call_id}:"})
-        pending.append(part)
+        parts.append({"text": f"{label} from tool call {result.call_id}:"})
+        parts.append(part)
     wire: dict[str, Any] = {"role": "tool", "content": text, "tool_call_id": result.call_id}
-    if name is not None:
-        wire["name"] = name
-    return wire
+    if call is not None:
+        wire["name"] = call.name
+    return wire, parts
 
 
 # =========================================================================== response
@@ -297,18 +291,12 @@ def parse_response(
     if completion.search_info is not None:
         metadata["search_info"] = as_json(completion.search_info)
 
-    try:
-        result = ChatResult(
-            message=ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks),
-            model=completion.model or requested_model,
-            response_id=str_field(completion, "request_id"),
-            usage=usage_from_response(_sent_usage(completion), USAGE_FIELDS),
-            finish_reason=finish,
-            metadata=metadata,
-        )
-    except ValueError as exc:  # pydantic: two tool calls with one id...
-        raise _malformed(f"the message does not make a valid assistant message: {exc}") from None
-    return keep_unknown_blocks(PROVIDER, result, unknown)
+    model = completion.model or requested_model
+    usage = usage_from_response(_sent_usage(completion), USAGE_FIELDS)
+    response_id = str_field(completion, "request_id")
+    return assistant_result(
+        PROVIDER, blocks, unknown, finish, usage, metadata, model=model, response_id=response_id
+    )
 
 
 def _sent_usage(completion: ChatCompletion) -> Mapping[str, Any] | None:

@@ -49,7 +49,10 @@ from flink_agents.api.content_blocks import (
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import ToolMetadata, as_tool_metadata
-from flink_agents.integrations.chat_models._content_walk import assistant_text_and_calls
+from flink_agents.integrations.chat_models._content_walk import (
+    assistant_text_and_calls,
+    tool_calls_by_id,
+)
 from flink_agents.integrations.chat_models._function_tools import function_tool
 from flink_agents.integrations.chat_models._media import (
     MEDIA_TYPES,
@@ -57,19 +60,21 @@ from flink_agents.integrations.chat_models._media import (
     Media,
     inline_base64,
 )
+from flink_agents.integrations.chat_models._request_options import request_options
+from flink_agents.integrations.chat_models._response_result import assistant_result
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._sdk_objects import field, str_field
 from flink_agents.integrations.chat_models._text_tool_messages import (
     TOOL_ERROR_PREFIX,
     TextToolMedia,
     check_tool_media,
+    messages_with_moved_media,
     text_tool_message,
 )
 from flink_agents.integrations.chat_models._tool_arguments import (
     parse_tool_arguments,
     tool_call_id,
 )
-from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
 from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response
 
 __all__ = [
@@ -141,14 +146,11 @@ def build_request(
     Raises `UnsupportedContentBlockError` for a block Ollama cannot take and
     ``ValueError`` for bad options, before anything is sent.
     """
-    given = {key: value for key, value in params.items() if value is not None}
+    model, given = request_options(
+        params, model_error="the model parameter is required (a model name Ollama serves)"
+    )
     tool_media = check_tool_media(given.pop("tool_media", "user_message"))
     given.pop("extract_reasoning", None)
-    if given.pop("stream", False):
-        raise ValueError("streaming is not supported by this connection; do not pass stream")
-    model = given.pop("model", None)
-    if not isinstance(model, str) or not model:
-        raise ValueError("the model parameter is required (a model name Ollama serves)")
     options = given.pop("options", None) or {}
     if not isinstance(options, Mapping):
         raise ValueError(f"options must be a dict of model options, got {type(options).__name__}")
@@ -211,29 +213,13 @@ def messages_to_wire(
 ) -> list[dict[str, Any]]:
     """The ``messages`` array, with tool images moved into a user message after each
     run of tool messages. Fields the SDK would drop (empty ``content``) are left out."""
-    tool_names = {
-        block.id: block.name
-        for message in messages
-        if message.role is MessageRole.ASSISTANT
-        for block in message.tool_calls
-    }
-    wire: list[dict[str, Any]] = []
-    labels: list[str] = []
-    images: list[str] = []
-    for message in messages:
-        if message.role is not MessageRole.TOOL and images:
-            wire.append(_message("user", "\n".join(labels), images=images))
-            labels, images = [], []
-        if message.role is MessageRole.TOOL:
-            result = message.tool_result_block
-            assert result is not None
-            name = tool_names.get(result.call_id)
-            wire.append(_tool_message(result, name, tool_media, labels, images))
-        else:
-            wire.append(message_to_wire(message))
-    if images:
-        wire.append(_message("user", "\n".join(labels), images=images))
-    return wire
+    calls = tool_calls_by_id(messages)
+    return messages_with_moved_media(
+        messages,
+        message=message_to_wire,
+        tool_message=lambda result: _tool_message(result, calls.get(result.call_id), tool_media),
+        media_message=_images_message,
+    )
 
 
 def message_to_wire(message: ChatMessage) -> dict[str, Any]:
@@ -278,23 +264,23 @@ def _assistant(message: ChatMessage) -> dict[str, Any]:
 
 
 def _tool_message(
-    result: ToolResultBlock,
-    name: str | None,
-    tool_media: ToolMedia,
-    labels: list[str],
-    images: list[str],
-) -> dict[str, Any]:
-    """The tool message; the result's images and their labels are added to ``images``
-    and ``labels`` (for the user message after the run). Only images pass `_image`, so
-    every label reads ``image N``."""
+    result: ToolResultBlock, call: ToolCallBlock | None, tool_media: ToolMedia
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """The tool message, and the result's images with their labels (for the user message
+    after the run). Only images pass `_image`, so every label reads ``image N``."""
     text, moved = text_tool_message(
         result, tool_media, provider=PROVIDER, reason=TOOL_MEDIA_ERROR_REASON, convert=_image
     )
+    name = None if call is None else call.name
     source = result.call_id if name is None else f"{result.call_id} ({name})"
-    for label, image in moved:
-        images.append(image)
-        labels.append(f"{label} from tool call {source}")
-    return _message("tool", text, tool_name=name)
+    labelled = [(f"{label} from tool call {source}", image) for label, image in moved]
+    return _message("tool", text, tool_name=name), labelled
+
+
+def _images_message(labelled: list[tuple[str, str]]) -> dict[str, Any]:
+    """The user message after a run of tool messages: the images' labels as its text."""
+    labels = [label for label, _ in labelled]
+    return _message("user", "\n".join(labels), images=[image for _, image in labelled])
 
 
 # =========================================================================== response
@@ -338,17 +324,9 @@ def parse_response(response: ChatResponse, *, extract_reasoning: bool = False) -
         if field(response, key) is not None:
             metadata[key] = field(response, key)
 
-    try:
-        result = ChatResult(
-            message=ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks),
-            model=str_field(response, "model"),
-            usage=usage_from_response(response, USAGE_FIELDS),
-            finish_reason=finish,
-            metadata=metadata,
-        )
-    except ValueError as exc:  # pydantic: an empty tool name...
-        raise _malformed(f"the message does not make a valid assistant message: {exc}") from None
-    return keep_unknown_blocks(PROVIDER, result, unknown)
+    usage = usage_from_response(response, USAGE_FIELDS)
+    model = str_field(response, "model")
+    return assistant_result(PROVIDER, blocks, unknown, finish, usage, metadata, model=model)
 
 
 def split_reasoning(text: str) -> tuple[str, list[str]]:

@@ -6,7 +6,8 @@ and the media themselves, each converted as in a user message and labelled
 (``image 1``), go in one user message right after the run of tool messages
 (``tool_media="user_message"``); with ``tool_media="error"`` such a result raises
 before anything is sent. The APIs have no error flag: an error result's text starts
-with `TOOL_ERROR_PREFIX`.
+with `TOOL_ERROR_PREFIX`. `messages_with_moved_media` is that walk of a conversation;
+the adapter converts each message, each tool result and the user message of media.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Literal, TypeVar
 
 from flink_agents.api.content_blocks import ToolResultBlock
 from flink_agents.api.errors import UnsupportedContentBlockError
+from flink_agents.api.message import ChatMessage
+from flink_agents.integrations.chat_models._content_walk import tool_result_runs
 from flink_agents.integrations.chat_models._media import MEDIA_TYPES, Media
 
 __all__ = [
@@ -23,11 +26,13 @@ __all__ = [
     "TextToolMedia",
     "check_tool_media",
     "listed_medium",
+    "messages_with_moved_media",
     "text_tool_message",
     "with_media_list",
 ]
 
 Item = TypeVar("Item")
+Wire = TypeVar("Wire")
 
 TextToolMedia = Literal["user_message", "error"]
 """What to do with media in tool results (tool messages carry text only)."""
@@ -74,6 +79,35 @@ def text_tool_message(
     if result.is_error:
         text = f"{TOOL_ERROR_PREFIX}{text}" if text else TOOL_ERROR_PREFIX.rstrip(": ")
     return text, moved
+
+
+def messages_with_moved_media(
+    messages: Sequence[ChatMessage],
+    *,
+    message: Callable[[ChatMessage], Wire],
+    tool_message: Callable[[ToolResultBlock], tuple[Wire, Sequence[Item]]],
+    media_message: Callable[[list[Item]], Wire],
+) -> list[Wire]:
+    """The wire messages of a conversation: ``message`` of each system, user and assistant
+    message, ``tool_message`` of each tool result, and after each run of tool messages
+    whose results moved media out, ``media_message`` of those media's items (in order).
+
+    ``tool_message`` gives the tool message and the items its media became (none when
+    the result holds no media).
+    """
+    wire: list[Wire] = []
+    for turn in tool_result_runs(messages):
+        if isinstance(turn, ChatMessage):
+            wire.append(message(turn))
+            continue
+        moved: list[Item] = []
+        for result in turn:
+            tool_wire, items = tool_message(result)
+            wire.append(tool_wire)
+            moved.extend(items)
+        if moved:
+            wire.append(media_message(moved))
+    return wire
 
 
 def listed_medium(block: Media, number: int) -> str:

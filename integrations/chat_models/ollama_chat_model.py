@@ -43,6 +43,7 @@ from flink_agents.integrations.chat_models._sdk_errors import (
     timeout_error,
 )
 from flink_agents.integrations.chat_models._secrets import register_provider_secrets
+from flink_agents.integrations.chat_models._setup_options import set_options
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -173,15 +174,7 @@ class OllamaChatModelSetup(BaseChatModelSetup):
 
     @property
     def model_kwargs(self) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {}
-        typed = {
-            "model": self.model,
-            "temperature": self.temperature,
-            "num_ctx": self.num_ctx,
-            "keep_alive": self.keep_alive,
-            "think": self.think,
-        }
-        kwargs.update({key: value for key, value in typed.items() if value is not None})
+        kwargs = set_options(self, ("model", "temperature", "num_ctx", "keep_alive", "think"))
         kwargs["extract_reasoning"] = self.extract_reasoning
         kwargs["tool_media"] = self.tool_media
         kwargs.update(self.params)

@@ -45,6 +45,7 @@ from flink_agents.integrations.chat_models._sdk_errors import (
     timeout_error,
 )
 from flink_agents.integrations.chat_models._secrets import register_provider_secrets
+from flink_agents.integrations.chat_models._setup_options import set_options
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -220,11 +221,7 @@ class TongyiChatModelSetup(BaseChatModelSetup):
 
     @property
     def model_kwargs(self) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {}
-        if self.model is not None:
-            kwargs["model"] = self.model
-        if self.temperature is not None:
-            kwargs["temperature"] = self.temperature
+        kwargs = set_options(self, ("model", "temperature"))
         kwargs["extract_reasoning"] = self.extract_reasoning
         kwargs["tool_media"] = self.tool_media
         kwargs.update(self.params)

@@ -27,13 +27,13 @@ from __future__ import annotations
 import collections
 import hashlib
 import re
-from collections.abc import Awaitable, Callable, Coroutine, Hashable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Hashable, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import cloudpickle
 from mcp.client.session import ClientSession
-from mcp_types import CallToolResult, GetPromptResult, PaginatedRequestParams
+from mcp_types import CallToolResult, GetPromptResult, PaginatedRequestParams, PaginatedResult
 from mcp_types import Prompt as MCPPromptInfo
 from mcp_types import Tool as MCPToolInfo
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
@@ -70,6 +70,7 @@ from flink_agents.integrations.mcp._transport import (
 __all__ = ["MCPPrompt", "MCPPromptArgument", "MCPServer", "MCPTool"]
 
 _T = TypeVar("_T")
+_Page = TypeVar("_Page", bound=PaginatedResult)
 
 _MAX_PAGES = 100
 """A listing stops after this many pages (a server whose cursor never ends cannot hang it)."""
@@ -436,31 +437,26 @@ class MCPPrompt(Prompt):
 
 
 async def _tool_infos(link: ServerLink) -> list[MCPToolInfo]:
-    cached = link.listings.get("tools")
-    if cached is None:
-        cached = await link.request("tools/list", _all_tools)
-        link.listings["tools"] = cached
-    return list(cached)
+    return await _listing(link, "tools", _all_tools)
 
 
 async def _all_tools(session: ClientSession) -> list[MCPToolInfo]:
-    tools: list[MCPToolInfo] = []
-    cursor: str | None = None
-    for _ in range(_MAX_PAGES):
-        params = PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await session.list_tools(params=params)
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tools
+    return await _all_pages(lambda params: session.list_tools(params=params), lambda p: p.tools)
 
 
 async def _prompt_infos(link: ServerLink) -> list[MCPPromptInfo]:
-    cached = link.listings.get("prompts")
+    return await _listing(link, "prompts", _all_prompts)
+
+
+async def _listing(
+    link: ServerLink, kind: str, list_all: Callable[[ClientSession], Awaitable[list[_T]]]
+) -> list[_T]:
+    """The server's ``kind`` (``tools``, ``prompts``): listed once (``{kind}/list``), then
+    from the link's cache until its session is closed."""
+    cached = link.listings.get(kind)
     if cached is None:
-        cached = await link.request("prompts/list", _all_prompts)
-        link.listings["prompts"] = cached
+        cached = await link.request(f"{kind}/list", list_all)
+        link.listings[kind] = cached
     return list(cached)
 
 
@@ -468,16 +464,26 @@ async def _all_prompts(session: ClientSession) -> list[MCPPromptInfo]:
     capabilities = session.server_capabilities
     if capabilities is None or capabilities.prompts is None:
         return []
-    prompts: list[MCPPromptInfo] = []
+    return await _all_pages(
+        lambda params: session.list_prompts(params=params), lambda page: page.prompts
+    )
+
+
+async def _all_pages(
+    list_page: Callable[[PaginatedRequestParams | None], Awaitable[_Page]],
+    items: Callable[[_Page], Sequence[_T]],
+) -> list[_T]:
+    """The items of every page of a listing (``tools/list``, ``prompts/list``), following
+    its cursor for at most `_MAX_PAGES` pages."""
+    found: list[_T] = []
     cursor: str | None = None
     for _ in range(_MAX_PAGES):
-        params = PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await session.list_prompts(params=params)
-        prompts.extend(page.prompts)
+        page = await list_page(PaginatedRequestParams(cursor=cursor) if cursor else None)
+        found.extend(items(page))
         cursor = page.next_cursor
         if not cursor:
             break
-    return prompts
+    return found
 
 
 async def _call_tool(

@@ -29,6 +29,7 @@ from flink_agents.api._class_path import find_stored_class
 __all__ = [
     "OutputSchema",
     "is_row_type_info",
+    "json_candidates",
     "json_in_text",
     "row_field_types",
     "row_from_json",
@@ -111,16 +112,20 @@ def row_from_json(data: Any, row_type: Any) -> Any:
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 
 
-def json_in_text(text: str) -> Iterator[Any]:
-    """The JSON values ``text`` may hold, best guess first: the whole text, each fenced
-    code block, the outermost ``{...}``."""
+def json_candidates(text: str) -> list[str]:
+    """The parts of a model's answer that may be its JSON, best guess first: the whole
+    text, each fenced code block, the outermost ``{...}`` (empty ones left out). Used by
+    every reader of structured output (`json_in_text`, the chat action's)."""
     candidates = [text.strip(), *(m.strip() for m in _FENCE.findall(text))]
     start, end = text.find("{"), text.rfind("}")
     if 0 <= start < end:
         candidates.append(text[start : end + 1])
-    for candidate in candidates:
-        if not candidate:
-            continue
+    return [candidate for candidate in candidates if candidate]
+
+
+def json_in_text(text: str) -> Iterator[Any]:
+    """The JSON values ``text`` may hold, best guess first (`json_candidates`)."""
+    for candidate in json_candidates(text):
         try:
             yield json.loads(candidate)
         except ValueError:

@@ -48,7 +48,12 @@ from flink_agents.api.content_blocks import (
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import as_tool_metadata
-from flink_agents.integrations.chat_models._content_walk import assistant_items, user_items
+from flink_agents.integrations.chat_models._content_walk import (
+    assistant_items,
+    split_system,
+    tool_result_runs,
+    user_items,
+)
 from flink_agents.integrations.chat_models._media import (
     ASSISTANT_MEDIA_REASON,
     REDACTED_MEDIA_REASON,
@@ -57,19 +62,24 @@ from flink_agents.integrations.chat_models._media import (
     inline_base64,
 )
 from flink_agents.integrations.chat_models._reasoning_replay import replay_reasoning
+from flink_agents.integrations.chat_models._request_options import request_options
+from flink_agents.integrations.chat_models._response_result import (
+    STOP_REASONS,
+    canonical_finish_reason,
+    response_blocks,
+    sdk_response_result,
+)
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._sdk_objects import (
     as_json,
     field,
     is_object,
-    str_field,
 )
 from flink_agents.integrations.chat_models._tool_arguments import (
     parse_tool_arguments,
     tool_call_id,
 )
-from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
-from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response
+from flink_agents.integrations.chat_models._usage import UsageFields
 
 __all__ = [
     "ASSISTANT_MEDIA_REASON",
@@ -83,7 +93,6 @@ __all__ = [
     "VIDEO_REASON",
     "build_request",
     "document_type_reason",
-    "finish_reason_from_stop_reason",
     "image_type_reason",
     "parse_response",
 ]
@@ -114,13 +123,7 @@ USAGE_FIELDS = UsageFields(
 )
 """Where a message's ``usage`` holds each count (the shared policy of `_usage`)."""
 
-_STOP_REASONS: dict[str, str] = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "max_tokens": "length",
-    "tool_use": "tool_calls",
-    "refusal": "refusal",
-}
+_STOP_REASONS: dict[str, str] = {**STOP_REASONS, "refusal": "refusal"}
 
 _TOOL_CHOICE_KEYWORDS = ("auto", "any", "none")
 
@@ -159,15 +162,12 @@ def build_request(
     cannot take and ``ValueError`` for bad options or undecodable text documents,
     before anything is sent.
     """
-    options = {key: value for key, value in params.items() if value is not None}
-    model = options.pop("model", None)
-    if not isinstance(model, str) or not model:
-        raise ValueError("an Anthropic request needs a model name: pass model=...")
+    model, options = request_options(
+        params, model_error="an Anthropic request needs a model name: pass model=..."
+    )
     max_tokens = options.pop("max_tokens", DEFAULT_MAX_TOKENS)
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0:
         raise ValueError(f"max_tokens must be a non-negative integer, got {max_tokens!r}")
-    if options.pop("stream", False):
-        raise ValueError("streaming is not supported here: the adapter reads whole responses")
 
     system, wire_messages = _convert_messages(messages)
     request: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": wire_messages}
@@ -205,31 +205,15 @@ def build_request(
 def _convert_messages(
     messages: Sequence[ChatMessage],
 ) -> tuple[str | list[dict[str, Any]] | None, list[dict[str, Any]]]:
-    system_texts: list[str] = []
+    system_texts, conversation = split_system(messages)
     wire: list[dict[str, Any]] = []
-    pending_results: list[dict[str, Any]] = []
-
-    def flush_results() -> None:
-        if pending_results:
-            wire.append({"role": "user", "content": list(pending_results)})
-            pending_results.clear()
-
-    for message in messages:
-        if message.role is MessageRole.SYSTEM:
-            system_texts.extend(
-                b.text for b in message.blocks if isinstance(b, TextBlock) and b.text
-            )
-        elif message.role is MessageRole.TOOL:
-            result = message.tool_result_block
-            assert result is not None
-            pending_results.append(_tool_result(result))
-        elif message.role is MessageRole.USER:
-            flush_results()
-            wire.append({"role": "user", "content": _user_content(message.blocks)})
+    for turn in tool_result_runs(conversation):
+        if not isinstance(turn, ChatMessage):  # the results of a run go in one user message
+            wire.append({"role": "user", "content": [_tool_result(result) for result in turn]})
+        elif turn.role is MessageRole.USER:
+            wire.append({"role": "user", "content": _user_content(turn.blocks)})
         else:
-            flush_results()
-            wire.append({"role": "assistant", "content": _assistant_content(message.blocks)})
-    flush_results()
+            wire.append({"role": "assistant", "content": _assistant_content(turn.blocks)})
 
     system: str | list[dict[str, Any]] | None
     if not system_texts:
@@ -391,16 +375,7 @@ def parse_response(response: Message) -> ChatResult:
     if not isinstance(content, list):
         raise _malformed("the response has no 'content' list")
 
-    blocks: list[ContentBlock] = []
-    unknown: list[Mapping[str, Any]] = []
-    for item in content:
-        if not is_object(item):
-            raise _malformed("a content entry is not an object")
-        block = _response_block(item)
-        if block is None:
-            unknown.append(as_json(item))
-        else:
-            blocks.append(block)
+    blocks, unknown = response_blocks(content, _response_block, as_json)
 
     stop_reason = field(response, "stop_reason")
     if stop_reason is not None and not isinstance(stop_reason, str):
@@ -417,28 +392,15 @@ def parse_response(response: Message) -> ChatResult:
     if request_id:
         metadata["request_id"] = request_id
 
-    try:
-        result = ChatResult(
-            message=ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks),
-            model=str_field(response, "model"),
-            response_id=str_field(response, "id"),
-            usage=usage_from_response(usage, USAGE_FIELDS),
-            finish_reason=finish_reason_from_stop_reason(stop_reason),
-            metadata=metadata,
-        )
-    except ValueError:  # pydantic: two tool calls with one id
-        raise _malformed("the content blocks do not form a valid assistant message") from None
-    return keep_unknown_blocks(PROVIDER, result, unknown)
-
-
-def finish_reason_from_stop_reason(stop_reason: str | None) -> str | None:
-    """The canonical finish reason, or Anthropic's own value when none fits."""
-    if stop_reason is None:
-        return None
-    return _STOP_REASONS.get(stop_reason, stop_reason)
+    finish_reason = canonical_finish_reason(stop_reason, _STOP_REASONS)
+    return sdk_response_result(
+        PROVIDER, response, USAGE_FIELDS, blocks, unknown, finish_reason, metadata
+    )
 
 
 def _response_block(item: object) -> ContentBlock | None:
+    if not is_object(item):
+        raise _malformed("a content entry is not an object")
     kind = field(item, "type")
     if kind == "text":
         text = field(item, "text")

@@ -14,6 +14,7 @@ from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.message import ChatMessage
 from flink_agents.integrations.chat_models._provider_connection import ProviderConnection
 from flink_agents.integrations.chat_models._sdk_arguments import sdk_arguments
+from flink_agents.integrations.chat_models._setup_options import set_options
 from flink_agents.integrations.chat_models.anthropic._messages_api import (
     DEFAULT_MAX_TOKENS,
     PROVIDER,
@@ -85,14 +86,11 @@ class AnthropicChatModelSetup(BaseChatModelSetup):
     @property
     def model_kwargs(self) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"max_tokens": self.max_tokens}
-        if self.model is not None:
-            kwargs["model"] = self.model
-        optional = {
-            "temperature": self.temperature,
-            "thinking_budget_tokens": self.thinking_budget_tokens,
-            "tool_choice": self.tool_choice,
-            "stop_sequences": self.stop_sequences,
-        }
-        kwargs.update({key: value for key, value in optional.items() if value is not None})
+        kwargs.update(
+            set_options(
+                self,
+                ("model", "temperature", "thinking_budget_tokens", "tool_choice", "stop_sequences"),
+            )
+        )
         kwargs.update(self.params)
         return kwargs

@@ -1,4 +1,5 @@
-"""What both Azure OpenAI connections share: the ``AsyncAzureOpenAI`` client and its settings.
+"""What both Azure OpenAI connections share: the ``AsyncAzureOpenAI`` client and its
+settings; and what both setups share: the deployment (`AzureDeploymentSetup`).
 
 `AzureOpenAIChatModelConnection` (Chat Completions) and
 `AzureOpenAIResponsesChatModelConnection` (Responses) put `AzureOpenAIConnection` before
@@ -16,16 +17,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar
 
 import openai
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from flink_agents.api.chat_models.chat_model import ToolSpec
+from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.redaction import register_secret
 from flink_agents.integrations.chat_models._secrets import register_provider_secrets
 from flink_agents.integrations.chat_models.openai._connection import OpenAIConnection
 
-__all__ = ["PROVIDER", "AzureADTokenProvider", "AzureOpenAIConnection"]
+__all__ = ["PROVIDER", "AzureADTokenProvider", "AzureDeploymentSetup", "AzureOpenAIConnection"]
 
 PROVIDER = "azure-openai"
 """Name used in `ChatModelError.provider` and error messages."""
@@ -153,3 +154,29 @@ def _masking(provider: AzureADTokenProvider) -> Callable[[], Awaitable[str]]:
         return value
 
     return token
+
+
+class AzureDeploymentSetup(BaseChatModelSetup):
+    """What a setup of an Azure OpenAI deployment adds to its OpenAI setup (put it first
+    among the bases): ``model`` required, the deployment's name, and
+    ``model_of_azure_deployment``."""
+
+    model: str | None = Field(default=None, validate_default=True)
+    """The deployment's name (not the model behind it); required."""
+    model_of_azure_deployment: str | None = None
+    """The model behind the deployment (``gpt-4o``): the result's ``model`` when the
+    response names none (Azure usually does). Not sent."""
+
+    @field_validator("model")
+    @classmethod
+    def _deployment_required(cls, value: str | None) -> str:
+        if value is None or not value.strip():
+            raise ValueError("model is required: the name of the Azure OpenAI deployment")
+        return value
+
+    @property
+    def model_kwargs(self) -> dict[str, Any]:
+        kwargs = super().model_kwargs
+        if self.model_of_azure_deployment is not None:
+            kwargs.setdefault("model_of_azure_deployment", self.model_of_azure_deployment)
+        return kwargs

@@ -14,12 +14,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from flink_agents.api.chat_models.chat_model import ToolSpec
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.message import ChatMessage
-from flink_agents.integrations.chat_models.azure._connection import AzureOpenAIConnection
+from flink_agents.integrations.chat_models.azure._connection import (
+    AzureDeploymentSetup,
+    AzureOpenAIConnection,
+)
 from flink_agents.integrations.chat_models.openai.openai_chat_model import (
     OpenAIChatModelConnection,
     OpenAIChatModelSetup,
@@ -50,7 +53,7 @@ class AzureOpenAIChatModelConnection(AzureOpenAIConnection, OpenAIChatModelConne
         return await self._achat_on_azure(super().achat, messages, tools, params)
 
 
-class AzureOpenAIChatModelSetup(OpenAIChatModelSetup):
+class AzureOpenAIChatModelSetup(AzureDeploymentSetup, OpenAIChatModelSetup):
     """A deployment and its options for an `AzureOpenAIChatModelConnection`.
 
     The options of `OpenAIChatModelSetup` (``max_tokens``, ``temperature``,
@@ -58,11 +61,6 @@ class AzureOpenAIChatModelSetup(OpenAIChatModelSetup):
     ``additional_kwargs``), with ``model`` required: the deployment's name.
     """
 
-    model: str | None = Field(default=None, validate_default=True)
-    """The deployment's name (not the model behind it); required."""
-    model_of_azure_deployment: str | None = None
-    """The model behind the deployment (``gpt-4o``): the result's ``model`` when the
-    response names none (Azure usually does). Not sent."""
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     """Sampling temperature (reasoning models take none)."""
     max_tokens: int | None = Field(default=None, gt=0)
@@ -70,21 +68,9 @@ class AzureOpenAIChatModelSetup(OpenAIChatModelSetup):
     logprobs: bool | None = None
     """Ask for log probabilities of the output tokens."""
 
-    @field_validator("model")
-    @classmethod
-    def _deployment_required(cls, value: str | None) -> str:
-        if value is None or not value.strip():
-            raise ValueError("model is required: the name of the Azure OpenAI deployment")
-        return value
-
     @property
     def model_kwargs(self) -> dict[str, Any]:
         kwargs = super().model_kwargs
-        extra = {
-            "model_of_azure_deployment": self.model_of_azure_deployment,
-            "logprobs": self.logprobs,
-        }
-        for key, value in extra.items():
-            if value is not None:
-                kwargs.setdefault(key, value)
+        if self.logprobs is not None:
+            kwargs.setdefault("logprobs", self.logprobs)
         return kwargs

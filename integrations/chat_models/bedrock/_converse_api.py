@@ -52,7 +52,11 @@ from flink_agents.api.content_blocks import (
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import as_tool_metadata
-from flink_agents.integrations.chat_models._content_walk import assistant_items, user_items
+from flink_agents.integrations.chat_models._content_walk import (
+    assistant_items,
+    split_system,
+    user_items,
+)
 from flink_agents.integrations.chat_models._media import (
     REDACTED_MEDIA_REASON,
     Media,
@@ -61,12 +65,18 @@ from flink_agents.integrations.chat_models._media import (
     inline_base64,
 )
 from flink_agents.integrations.chat_models._reasoning_replay import replay_reasoning
+from flink_agents.integrations.chat_models._request_options import request_options
+from flink_agents.integrations.chat_models._response_result import (
+    STOP_REASONS,
+    assistant_result,
+    canonical_finish_reason,
+    response_blocks,
+)
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._tool_arguments import (
     parse_tool_arguments,
     tool_call_id,
 )
-from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
 from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response
 
 __all__ = [
@@ -80,7 +90,6 @@ __all__ = [
     "USAGE_FIELDS",
     "VIDEO_FORMATS",
     "build_request",
-    "finish_reason_from_stop_reason",
     "parse_response",
 ]
 
@@ -162,10 +171,7 @@ USAGE_FIELDS = UsageFields(
 """Where the response's ``usage`` holds each count (the shared policy of `_usage`)."""
 
 _STOP_REASONS: dict[str, str] = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "max_tokens": "length",
-    "tool_use": "tool_calls",
+    **STOP_REASONS,
     "guardrail_intervened": "content_filter",
     "content_filtered": "content_filter",
 }
@@ -205,12 +211,9 @@ def build_request(
     `UnsupportedContentBlockError` for a block Bedrock cannot take and ``ValueError`` for
     bad options, before anything is sent.
     """
-    options = {key: value for key, value in params.items() if value is not None}
-    model = options.pop("model", None)
-    if not isinstance(model, str) or not model:
-        raise ValueError("a Bedrock request needs a model id: pass model=...")
-    if options.pop("stream", False):
-        raise ValueError("streaming is not supported here: the adapter reads whole responses")
+    model, options = request_options(
+        params, model_error="a Bedrock request needs a model id: pass model=..."
+    )
     json_results = bool(options.pop("json_tool_results", False))
 
     system, wire_messages = _convert_messages(messages, json_results=json_results)
@@ -264,7 +267,7 @@ def _merge(name: str, options: Mapping[str, Any], fields: Mapping[str, Any]) -> 
 def _convert_messages(
     messages: Sequence[ChatMessage], *, json_results: bool
 ) -> tuple[list[str], list[dict[str, Any]]]:
-    system: list[str] = []
+    system, conversation = split_system(messages)
     wire: list[dict[str, Any]] = []
     documents = _DocumentNames()
 
@@ -276,10 +279,8 @@ def _convert_messages(
         else:
             wire.append({"role": role, "content": content})
 
-    for message in messages:
-        if message.role is MessageRole.SYSTEM:
-            system.extend(b.text for b in message.blocks if isinstance(b, TextBlock) and b.text)
-        elif message.role is MessageRole.TOOL:
+    for message in conversation:
+        if message.role is MessageRole.TOOL:
             result = message.tool_result_block
             assert result is not None
             append("user", [_tool_result(result, documents, json_results=json_results)])
@@ -485,16 +486,7 @@ def parse_response(response: Any, *, model: str | None = None) -> ChatResult:
     if not isinstance(content, list):
         raise _malformed("the response has no output.message.content list")
 
-    blocks: list[ContentBlock] = []
-    unknown: list[Mapping[str, Any]] = []
-    for item in content:
-        if not isinstance(item, Mapping):
-            raise _malformed("a content block is not an object")
-        block = _response_block(item)
-        if block is None:
-            unknown.append(_unknown(item))
-        else:
-            blocks.append(block)
+    blocks, unknown = response_blocks(content, _response_block, _unknown)
 
     stop_reason = response.get("stopReason")
     if stop_reason is not None and not isinstance(stop_reason, str):
@@ -510,27 +502,14 @@ def parse_response(response: Any, *, model: str | None = None) -> ChatResult:
     if request_id:
         metadata["request_id"] = request_id
 
-    try:
-        result = ChatResult(
-            message=ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks),
-            model=model,
-            usage=usage_from_response(response.get("usage"), USAGE_FIELDS),
-            finish_reason=finish_reason_from_stop_reason(stop_reason),
-            metadata=metadata,
-        )
-    except ValueError:  # pydantic: two tool calls with one id
-        raise _malformed("the content blocks do not form a valid assistant message") from None
-    return keep_unknown_blocks(PROVIDER, result, unknown)
+    finish_reason = canonical_finish_reason(stop_reason, _STOP_REASONS)
+    usage = usage_from_response(response.get("usage"), USAGE_FIELDS)
+    return assistant_result(PROVIDER, blocks, unknown, finish_reason, usage, metadata, model=model)
 
 
-def finish_reason_from_stop_reason(stop_reason: str | None) -> str | None:
-    """The canonical finish reason, or Bedrock's own value when none fits."""
-    if stop_reason is None:
-        return None
-    return _STOP_REASONS.get(stop_reason, stop_reason)
-
-
-def _response_block(item: Mapping[str, Any]) -> ContentBlock | None:
+def _response_block(item: object) -> ContentBlock | None:
+    if not isinstance(item, Mapping):
+        raise _malformed("a content block is not an object")
     if "text" in item:
         if not isinstance(item["text"], str):
             raise _malformed("a text block's 'text' is not a string")

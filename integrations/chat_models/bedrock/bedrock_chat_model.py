@@ -43,6 +43,7 @@ from flink_agents.integrations.chat_models._sdk_errors import (
     timeout_error,
 )
 from flink_agents.integrations.chat_models._secrets import register_provider_secrets
+from flink_agents.integrations.chat_models._setup_options import set_options
 from flink_agents.integrations.chat_models.bedrock._converse_api import (
     PROVIDER,
     build_request,
@@ -212,30 +213,21 @@ class BedrockChatModelConnection(ProviderConnection[Any]):
         if isinstance(exc, botocore.exceptions.EndpointConnectionError):
             return connection_error(PROVIDER, exc)
         if isinstance(exc, botocore.exceptions.NoCredentialsError):
-            return ChatModelError(
+            return _not_retried(
+                "authentication",
                 f"{PROVIDER}: no AWS credentials: set AWS_ACCESS_KEY_ID and "
                 "AWS_SECRET_ACCESS_KEY (or AWS_PROFILE, or a role) where the agent runs (on "
                 "Flink: on every TaskManager), or pass them to BedrockChatModelConnection",
-                retryable=False,
-                provider=PROVIDER,
-                kind="authentication",
             )
         if isinstance(exc, botocore.exceptions.NoRegionError):
-            return ChatModelError(
+            return _not_retried(
+                "configuration",
                 f"{PROVIDER}: no AWS region: set AWS_REGION (or AWS_DEFAULT_REGION) where the "
-                "agent runs, or pass "
-                "region=... to BedrockChatModelConnection",
-                retryable=False,
-                provider=PROVIDER,
-                kind="configuration",
+                "agent runs, or pass region=... to BedrockChatModelConnection",
             )
         if isinstance(exc, botocore.exceptions.ParamValidationError):
-            return ChatModelError(
-                redact(f"{PROVIDER} request refused by boto3 before sending: {exc}"),
-                retryable=False,
-                provider=PROVIDER,
-                kind="bad_request",
-            )
+            detail = redact(f"{PROVIDER} request refused by boto3 before sending: {exc}")
+            return _not_retried("bad_request", detail)
         return call_failed(PROVIDER, exc)
 
     async def achat(
@@ -255,6 +247,11 @@ class BedrockChatModelConnection(ProviderConnection[Any]):
 
         response = await self._send(converse)
         return parse_response(response, model=request["modelId"])
+
+
+def _not_retried(kind: str, message: str) -> ChatModelError:
+    """A failure trying again cannot mend (a setting, a refused request)."""
+    return ChatModelError(message, retryable=False, provider=PROVIDER, kind=kind)
 
 
 def _converse(client: Any, request: dict[str, Any]) -> Any:
@@ -295,6 +292,17 @@ def _client_error(exc: botocore.exceptions.ClientError) -> ChatModelError:
     return result
 
 
+_TYPED_OPTIONS = (
+    "model",
+    "temperature",
+    "max_tokens",
+    "top_p",
+    "stop_sequences",
+    "thinking_budget_tokens",
+    "tool_choice",
+)
+
+
 class BedrockChatModelSetup(BaseChatModelSetup):
     """Model and options for a `BedrockChatModelConnection` (upstream's Java names:
     ``model``, ``temperature``, ``max_tokens``).
@@ -325,16 +333,7 @@ class BedrockChatModelSetup(BaseChatModelSetup):
 
     @property
     def model_kwargs(self) -> dict[str, Any]:
-        typed = {
-            "model": self.model,
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "top_p": self.top_p,
-            "stop_sequences": self.stop_sequences,
-            "thinking_budget_tokens": self.thinking_budget_tokens,
-            "tool_choice": self.tool_choice,
-        }
-        kwargs = {key: value for key, value in typed.items() if value is not None}
+        kwargs = set_options(self, _TYPED_OPTIONS)
         if self.json_tool_results:
             kwargs["json_tool_results"] = True
         kwargs.update(self.params)

@@ -57,15 +57,25 @@ from flink_agents.api.content_blocks import (
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import as_tool_metadata
-from flink_agents.integrations.chat_models._content_walk import user_items
+from flink_agents.integrations.chat_models._content_walk import (
+    refuse_in_assistant_message,
+    split_system,
+    tool_calls_by_id,
+    tool_result_runs,
+    user_items,
+)
 from flink_agents.integrations.chat_models._media import (
-    ASSISTANT_MEDIA_REASON,
-    MEDIA_TYPES,
     REDACTED_MEDIA_REASON,
     Media,
     bare_mime,
     decode_base64,
     inline_base64,
+)
+from flink_agents.integrations.chat_models._request_options import request_options
+from flink_agents.integrations.chat_models._response_result import (
+    assistant_result,
+    canonical_finish_reason,
+    response_blocks,
 )
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._text_tool_messages import (
@@ -76,7 +86,6 @@ from flink_agents.integrations.chat_models._tool_arguments import (
     parse_tool_arguments,
     tool_call_id,
 )
-from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
 from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response
 
 __all__ = [
@@ -175,12 +184,9 @@ def build_request(
     `UnsupportedContentBlockError` for a block Gemini cannot take and ``ValueError`` for
     bad options, before anything is sent.
     """
-    options = {key: value for key, value in params.items() if value is not None}
-    model = options.pop("model", None)
-    if not isinstance(model, str) or not model:
-        raise ValueError("a Gemini request needs a model name: pass model=...")
-    if options.pop("stream", False):
-        raise ValueError("streaming is not supported here: the adapter reads whole responses")
+    model, options = request_options(
+        params, model_error="a Gemini request needs a model name: pass model=..."
+    )
     tool_media = options.pop("tool_media", "function_response")
     if tool_media not in ("function_response", "user_message", "error"):
         raise ValueError(
@@ -216,41 +222,23 @@ def build_request(
 def _convert_messages(
     messages: Sequence[ChatMessage], tool_media: ToolMedia
 ) -> tuple[list[str], list[dict[str, Any]]]:
-    calls = {
-        block.id: block
-        for message in messages
-        if message.role is MessageRole.ASSISTANT
-        for block in message.tool_calls
-    }
-    system: list[str] = []
+    calls = tool_calls_by_id(messages)
+    system, conversation = split_system(messages)
     contents: list[dict[str, Any]] = []
-    responses: list[dict[str, Any]] = []
-    moved: list[dict[str, Any]] = []
-
-    def flush_responses() -> None:
-        if responses:
-            contents.append({"role": "user", "parts": list(responses)})
-            responses.clear()
-        if moved:
-            contents.append({"role": "user", "parts": list(moved)})
-            moved.clear()
-
-    for message in messages:
-        if message.role is MessageRole.SYSTEM:
-            system.extend(b.text for b in message.blocks if isinstance(b, TextBlock) and b.text)
-        elif message.role is MessageRole.TOOL:
-            result = message.tool_result_block
-            assert result is not None
-            responses.append(_function_response(result, calls, tool_media, moved))
-        elif message.role is MessageRole.USER:
-            flush_responses()
-            contents.append({"role": "user", "parts": _user_parts(message.blocks)})
+    for turn in tool_result_runs(conversation):
+        if not isinstance(turn, ChatMessage):
+            # The run's function responses in one user turn, the media they moved in another.
+            moved: list[dict[str, Any]] = []
+            responses = [_function_response(result, calls, tool_media, moved) for result in turn]
+            contents.append({"role": "user", "parts": responses})
+            if moved:
+                contents.append({"role": "user", "parts": moved})
+        elif turn.role is MessageRole.USER:
+            contents.append({"role": "user", "parts": _user_parts(turn.blocks)})
         else:
-            flush_responses()
-            parts = _model_parts(message.blocks)
+            parts = _model_parts(turn.blocks)
             if parts:  # an answer with only other providers' reasoning has nothing to send
                 contents.append({"role": "model", "parts": parts})
-    flush_responses()
     return system, contents
 
 
@@ -289,14 +277,8 @@ def _model_parts(blocks: Sequence[ContentBlock]) -> list[dict[str, Any]]:
             part = {"function_call": call}
             _sign(part, block.signature)
             parts.append(part)
-        elif isinstance(block, MEDIA_TYPES):
-            raise UnsupportedContentBlockError(
-                block.type, ASSISTANT_MEDIA_REASON, provider=PROVIDER
-            )
-        else:  # pragma: no cover - the role matrix of ChatMessage forbids it
-            raise UnsupportedContentBlockError(
-                block.type, "an assistant message cannot hold it", provider=PROVIDER
-            )
+        else:
+            refuse_in_assistant_message(block, PROVIDER)
     return parts
 
 
@@ -465,16 +447,7 @@ def parse_response(response: Any) -> ChatResult:
     if not isinstance(parts, list):
         raise _malformed("a candidate's 'parts' is not a list")
 
-    blocks: list[ContentBlock] = []
-    unknown: list[Mapping[str, Any]] = []
-    for part in parts:
-        if not isinstance(part, Mapping):
-            raise _malformed("a part is not an object")
-        converted = _response_blocks(part)
-        if converted is None:
-            unknown.append(part)
-        else:
-            blocks.extend(converted)
+    blocks, unknown = response_blocks(parts, _response_blocks, _as_object)
 
     raw_finish = candidate.get("finishReason")
     if raw_finish is not None and not isinstance(raw_finish, str):
@@ -484,18 +457,10 @@ def parse_response(response: Any) -> ChatResult:
         if candidate.get(key) is not None:
             metadata[name] = candidate[key]
     has_calls = any(isinstance(block, ToolCallBlock) for block in blocks)
-    try:
-        result = ChatResult(
-            message=ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks),
-            model=model,
-            response_id=response_id,
-            usage=usage,
-            finish_reason=finish_reason_from_gemini(raw_finish, has_tool_calls=has_calls),
-            metadata=metadata,
-        )
-    except ValueError:  # pydantic: two calls with one id
-        raise _malformed("the parts do not form a valid assistant message") from None
-    return keep_unknown_blocks(PROVIDER, result, unknown)
+    finish = finish_reason_from_gemini(raw_finish, has_tool_calls=has_calls)
+    return assistant_result(
+        PROVIDER, blocks, unknown, finish, usage, metadata, model=model, response_id=response_id
+    )
 
 
 def finish_reason_from_gemini(reason: str | None, *, has_tool_calls: bool = False) -> str | None:
@@ -505,11 +470,12 @@ def finish_reason_from_gemini(reason: str | None, *, has_tool_calls: bool = Fals
         return "tool_calls" if has_tool_calls else None
     if reason == "STOP" and has_tool_calls:
         return "tool_calls"
-    return _FINISH_REASONS.get(reason, reason)
+    return canonical_finish_reason(reason, _FINISH_REASONS)
 
 
-def _response_blocks(part: Mapping[str, Any]) -> list[ContentBlock] | None:
+def _response_blocks(part: object) -> list[ContentBlock] | None:
     """The blocks of one part; None for a part this adapter does not convert."""
+    part = _as_object(part)
     signature = part.get("thoughtSignature")
     if signature is not None and not isinstance(signature, str):
         raise _malformed("a 'thoughtSignature' is not a string")
@@ -538,6 +504,12 @@ def _response_blocks(part: Mapping[str, Any]) -> list[ContentBlock] | None:
     if signature is not None:  # kept before the text it belongs to
         return [ReasoningBlock(signature=signature, provider=PROVIDER), TextBlock(text=text)]
     return [TextBlock(text=text)] if text else []
+
+
+def _as_object(part: object) -> Mapping[str, Any]:
+    if not isinstance(part, Mapping):
+        raise _malformed("a part is not an object")
+    return part
 
 
 def _malformed(detail: str) -> ChatModelError:

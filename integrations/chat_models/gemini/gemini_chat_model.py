@@ -37,6 +37,7 @@ from flink_agents.integrations.chat_models._sdk_errors import (
     timeout_error,
 )
 from flink_agents.integrations.chat_models._secrets import register_provider_secrets
+from flink_agents.integrations.chat_models._setup_options import set_options
 from flink_agents.integrations.chat_models.gemini._generate_content_api import (
     PROVIDER,
     ToolMedia,
@@ -199,6 +200,20 @@ def _retry_delay(details: Any) -> float | None:
     return None
 
 
+_TYPED_OPTIONS = (
+    "model",
+    "temperature",
+    "max_output_tokens",
+    "top_p",
+    "top_k",
+    "stop_sequences",
+    "include_thoughts",
+    "thinking_budget",
+    "thinking_level",
+    "tool_choice",
+)
+
+
 class GeminiChatModelSetup(BaseChatModelSetup):
     """Model and options for a `GeminiChatModelConnection` (upstream's Java names:
     ``model``, ``temperature``, ``max_output_tokens``, ``additional_kwargs``).
@@ -237,20 +252,7 @@ class GeminiChatModelSetup(BaseChatModelSetup):
 
     @property
     def model_kwargs(self) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {}
-        typed = {
-            "model": self.model,
-            "temperature": self.temperature,
-            "max_output_tokens": self.max_output_tokens,
-            "top_p": self.top_p,
-            "top_k": self.top_k,
-            "stop_sequences": self.stop_sequences,
-            "include_thoughts": self.include_thoughts,
-            "thinking_budget": self.thinking_budget,
-            "thinking_level": self.thinking_level,
-            "tool_choice": self.tool_choice,
-        }
-        kwargs.update({key: value for key, value in typed.items() if value is not None})
+        kwargs = set_options(self, _TYPED_OPTIONS)
         kwargs["tool_media"] = self.tool_media
         kwargs.update(self.params)
         return kwargs

@@ -55,25 +55,29 @@ from flink_agents.integrations.chat_models._media import (
     inline_base64,
     url_or_data_uri,
 )
+from flink_agents.integrations.chat_models._request_options import request_options
+from flink_agents.integrations.chat_models._response_result import (
+    canonical_finish_reason,
+    sdk_response_result,
+)
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._sdk_objects import (
     as_json,
     field,
     is_object,
-    str_field,
 )
 from flink_agents.integrations.chat_models._text_tool_messages import (
     TOOL_ERROR_PREFIX,
     TextToolMedia,
     check_tool_media,
+    messages_with_moved_media,
     text_tool_message,
 )
 from flink_agents.integrations.chat_models._tool_arguments import (
     parse_tool_arguments,
     tool_call_id,
 )
-from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
-from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response
+from flink_agents.integrations.chat_models._usage import UsageFields
 
 __all__ = [
     "ASSISTANT_MEDIA_REASON",
@@ -165,7 +169,9 @@ def build_request(
     Raises `UnsupportedContentBlockError` for a block this API cannot take, and
     ``ValueError`` for bad options; either way before anything is sent.
     """
-    options = {key: value for key, value in params.items() if value is not None}
+    model, options = request_options(
+        params, model_error="the model parameter is required (a model name)"
+    )
     tool_media = check_tool_media(options.pop("tool_media", "user_message"))
     max_tokens_param = options.pop("max_tokens_param", "max_tokens")
     if max_tokens_param not in ("max_tokens", "max_completion_tokens"):
@@ -173,12 +179,6 @@ def build_request(
             "max_tokens_param must be 'max_tokens' or 'max_completion_tokens', "
             f"got {max_tokens_param!r}"
         )
-    model = options.pop("model", None)
-    if not isinstance(model, str) or not model:
-        raise ValueError("the model parameter is required (a model name)")
-    if options.get("stream"):
-        raise ValueError("streaming is not supported by this connection; do not pass stream")
-    options.pop("stream", None)
 
     request: dict[str, Any] = {
         "model": model,
@@ -207,23 +207,12 @@ def messages_to_wire(
     messages: Sequence[ChatMessage], *, tool_media: ToolMedia = "user_message"
 ) -> list[dict[str, Any]]:
     """The ``messages`` array, with tool media moved into user messages after each tool run."""
-    wire: list[dict[str, Any]] = []
-    pending_media: list[dict[str, Any]] = []
-    for message in messages:
-        if message.role is not MessageRole.TOOL and pending_media:
-            wire.append({"role": "user", "content": pending_media})
-            pending_media = []
-        if message.role is MessageRole.TOOL:
-            result = message.tool_result_block
-            assert result is not None
-            tool_message, media_parts = _tool_result_to_wire(result, tool_media)
-            wire.append(tool_message)
-            pending_media.extend(media_parts)
-        else:
-            wire.append(message_to_wire(message))
-    if pending_media:
-        wire.append({"role": "user", "content": pending_media})
-    return wire
+    return messages_with_moved_media(
+        messages,
+        message=message_to_wire,
+        tool_message=lambda result: _tool_result_to_wire(result, tool_media),
+        media_message=lambda parts: {"role": "user", "content": parts},
+    )
 
 
 def message_to_wire(message: ChatMessage) -> dict[str, Any]:
@@ -354,7 +343,7 @@ def parse_response(completion: ChatCompletion) -> ChatResult:
     raw_finish = field(choice, "finish_reason")
     if raw_finish is not None and not isinstance(raw_finish, str):
         raise _malformed("finish_reason is not a string")
-    finish = "refusal" if refusal else _CANONICAL_FINISH.get(raw_finish or "", raw_finish)
+    finish = "refusal" if refusal else canonical_finish_reason(raw_finish, _CANONICAL_FINISH)
 
     metadata: dict[str, Any] = {"raw_finish_reason": raw_finish}
     if refusal:
@@ -366,18 +355,9 @@ def parse_response(completion: ChatCompletion) -> ChatResult:
     if annotations:
         metadata["annotations"] = as_json(annotations)
 
-    try:
-        result = ChatResult(
-            message=ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks),
-            model=str_field(completion, "model"),
-            response_id=str_field(completion, "id"),
-            usage=usage_from_response(field(completion, "usage"), USAGE_FIELDS),
-            finish_reason=finish,
-            metadata=metadata,
-        )
-    except ValueError as exc:  # pydantic validation (e.g. two tool calls with one id)
-        raise _malformed(f"the response does not make a valid assistant message: {exc}") from None
-    return keep_unknown_blocks(PROVIDER, result, unknown)
+    return sdk_response_result(
+        PROVIDER, completion, USAGE_FIELDS, blocks, unknown, finish, metadata
+    )
 
 
 def _malformed(detail: str) -> ChatModelError:

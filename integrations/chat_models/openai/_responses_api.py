@@ -58,6 +58,8 @@ from flink_agents.integrations.chat_models._media import (
     is_data_uri,
     url_or_data_uri,
 )
+from flink_agents.integrations.chat_models._request_options import request_options
+from flink_agents.integrations.chat_models._response_result import sdk_response_result
 from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._sdk_objects import (
     as_json,
@@ -70,8 +72,7 @@ from flink_agents.integrations.chat_models._tool_arguments import (
     parse_tool_arguments,
     tool_call_id,
 )
-from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
-from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response
+from flink_agents.integrations.chat_models._usage import UsageFields
 
 __all__ = [
     "ASSISTANT_MEDIA_REASON",
@@ -131,13 +132,12 @@ def build_request(
     ``None`` values are left out. Raises `UnsupportedContentBlockError` for blocks the API
     cannot take, before anything is sent.
     """
-    options = {k: v for k, v in params.items() if v is not None}
-    reserved = sorted(_RESERVED_PARAMS.intersection(options))
+    reserved = sorted(_RESERVED_PARAMS.intersection(k for k, v in params.items() if v is not None))
     if reserved:
         raise ValueError(f"parameters {reserved} are set by the adapter and cannot be passed")
-    model = options.pop("model", None)
-    if not isinstance(model, str) or not model:
-        raise ValueError("an OpenAI Responses request needs a model name (param 'model')")
+    model, options = request_options(
+        params, model_error="an OpenAI Responses request needs a model name (param 'model')"
+    )
 
     request: dict[str, Any] = {"model": model, "input": input_items(messages)}
     if tools:
@@ -351,18 +351,9 @@ def parse_response(response: Response) -> ChatResult:
     if created_at is not None:
         metadata["created_at"] = _as_sent(created_at)
 
-    try:
-        result = ChatResult(
-            message=ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks),
-            model=str_field(response, "model"),
-            response_id=str_field(response, "id"),
-            usage=usage_from_response(field(response, "usage"), USAGE_FIELDS),
-            finish_reason=finish_reason,
-            metadata=metadata,
-        )
-    except ValueError:  # pydantic: two calls with one id, an empty tool name...
-        raise _malformed("the output items do not form a valid assistant message") from None
-    return keep_unknown_blocks(PROVIDER, result, unknown)
+    return sdk_response_result(
+        PROVIDER, response, USAGE_FIELDS, blocks, unknown, finish_reason, metadata
+    )
 
 
 def _message_blocks(

@@ -16,6 +16,7 @@ from openai.types.chat import ChatCompletion
 from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.message import ChatMessage
+from flink_agents.integrations.chat_models._setup_options import set_options
 from flink_agents.integrations.chat_models.openai._chat_completions_api import (
     PROVIDER,
     MaxTokensParam,
@@ -82,16 +83,11 @@ class OpenAIChatModelSetup(BaseChatModelSetup):
 
     @property
     def model_kwargs(self) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {}
-        if self.model is not None:
-            kwargs["model"] = self.model
+        kwargs = set_options(
+            self, ("model", "max_tokens", "temperature", "tool_choice", "response_format")
+        )
         if self.max_tokens is not None:
-            kwargs["max_tokens"] = self.max_tokens
             kwargs["max_tokens_param"] = self.max_tokens_param
-        for name in ("temperature", "tool_choice", "response_format"):
-            value = getattr(self, name)
-            if value is not None:
-                kwargs[name] = value
         kwargs["tool_media"] = self.tool_media
         kwargs.update(self.params)
         return kwargs

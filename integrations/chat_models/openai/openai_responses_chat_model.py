@@ -11,6 +11,7 @@ from pydantic import Field
 from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.message import ChatMessage
+from flink_agents.integrations.chat_models._setup_options import set_options
 from flink_agents.integrations.chat_models.openai._connection import OpenAIConnection
 from flink_agents.integrations.chat_models.openai._responses_api import (
     PROVIDER,
@@ -48,6 +49,16 @@ class OpenAIResponsesChatModelConnection(OpenAIConnection):
         return parse_response(await self._post("/responses", request, Response))
 
 
+_TYPED_OPTIONS = (
+    "max_output_tokens",
+    "temperature",
+    "reasoning_effort",
+    "reasoning_summary",
+    "tool_choice",
+    "store",
+)
+
+
 class OpenAIResponsesChatModelSetup(BaseChatModelSetup):
     """Model and options for an `OpenAIResponsesChatModelConnection`.
 
@@ -77,15 +88,7 @@ class OpenAIResponsesChatModelSetup(BaseChatModelSetup):
     @property
     def model_kwargs(self) -> dict[str, Any]:
         kwargs = super().model_kwargs
-        typed = {
-            "max_output_tokens": self.max_output_tokens,
-            "temperature": self.temperature,
-            "reasoning_effort": self.reasoning_effort,
-            "reasoning_summary": self.reasoning_summary,
-            "tool_choice": self.tool_choice,
-            "store": self.store,
-        }
-        kwargs.update({key: value for key, value in typed.items() if value is not None})
+        kwargs.update(set_options(self, _TYPED_OPTIONS))
         if self.encrypted_reasoning:
             kwargs["encrypted_reasoning"] = True
         return kwargs

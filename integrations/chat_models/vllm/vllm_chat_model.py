@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from pydantic import AliasChoices, Field, field_validator
 
+from flink_agents.integrations.chat_models._setup_options import set_options
 from flink_agents.integrations.chat_models.openai.openai_chat_model import (
     OpenAIChatModelConnection,
     OpenAIChatModelSetup,
@@ -110,14 +111,13 @@ class VLLMChatModelSetup(OpenAIChatModelSetup):
     @property
     def model_kwargs(self) -> dict[str, Any]:
         kwargs = super().model_kwargs
-        extras = {
-            "top_k": self.top_k,
-            "min_p": self.min_p,
-            "repetition_penalty": self.repetition_penalty,
-            "chat_template_kwargs": self.chat_template_kwargs,
-            "structured_outputs": self.structured_outputs,
-        }
-        for key, value in extras.items():
-            if value is not None:
-                kwargs.setdefault(key, value)  # params win
+        extras = (
+            "top_k",
+            "min_p",
+            "repetition_penalty",
+            "chat_template_kwargs",
+            "structured_outputs",
+        )
+        for key, value in set_options(self, extras).items():
+            kwargs.setdefault(key, value)  # params win
         return kwargs
