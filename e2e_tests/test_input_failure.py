@@ -19,6 +19,7 @@ import pytest
 from flink_agents.api.agents.agent import Agent
 from flink_agents.api.events.event import Event, InputEvent, OutputEvent
 from flink_agents.api.runner_context import RunnerContext
+from tests.fakes.values import nested_lists
 
 pytestmark = pytest.mark.flink
 
@@ -130,15 +131,6 @@ def test_a_poison_record_under_skip_is_one_error_record(
     }
 
 
-def _deep(depth: int) -> list[Any]:
-    top: list[Any] = []
-    inner = top
-    for _ in range(depth):
-        inner.append([])
-        inner = inner[0]
-    return top
-
-
 BAD_KEYS: dict[int, Any] = {
     3: "k\udfff",  # accepted once, then a UnicodeDecodeError in Flink naming no key
     9: None,
@@ -153,7 +145,7 @@ BAD_KEYS: dict[int, Any] = {
 BAD_VALUES: dict[int, Any] = {
     5: "\ud800",
     11: 10**5000,
-    24: _deep(10_000),  # cannot even be pickled
+    24: nested_lists(10_000),  # cannot even be pickled
     37: b"\xff\xfe",
 }
 """Inputs (by n) whose value agent state cannot keep, with that value."""

@@ -14,15 +14,7 @@ from flink_agents.api import Agent, Event, InputEvent, OutputEvent, RunnerContex
 from flink_agents.runtime.errors import InputRefusedError
 from flink_agents.runtime.input_failure import key_name, printable
 from flink_agents.runtime.local_runner import LocalExecutionEnvironment, LocalRunner
-
-
-def _deep(depth: int) -> list[Any]:
-    top: list[Any] = []
-    inner = top
-    for _ in range(depth):
-        inner.append([])
-        inner = inner[0]
-    return top
+from tests.fakes.values import nested_lists
 
 
 def _deep_tuple(depth: int) -> Any:
@@ -82,7 +74,11 @@ BAD_VALUES: dict[str, tuple[Any, str, Any]] = {
     "lone-surrogate": ("\ud800", "PydanticSerializationError", "'\\ud800'"),
     "surrogate-in-dict-key": ({"\udfff": 1}, "PydanticSerializationError", "{'\\udfff': 1}"),
     "int-over-4300-digits": (10**5000, "ValueError", "<unprintable input of type int, sha256 "),
-    "nested-10000-deep": (_deep(10_000), "RecursionError", "<unprintable input of type list>"),
+    "nested-10000-deep": (
+        nested_lists(10_000),
+        "RecursionError",
+        "<unprintable input of type list>",
+    ),
     "bytes-not-utf8": (b"\xff\xfe", "TypeError", "b'\\xff\\xfe'"),
     "hostile-object": (_Hostile(), "TypeError", "<unprintable input of type _Hostile, sha256 "),
     "overflow-when-read": (_Overflowing(), "OverflowError", "_Overflowing()"),

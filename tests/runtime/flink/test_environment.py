@@ -14,6 +14,7 @@ from pyflink.datastream.functions import KeySelector
 
 from flink_agents.runtime.flink.environment import _selector, _ToRow, keyed_input
 from flink_agents.runtime.keys import refused_key
+from tests.fakes.values import nested_lists
 
 
 class Reply(BaseModel):
@@ -40,15 +41,6 @@ def test_flink_keys_are_the_keys_typed_text() -> None:
     assert keyed_input(lambda r: r["k"], {"k": "1"})[0] == '"1"'
 
 
-def _deep(depth: int) -> list[Any]:
-    top: list[Any] = []
-    inner = top
-    for _ in range(depth):
-        inner.append([])
-        inner = inner[0]
-    return top
-
-
 _NO_SELECTOR_KEY = "<no key: the key selector raised>"
 
 
@@ -60,7 +52,7 @@ _NO_SELECTOR_KEY = "<no key: the key selector raised>"
         ({"k": float("nan")}, "nan", "TypeError"),
         ({"k": ()}, "()", "TypeError"),
         ({"k": 10**5000}, None, "TypeError"),
-        ({"k": _deep(10_000)}, "<unprintable key of type list>", "TypeError"),
+        ({"k": nested_lists(10_000)}, "<unprintable key of type list>", "TypeError"),
         ("not a dict", _NO_SELECTOR_KEY, "AttributeError"),
         ({"other": 1}, _NO_SELECTOR_KEY, "KeyError"),
     ],
@@ -90,7 +82,7 @@ def test_a_key_without_text_leaves_as_a_refused_key_text(
 
 
 def test_a_value_that_cannot_be_pickled_leaves_as_its_stand_in() -> None:
-    deep = {"k": "a", "v": _deep(10_000)}
+    deep = {"k": "a", "v": nested_lists(10_000)}
     text, data = keyed_input(lambda r: r["k"], deep)
     assert refused_key(text) == ('"a"', '"a"', "PicklingError", ANY)
     assert pickle.loads(data) == "<unprintable input of type dict>"
