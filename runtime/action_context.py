@@ -61,8 +61,8 @@ def key_digest(key: Any) -> str:
 def event_id_for(key: Any, seq: int, position: str) -> str:
     """The id of the event at ``position`` of run ``(key, seq)``: the same on every replay.
 
-    ``<key digest>-<seq>-<position>``, where the position of an event an action sent is
-    ``<action step>.<send index>``.
+    ``<key digest>-<seq>-<position>``, where the position of an event an action made is
+    ``<action step>-<n>`` (`ActionContext.next_event_id`).
     """
     return f"{key_digest(key)}-{seq}-{position}"
 
@@ -107,9 +107,11 @@ class ActionContext(RunnerContext):
         "_call_index",
         "_engine",
         "_id_prefix",
+        "_ids_made",
         "_key_state",
         "_run",
         "_sensory",
+        "_sent_ids",
         "_short_term",
         "event",
         "sent",
@@ -135,6 +137,8 @@ class ActionContext(RunnerContext):
         self.sent: list[Event] = []
         self._call_index = 0
         self._id_prefix: str | None = None
+        self._ids_made = 0
+        self._sent_ids: set[str] = set()
         self._sensory: StateMemoryObject | None = None
         self._short_term: StateMemoryObject | None = None
 
@@ -174,24 +178,42 @@ class ActionContext(RunnerContext):
         """Send an event the runtime built itself from values it checked (a built-in
         action's), which nobody else holds: no check at the door, and the run keeps the
         object itself, with its lineage set."""
-        vars(event).update(self._lineage())
+        vars(event).update(self._lineage(event))
         self.sent.append(event)
 
-    def _lineage(self) -> dict[str, Any]:
-        """The id and upstream fields of the next event sent."""
+    def _id_prefix_text(self) -> str:
         prefix = self._id_prefix
         if prefix is None:
             run = self._run
-            prefix = self._id_prefix = f"{key_digest(run.key)}-{run.seq}-{self.step}."
+            prefix = self._id_prefix = f"{key_digest(run.key)}-{run.seq}-{self.step}-"
+        return prefix
+
+    def next_event_id(self) -> str:
+        """The id of the next event this action makes (or sends, made elsewhere):
+        ``<key digest>-<seq>-<action step>-<n>``, the same when the run is replayed. No
+        dot, so it can be a part of a memory path (upstream's fan-out keeps
+        ``f"requests.{request.id}"``)."""
+        index = self._ids_made
+        self._ids_made = index + 1
+        return f"{self._id_prefix_text()}{index}"
+
+    def _lineage(self, event: Event) -> dict[str, Any]:
+        """The id and upstream fields of ``event``, sent now: the id it was made with in
+        this action, else (made elsewhere, or sent a second time) the next one."""
+        event_id = event.id
+        sent_ids = self._sent_ids
+        if not event_id.startswith(self._id_prefix_text()) or event_id in sent_ids:
+            event_id = self.next_event_id()
+        sent_ids.add(event_id)
         return {
-            "id": f"{prefix}{len(self.sent)}",
+            "id": event_id,
             "upstream_event_id": self.event.id,
             "upstream_action_name": self.spec.name,
         }
 
     def _append(self, event: Event) -> None:
         # The sender keeps its object (with the id it was given); the run holds a copy.
-        self.sent.append(_sent_copy(event, self._lineage()))
+        self.sent.append(_sent_copy(event, self._lineage(event)))
 
     # ------------------------------------------------------------------ resources, memory
 
