@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["ActionContext", "event_id_for", "key_digest", "key_text"]
 
 T = TypeVar("T")
+_LOG = logging.getLogger(__name__)
 
 
 def _digest(text: str) -> str:
@@ -83,6 +85,20 @@ def _sent_copy(event: Event, lineage: dict[str, Any]) -> Event:
         {**fields, "attributes": dict(fields["attributes"])},
         set(event.__pydantic_fields_set__),
     )
+
+
+_WARNED_BLOCKING: set[str] = set()
+
+
+def _warn_blocking_call(action: str) -> None:
+    """Warn once per action name that its sync durable call holds the event loop."""
+    if action not in _WARNED_BLOCKING:
+        _WARNED_BLOCKING.add(action)
+        _LOG.warning(
+            "ctx.durable_execute in the async action %r runs on the event loop: every key's "
+            "runs wait while the call runs; use `await ctx.durable_execute_async(...)`",
+            action,
+        )
 
 
 class Engine(Protocol):
@@ -341,11 +357,8 @@ class ActionContext(RunnerContext):
             asyncio.get_running_loop()
         except RuntimeError:
             pass
-        else:
-            raise RuntimeError(
-                "durable_execute blocks the event loop; in an async action use "
-                "`await ctx.durable_execute_async(...)`"
-            )
+        else:  # an async action: run it here, as upstream does, and say what it costs
+            _warn_blocking_call(self.spec.name)
         if is_async_callable(func):
             raise TypeError("durable_execute takes a sync function; use durable_execute_async")
         index = self._take_call_index()

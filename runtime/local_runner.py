@@ -34,7 +34,7 @@ from flink_agents.runtime.collector import tuning as collector_tuning
 from flink_agents.runtime.durable.store_url import open_durable_call_log
 from flink_agents.runtime.event_log import EventLog
 from flink_agents.runtime.input_failure import FailedInput
-from flink_agents.runtime.keys import encode_key
+from flink_agents.runtime.keys import agent_key, encode_key
 from flink_agents.runtime.metrics import MetricGroup
 from flink_agents.runtime.process_setup import set_up_process
 from flink_agents.runtime.run_state import KeyState
@@ -164,6 +164,7 @@ class LocalRunner:
                     # model calls) before reading on: a long input list does not hold back
                     # the first call until all of it is read.
                     await asyncio.sleep(0)
+                key = agent_key(key)
                 text = encode_key(key)  # refuses a key with no text (None) before running
                 try:  # refused at the door, as on Flink (where inputs wait in keyed state)
                     _, decoded = admit(engine, value)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from importlib.machinery import PathFinder
 from pathlib import Path
 
 import pytest
@@ -44,4 +45,6 @@ def test_modules_that_are_here_and_other_names_import_as_usual() -> None:
     importlib.import_module("flink_agents.api.tools.tool")
     with pytest.raises(ModuleNotFoundError, match=r"^No module named 'flink_agents\.nothing'$"):
         importlib.import_module("flink_agents.nothing")
-    assert sys.meta_path[-1] is UnavailableUpstreamModules
+    # After the ordinary finders (others may be appended after it).
+    finders = list(sys.meta_path)
+    assert finders.index(UnavailableUpstreamModules) > finders.index(PathFinder)  # pyright: ignore[reportArgumentType]

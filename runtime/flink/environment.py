@@ -78,7 +78,7 @@ from flink_agents.runtime.flink.python_workers import (
     quiet_unused_filesystem_warning,
 )
 from flink_agents.runtime.flink.session_cluster import check_session_cluster
-from flink_agents.runtime.keys import encode_key
+from flink_agents.runtime.keys import agent_key, encode_key
 
 __all__ = [
     "AgentStream",
@@ -223,7 +223,7 @@ class _KeyText:
         self._selector = selector
 
     def __call__(self, value: Any) -> str:
-        return encode_key(self._selector(value))
+        return encode_key(agent_key(self._selector(value)))
 
 
 def _identity(value: Any) -> Any:

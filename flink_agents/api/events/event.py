@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
 from flink_agents.api._trusted import fill_trusted, trusted_instance
-from flink_agents.api._values import AnyValue
+from flink_agents.api._values import AnyValue, is_row
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -295,6 +295,13 @@ class Event(BaseModel):
             "attributes": attributes,
         }
 
+    def model_dump_json(self, **kwargs: Any) -> str:  # pyright: ignore[reportIncompatibleMethodOverride]
+        """Pydantic's JSON of the event, as upstream's: a PyFlink ``Row`` in the attributes
+        is written ``{"type": "Row", "values": [...], "fields": [...]}`` unless a
+        ``fallback`` is given. (`to_json` is the form the runtime keeps and reads back.)"""
+        kwargs.setdefault("fallback", _upstream_json_fallback)
+        return super().model_dump_json(**kwargs)
+
     def to_json(self) -> str:
         """The event as a JSON string."""
         return to_json(self.to_dict()).decode("utf-8")
@@ -318,6 +325,17 @@ class Event(BaseModel):
     def from_json(text: str | bytes) -> Event:
         """The event `to_json` wrote."""
         return Event.from_dict(from_json(text))
+
+
+def _upstream_json_fallback(value: Any) -> Any:
+    """Upstream's JSON of a value pydantic cannot write: a ``Row`` (else the error)."""
+    if is_row(value):
+        written: dict[str, Any] = {"type": "Row", "values": list(value._values)}
+        fields = getattr(value, "_fields", None)
+        if fields:
+            written["fields"] = list(fields)
+        return written
+    raise PydanticSerializationError(f"Unable to serialize unknown type: {type(value)}")
 
 
 def _type_name(value: Any) -> str:
