@@ -92,9 +92,10 @@ def test_quickstart_as_a_flink_job(script: str) -> None:
 
 
 @pytest.mark.flink
-@pytest.mark.parametrize("mode", ["table", "stream"])
+@pytest.mark.parametrize("mode", ["table", "external", "stream"])
 def test_upstream_table_and_typed_stream_outputs(mode: str) -> None:
-    """from_table, then upstream's to_table(schema, output_type) or
+    """from_table, then upstream's to_table(schema, output_type) (the output type a
+    RowTypeInfo, or an ExternalTypeInfo of one as upstream's docs show) or
     to_datastream(output_type): each analysis becomes a row of (id, score)."""
     results, _ = _run(TABLE_JOB, mode)
     expected = [{"id": e["id"], "score": e["score"]} for e in EXPECTED]

@@ -1,8 +1,9 @@
 """A job with upstream's Table and typed-stream entry points, on the quickstart's workflow
-agent: ``from_table``, ``to_table(schema, output_type)`` (``table`` mode) and
+agent: ``from_table``, ``to_table(schema, output_type)`` (``table`` mode; ``external``
+mode: ``output_type=ExternalTypeInfo(RowTypeInfo(...))``, the form upstream's docs show) and
 ``to_datastream(output_type)`` (``stream`` mode). Prints ``RESULT {json}`` per output row.
 
-    python e2e_tests/upstream_table_job.py table|stream
+    python e2e_tests/upstream_table_job.py table|external|stream
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from flink_agents.api.resource import ResourceType  # noqa: E402
 def main(mode: str) -> None:
     share_this_folder_with_workers()
     from pyflink.common import Types
+    from pyflink.common.typeinfo import BasicTypeInfo, ExternalTypeInfo, RowTypeInfo
     from pyflink.datastream import StreamExecutionEnvironment
     from pyflink.table import DataTypes, Schema, StreamTableEnvironment
 
@@ -49,14 +51,21 @@ def main(mode: str) -> None:
     builder = agents_env.from_table(table, key_selector=lambda row: row["id"]).apply(
         ReviewAnalysisAgent()
     )
-    if mode == "table":
+    if mode == "external":
+        output_type = ExternalTypeInfo(
+            RowTypeInfo(
+                [BasicTypeInfo.STRING_TYPE_INFO(), BasicTypeInfo.INT_TYPE_INFO()], ["id", "score"]
+            )
+        )
+    if mode in ("table", "external"):
         schema = (
             Schema.new_builder()
             .column("id", DataTypes.STRING())
             .column("score", DataTypes.INT())
             .build()
         )
-        with builder.to_table(schema, output_type).execute().collect() as rows:
+        table = builder.to_table(schema=schema, output_type=output_type)
+        with table.execute().collect() as rows:
             results = [{"id": row[0], "score": row[1]} for row in rows]
     else:
         with builder.to_datastream(output_type).execute_and_collect("typed-stream") as rows:

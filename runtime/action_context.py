@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["ActionContext", "event_id_for", "key_digest", "key_text"]
 
 T = TypeVar("T")
+_LOG = logging.getLogger(__name__)
 
 
 def _digest(text: str) -> str:
@@ -61,8 +63,8 @@ def key_digest(key: Any) -> str:
 def event_id_for(key: Any, seq: int, position: str) -> str:
     """The id of the event at ``position`` of run ``(key, seq)``: the same on every replay.
 
-    ``<key digest>-<seq>-<position>``, where the position of an event an action sent is
-    ``<action step>.<send index>``.
+    ``<key digest>-<seq>-<position>``, where the position of an event an action made is
+    ``<action step>-<n>`` (`ActionContext.next_event_id`).
     """
     return f"{key_digest(key)}-{seq}-{position}"
 
@@ -83,6 +85,20 @@ def _sent_copy(event: Event, lineage: dict[str, Any]) -> Event:
         {**fields, "attributes": dict(fields["attributes"])},
         set(event.__pydantic_fields_set__),
     )
+
+
+_WARNED_BLOCKING: set[str] = set()
+
+
+def _warn_blocking_call(action: str) -> None:
+    """Warn once per action name that its sync durable call holds the event loop."""
+    if action not in _WARNED_BLOCKING:
+        _WARNED_BLOCKING.add(action)
+        _LOG.warning(
+            "ctx.durable_execute in the async action %r runs on the event loop: every key's "
+            "runs wait while the call runs; use `await ctx.durable_execute_async(...)`",
+            action,
+        )
 
 
 class Engine(Protocol):
@@ -107,9 +123,11 @@ class ActionContext(RunnerContext):
         "_call_index",
         "_engine",
         "_id_prefix",
+        "_ids_made",
         "_key_state",
         "_run",
         "_sensory",
+        "_sent_ids",
         "_short_term",
         "event",
         "sent",
@@ -135,6 +153,8 @@ class ActionContext(RunnerContext):
         self.sent: list[Event] = []
         self._call_index = 0
         self._id_prefix: str | None = None
+        self._ids_made = 0
+        self._sent_ids: set[str] = set()
         self._sensory: StateMemoryObject | None = None
         self._short_term: StateMemoryObject | None = None
 
@@ -174,24 +194,42 @@ class ActionContext(RunnerContext):
         """Send an event the runtime built itself from values it checked (a built-in
         action's), which nobody else holds: no check at the door, and the run keeps the
         object itself, with its lineage set."""
-        vars(event).update(self._lineage())
+        vars(event).update(self._lineage(event))
         self.sent.append(event)
 
-    def _lineage(self) -> dict[str, Any]:
-        """The id and upstream fields of the next event sent."""
+    def _id_prefix_text(self) -> str:
         prefix = self._id_prefix
         if prefix is None:
             run = self._run
-            prefix = self._id_prefix = f"{key_digest(run.key)}-{run.seq}-{self.step}."
+            prefix = self._id_prefix = f"{key_digest(run.key)}-{run.seq}-{self.step}-"
+        return prefix
+
+    def next_event_id(self) -> str:
+        """The id of the next event this action makes (or sends, made elsewhere):
+        ``<key digest>-<seq>-<action step>-<n>``, the same when the run is replayed. No
+        dot, so it can be a part of a memory path (upstream's fan-out keeps
+        ``f"requests.{request.id}"``)."""
+        index = self._ids_made
+        self._ids_made = index + 1
+        return f"{self._id_prefix_text()}{index}"
+
+    def _lineage(self, event: Event) -> dict[str, Any]:
+        """The id and upstream fields of ``event``, sent now: the id it was made with in
+        this action, else (made elsewhere, or sent a second time) the next one."""
+        event_id = event.id
+        sent_ids = self._sent_ids
+        if not event_id.startswith(self._id_prefix_text()) or event_id in sent_ids:
+            event_id = self.next_event_id()
+        sent_ids.add(event_id)
         return {
-            "id": f"{prefix}{len(self.sent)}",
+            "id": event_id,
             "upstream_event_id": self.event.id,
             "upstream_action_name": self.spec.name,
         }
 
     def _append(self, event: Event) -> None:
         # The sender keeps its object (with the id it was given); the run holds a copy.
-        self.sent.append(_sent_copy(event, self._lineage()))
+        self.sent.append(_sent_copy(event, self._lineage(event)))
 
     # ------------------------------------------------------------------ resources, memory
 
@@ -319,11 +357,8 @@ class ActionContext(RunnerContext):
             asyncio.get_running_loop()
         except RuntimeError:
             pass
-        else:
-            raise RuntimeError(
-                "durable_execute blocks the event loop; in an async action use "
-                "`await ctx.durable_execute_async(...)`"
-            )
+        else:  # an async action: run it here, as upstream does, and say what it costs
+            _warn_blocking_call(self.spec.name)
         if is_async_callable(func):
             raise TypeError("durable_execute takes a sync function; use durable_execute_async")
         index = self._take_call_index()

@@ -11,6 +11,7 @@ runs one run per key at a time, in input order.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import logging
 import threading
@@ -29,7 +30,7 @@ from flink_agents.api.core_options import (
     AgentExecutionOptions,
     InputFailurePolicy,
 )
-from flink_agents.api.events.event import Event, InputEvent, OutputEvent
+from flink_agents.api.events.event import Event, InputEvent, OutputEvent, event_ids_from
 from flink_agents.api.events.run_event import AGENT_RUN_BEGIN_ACTION, AgentRunBeginEvent
 from flink_agents.api.metric_group import Counter, Histogram, MetricGroup
 from flink_agents.api.redaction import redact
@@ -530,13 +531,17 @@ class AgentEngine:
             ctx = ActionContext(self, run, key_state, spec, event, run.action_steps + offset)
             started = time.perf_counter()
             try:
-                if tracing is not None:  # the same, inside an action span
-                    await tracing.run_action(run, spec, event, ctx, self)
-                elif spec.is_async:
-                    await spec.func(event, ctx)  # type: ignore[misc]
-                else:
-                    call = functools.partial(spec.func, event, ctx)
-                    await self.action_threads.run(call, None, spec.name)
+                # Events the action makes take their ids from its context (a sync action's
+                # thread runs in a copy of this context).
+                with event_ids_from(ctx.next_event_id):
+                    if tracing is not None:  # the same, inside an action span
+                        await tracing.run_action(run, spec, event, ctx, self)
+                    elif spec.is_async:
+                        await spec.func(event, ctx)  # type: ignore[misc]
+                    else:
+                        context = contextvars.copy_context()
+                        call = functools.partial(context.run, spec.func, event, ctx)
+                        await self.action_threads.run(call, None, spec.name)  # pyright: ignore[reportArgumentType]
             except Exception as exc:
                 self._action_finished(run, spec.name, event, started, ctx.sent, log, exc)
                 error = ActionExecutionError(spec.name, event.type, run.key, run.seq, exc)

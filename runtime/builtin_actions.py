@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from flink_agents.api._callables import is_awaitable
 from flink_agents.api._values import ModelClassRef
+from flink_agents.api.agents.agent import STRUCTURED_OUTPUT
 from flink_agents.api.agents.types import json_candidates
 from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
 from flink_agents.api.chat_models.chat_reply import as_chat_result
@@ -254,6 +255,9 @@ async def _next_turn(ctx: RunnerContext, setup: BaseChatModelSetup, state: ChatL
             if _strategy(ctx) is ErrorHandlingStrategy.FAIL:
                 raise
             error = ChatError(message=str(exc), kind="structured_output")
+        else:  # where upstream's actions read it: response.extra_args[STRUCTURED_OUTPUT]
+            metadata = {**message.metadata, STRUCTURED_OUTPUT: structured}
+            message = message.model_copy(update={"metadata": metadata})
     _send_own(
         ctx,
         ChatResponseEvent(

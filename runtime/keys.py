@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import json
 import math
+import uuid
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 __all__ = [
     "REFUSED_KEY_PREFIX",
     "RefusedKey",
+    "agent_key",
     "decode_key",
     "encode_key",
     "refused_key",
@@ -53,6 +55,16 @@ def _check(key: Any, top: bool) -> None:
 
 _encode_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
 """A string as JSON text, not ASCII-escaped (as ``json.dumps(text, ensure_ascii=False)``)."""
+
+
+def agent_key(key: Any) -> Any:
+    """The key a run gets for what a key selector returned: itself, with a `UUID`
+    (upstream's key type in its examples) as its text, also inside a tuple."""
+    if isinstance(key, uuid.UUID):
+        return str(key)
+    if isinstance(key, (list, tuple)) and any(isinstance(i, (uuid.UUID, list, tuple)) for i in key):
+        return tuple(agent_key(i) for i in key)
+    return key
 
 
 def encode_key(key: Any) -> str:

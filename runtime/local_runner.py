@@ -35,7 +35,7 @@ from flink_agents.runtime.durable.store_url import open_durable_call_log
 from flink_agents.runtime.errors import InputRefusedError
 from flink_agents.runtime.event_log import EventLog
 from flink_agents.runtime.input_failure import FailedInput, accept_key
-from flink_agents.runtime.keys import decode_key
+from flink_agents.runtime.keys import agent_key, decode_key
 from flink_agents.runtime.metrics import MetricGroup
 from flink_agents.runtime.process_setup import set_up_process
 from flink_agents.runtime.run_state import KeyState
@@ -175,6 +175,7 @@ class LocalRunner:
                     # model calls) before reading on: a long input list does not hold back
                     # the first call until all of it is read.
                     await asyncio.sleep(0)
+                key = agent_key(key)  # a UUID (upstream's key type) is its text
                 try:  # refused at the door, as on Flink (where inputs wait in keyed state)
                     text = accept_key(key)
                     encoded, decoded = admit(engine, text, value)
@@ -190,9 +191,9 @@ class LocalRunner:
                 if queue is None:
                     # Runs see the key as Flink's do: read back from its text (a list key is
                     # a tuple, a str subclass a str), so every key is hashable and plain.
-                    agent_key = key if type(key) in _PLAIN_KEYS else decode_key(text)
+                    run_key = key if type(key) in _PLAIN_KEYS else decode_key(text)
                     queue = scheduler.create(
-                        text, agent_key, key_state_json=self._key_state_json.pop(text, None)
+                        text, run_key, key_state_json=self._key_state_json.pop(text, None)
                     )
                     seqs[text] = queue.key_state.next_seq
                 scheduler.submit(queue, decoded, len(encoded))

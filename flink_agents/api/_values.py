@@ -71,6 +71,7 @@ __all__ = [
     "check_state_value",
     "decode_value",
     "encode_value",
+    "is_row",
     "register_script_classes",
 ]
 
@@ -141,7 +142,7 @@ def _named_class(path: Any, by_name: bool) -> type | None:
     return found if found is not None else find_stored_class(path)
 
 
-def _is_row(value: Any) -> bool:
+def is_row(value: Any) -> bool:
     """A PyFlink ``Row`` (an output a ``RowTypeInfo`` schema asks for), known without
     importing PyFlink."""
     cls = type(value)
@@ -202,7 +203,7 @@ def _refusal(value: Any) -> tuple[str, str] | None:
         return None
     if isinstance(value, BaseModel) or _is_model_class(value):
         return None  # a model, or a model class (an output schema)
-    if _is_row(value) or isinstance(value, (list, tuple)):
+    if is_row(value) or isinstance(value, (list, tuple)):
         return _element_refusal(value)
     if isinstance(value, Mapping):
         return _item_refusal(value)
@@ -284,7 +285,7 @@ class _Writer:
             if not self.tagged:
                 return class_path(value)
             return {_CLASS: _class_name(value, self.by_name)}
-        if _is_row(value):
+        if is_row(value):
             items = [self.write(item, depth + 1) for item in value]
             names = _row_names(value)
             if not self.tagged:

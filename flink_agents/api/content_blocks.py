@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -196,6 +198,39 @@ class ToolCallBlock(_Block):
     signature: str | None = None
     """The provider's opaque signature of the call (Gemini's thought signature, base64),
     sent back with the call on later turns."""
+
+    @classmethod
+    def from_upstream(cls, call: Mapping[str, Any]) -> ToolCallBlock:
+        """Upstream's tool call dict, ``{"id", "type": "function", "function": {"name",
+        "arguments"}}`` (``arguments`` a dict or its JSON text; the provider's
+        ``original_id``, when there, is the call's id), as a block."""
+        function = call.get("function")
+        if not isinstance(function, Mapping):
+            raise ValueError(
+                f"a tool call dict needs a 'function' with 'name' and 'arguments', got {call!r}"
+            )
+        arguments = function.get("arguments") or {}
+        if isinstance(arguments, str):
+            arguments = json.loads(arguments)
+        call_id = call.get("original_id") or call.get("id")
+        return cls(id=str(call_id), name=function.get("name", ""), input=arguments)
+
+    def __getitem__(self, key: str) -> Any:
+        """Upstream's dict view of the call (``call["function"]["name"]``...)."""
+        view: dict[str, Any] = {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.input},
+            "original_id": self.id,
+        }
+        return view[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Upstream's dict view, as `dict.get`."""
+        try:
+            return self[key]
+        except KeyError:
+            return default
 
 
 ToolResultContent = Annotated[

@@ -17,6 +17,7 @@ from typing import Any, TypeVar, overload
 
 from flink_agents.api.events.event import Event
 from flink_agents.api.events.event_type import event_type_name, trigger_event_types
+from flink_agents.api.function import Function, JavaFunction, PythonFunction
 from flink_agents.api.resource import ResourceType
 from flink_agents.api.tools.tool_parameter_injection import (
     INJECTED_ARGS_MARK,
@@ -56,26 +57,42 @@ def _function_of(target: Any) -> Callable[..., Any]:
     return func
 
 
+def _check_target(target: Function, owner: str) -> None:
+    """Upstream's checks of an action's ``target`` (its messages), naming ``owner``."""
+    if isinstance(target, PythonFunction):
+        if not target.module or not target.qualname:
+            raise ValueError(
+                f"PythonFunction target on '{owner}' must set both module and qualname"
+            )
+    elif isinstance(target, JavaFunction) and (not target.qualname or not target.method_name):
+        raise ValueError(f"JavaFunction target on '{owner}' must set both qualname and method_name")
+
+
 def action(*event_types: type[Event] | str, target: Any = None) -> Callable[[F], F]:
     """Mark a static method ``(event, ctx) -> None`` (sync or async) as an action.
 
     It runs for every event whose type is one of ``event_types``: `EventType` constants,
     event classes or type strings (`flink_agents.api.events.event_type.event_type_name`
     says which strings, and why upstream's condition expressions are refused).
-    Upstream's ``target=`` (an action body in another language) is not available here.
+    Upstream's ``target=`` (a `Function` that is the action's body instead: a
+    `PythonFunction`, or a `JavaFunction` that fails the plan, there being no Java here)
+    is checked as upstream checks it and kept as ``_target``.
     """
-    if target is not None:
-        raise ValueError(
-            "@action(target=...) runs an action body in another language (upstream's "
-            "cross-language actions); only Python actions are available here"
+    if target is not None and not isinstance(target, Function):
+        raise TypeError(
+            "action(target=...) must be an api-layer Function descriptor, "
+            f"got {type(target).__name__}"
         )
     names = trigger_event_types(event_types, owner="@action")
 
-    def mark(target: F) -> F:
-        func = _function_of(target)
+    def mark(decorated: F) -> F:
+        func = _function_of(decorated)
         setattr(func, ACTION_MARK, names)
         setattr(func, "_trigger_conditions", tuple(names))  # upstream's attribute  # noqa: B010
-        return target
+        if target is not None:
+            _check_target(target, func.__qualname__)
+            setattr(func, "_target", target)  # upstream's attribute  # noqa: B010
+        return decorated
 
     return mark
 

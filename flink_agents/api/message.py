@@ -58,7 +58,8 @@ class ChatMessage(BaseModel):
     message holds exactly one `ToolResultBlock`.
 
     ``content=`` (a string, or a list of blocks) may be given instead of ``blocks``, and
-    ``extra_args=`` instead of ``metadata`` (upstream's names).
+    ``extra_args=`` instead of ``metadata`` (upstream's names); ``tool_calls=`` adds
+    tool-call blocks, given as blocks or as upstream's dicts (`ToolCallBlock.from_upstream`).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -80,14 +81,18 @@ class ChatMessage(BaseModel):
             metadata: Mapping[str, Any] = ...,
             content: str | Sequence[ContentBlock] = "",
             extra_args: Mapping[str, Any] = ...,
+            tool_calls: Sequence[ToolCallBlock | Mapping[str, Any]] = ...,
         ) -> None: ...
 
     @model_validator(mode="before")
     @classmethod
     def _upstream_names(cls, data: Any) -> Any:
-        if not isinstance(data, Mapping) or not ("content" in data or "extra_args" in data):
+        if not isinstance(data, Mapping) or not (
+            "content" in data or "extra_args" in data or "tool_calls" in data
+        ):
             return data
         fields = dict(data)
+        calls = fields.pop("tool_calls", None) or []
         if "content" in fields:
             content = fields.pop("content")
             if "blocks" in fields:
@@ -103,6 +108,11 @@ class ChatMessage(BaseModel):
             if "metadata" in fields:
                 raise ValueError("give a message's metadata or its extra_args, not both")
             fields["metadata"] = fields.pop("extra_args")
+        if calls:  # upstream's dicts (or blocks), after the content
+            given = [
+                c if isinstance(c, ToolCallBlock) else ToolCallBlock.from_upstream(c) for c in calls
+            ]
+            fields["blocks"] = [*fields.get("blocks", []), *given]
         return fields
 
     @model_validator(mode="after")
@@ -177,9 +187,13 @@ class ChatMessage(BaseModel):
 
     @property
     def content(self) -> str:
-        """Upstream's name for `text`. Setting it replaces the text blocks with one block
+        """Upstream's name for `text` (of a tool message: its result's text, as upstream's
+        tool messages hold it). Setting it replaces the text blocks with one block
         holding the new text (where the first text block was, else first), keeping every
         other block; setting ``""`` removes them."""
+        if self.role is MessageRole.TOOL:
+            result = self.tool_result_block
+            return "" if result is None else result.text
         return self.text
 
     @content.setter

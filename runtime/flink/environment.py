@@ -28,7 +28,11 @@ from typing import Any, cast
 import cloudpickle  # pyright: ignore[reportMissingTypeStubs]
 from pydantic import BaseModel
 from pyflink.common import Row, Types  # pyright: ignore[reportMissingImports]
-from pyflink.common.typeinfo import RowTypeInfo, TypeInformation  # pyright: ignore[reportMissingImports]
+from pyflink.common.typeinfo import (  # pyright: ignore[reportMissingImports]
+    ExternalTypeInfo,
+    RowTypeInfo,
+    TypeInformation,
+)
 from pyflink.datastream import (  # pyright: ignore[reportMissingImports]
     DataStream,
     KeyedStream,
@@ -82,7 +86,7 @@ from flink_agents.runtime.flink.python_workers import (
 from flink_agents.runtime.flink.replayed_sources import warn_if_replayed
 from flink_agents.runtime.flink.session_cluster import check_session_cluster
 from flink_agents.runtime.input_failure import accept_key, printable, refusal
-from flink_agents.runtime.keys import refused_key_text
+from flink_agents.runtime.keys import agent_key, refused_key_text
 from flink_agents.runtime.scheduler import runs_within
 
 __all__ = [
@@ -240,7 +244,7 @@ def keyed_input(selector: Callable[[Any], Any], value: Any) -> tuple[str, bytes]
     refused: InputRefusedError | None = None
     text: str | None = None
     try:
-        key = selector(value)
+        key = agent_key(selector(value))  # a UUID (upstream's key type) is its text
     except Exception as exc:
         refused = refusal(_NO_KEY, exc)
     else:
@@ -298,6 +302,14 @@ def _identity(value: Any) -> Any:
 
 def _row_to_dict(row: Row) -> dict[str, Any]:
     return row.as_dict(recursive=True)
+
+
+def _row_type_of(type_info: TypeInformation | None) -> RowTypeInfo | None:
+    """The `RowTypeInfo` of an output type: itself, or the one an `ExternalTypeInfo` wraps
+    (upstream's documented `ExternalTypeInfo(RowTypeInfo(...))`); None for other types."""
+    if isinstance(type_info, ExternalTypeInfo):
+        type_info = type_info._type_info  # pyright: ignore[reportPrivateUsage]
+    return type_info if isinstance(type_info, RowTypeInfo) else None
 
 
 class _ToRow:
@@ -457,8 +469,9 @@ class AgentStream(AgentBuilder):
             raise RuntimeError("apply(agent) first")
         if output_type is None:
             return self._output
-        if isinstance(output_type, RowTypeInfo):
-            names = list(output_type.get_field_names())
+        row_type = _row_type_of(output_type)
+        if row_type is not None:
+            names = list(row_type.get_field_names())
             return self._output.map(_ToRow(names), output_type=output_type)
         return self._output.map(_identity, output_type=output_type)
 
@@ -469,11 +482,12 @@ class AgentStream(AgentBuilder):
         return self.to_datastream().get_side_output(ERROR_OUTPUT)
 
     def to_table(
-        self, schema: RowTypeInfo | Schema, output_type: RowTypeInfo | None = None
+        self, schema: RowTypeInfo | Schema, output_type: TypeInformation | None = None
     ) -> Table:
         """The agent's outputs as a Table: `to_table(row_type)` with a
         `Types.ROW_NAMED(...)`, or upstream's `to_table(schema, output_type)` with a table
-        `Schema` and the `RowTypeInfo` of the rows.
+        `Schema` and the `RowTypeInfo` of the rows (as is, or wrapped in an
+        `ExternalTypeInfo`, the form upstream's docs show).
 
         Each output becomes a row: a dict or pydantic model by field name, a tuple/list by
         position, a single value when the row has one field.
@@ -483,8 +497,11 @@ class AgentStream(AgentBuilder):
             if output_type is not None:
                 raise TypeError("to_table(row_type) takes no output_type")
             return t_env.from_data_stream(self.to_datastream(schema))
-        if not isinstance(output_type, RowTypeInfo):
-            raise TypeError("to_table(schema, output_type) needs the rows' RowTypeInfo")
+        if _row_type_of(output_type) is None:
+            raise TypeError(
+                "to_table(schema, output_type) needs the rows' RowTypeInfo (or an "
+                f"ExternalTypeInfo of one), got {output_type!r}"
+            )
         return t_env.from_data_stream(self.to_datastream(output_type), schema)
 
 

@@ -165,5 +165,5 @@ def test_action_refuses_what_cannot_run_here_when_declared() -> None:
         action()
     with pytest.raises(ValueError, match="condition expressions"):
         action("type == EventType.InputEvent && score > 5")
-    with pytest.raises(ValueError, match="another language"):
+    with pytest.raises(TypeError, match="must be an api-layer Function descriptor, got str"):
         action(EventType.InputEvent, target="com.example.Handlers#handle")

@@ -75,7 +75,7 @@ def test_plain_event_round_trip_keeps_type_attributes_and_lineage() -> None:
 def test_event_needs_a_type() -> None:
     with pytest.raises(ValueError, match="needs a type"):
         Event()  # type: ignore[call-arg]
-    with pytest.raises(TypeError, match=r"Event\.id must be a string, got 3"):
+    with pytest.raises(TypeError, match=r"Event\.id must be a string or a UUID, got 3"):
         Event("t", {}, id=3)  # type: ignore[arg-type]
 
 

@@ -62,7 +62,7 @@ def test_memory_event_checks_its_key_and_value() -> None:
         ShortTermWriteEvent(key=7, value={})  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="value must be a dict"):
         ShortTermWriteEvent(key="k", value=[1])  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="JSON form"):
+    with pytest.raises(ValueError, match="JSON serializable"):
         ShortTermWriteEvent(key="k", value={"s": {1, 2}})
     with pytest.raises(TypeError, match="abstract"):
         MemoryEvent(key="k", value={})
@@ -73,7 +73,7 @@ def test_memory_event_from_event_gives_the_subclass_of_the_type() -> None:
     typed = MemoryEvent.from_event(base)
     assert type(typed) is SensoryWriteEvent
     assert typed.key == "k" and typed.value == {"a": 1} and typed.id == "m-1"
-    with pytest.raises(ValueError, match="not a memory event type"):
+    with pytest.raises(ValueError, match="Not a memory event type"):
         MemoryEvent.from_event(Event(type="other"))
     assert not MemoryEvent.is_memory_type("other")
 

@@ -473,3 +473,37 @@ def test_failure_records_and_errors_carry_no_secret() -> None:
     with pytest.raises(ActionExecutionError) as failed:
         run(_leaky_agent(), [{"key": "a", "value": 1}])
     assert "abcdefghijklmnop" not in str(failed.value)
+
+
+_SILENT_AGENT_SCRIPT = """
+from flink_agents.api import Agent, AgentsExecutionEnvironment, Event, InputEvent, action
+
+
+class Silent(Agent):
+    @action(InputEvent)
+    @staticmethod
+    def ignore(event: Event, ctx) -> None:
+        pass
+
+
+env = AgentsExecutionEnvironment.get_execution_environment()
+out = env.from_list([{"key": "T-1", "value": "hi"}]).apply(Silent()).to_list()
+env.execute()
+print("outputs", out)
+"""
+
+
+def test_a_run_without_output_is_a_warning_on_the_local_runners_console() -> None:
+    """With no logging configured (a user's script), the warning reaches stderr."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _SILENT_AGENT_SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert "outputs []" in done.stdout
+    assert "a run ended without an OutputEvent (key 'T-1', seq 0; actions: ignore)" in done.stderr

@@ -150,9 +150,9 @@ class Agent:
                         by_name.pop(attr, None)
                 seen.add(attr)
                 if event_types is not None:
-                    self._actions[attr] = AgentAction(
-                        list(event_types), PythonFunction.from_callable(func), None
-                    )
+                    # upstream's @action(target=...): that function is the body
+                    body = getattr(func, "_target", None) or PythonFunction.from_callable(func)
+                    self._actions[attr] = AgentAction(list(event_types), body, None)
                 if resource_type is not None:
                     self._resources[resource_type][attr] = _declared_resource(
                         func, resource_type, f"{cls.__qualname__}.{attr}"

@@ -140,6 +140,21 @@ class BaseChatModelConnection(Resource):
         (upstream's capability check). None here does."""
         return False
 
+    def _reject_unsupported_output_schema(self, output_schema: Any) -> None:
+        """Upstream's guard, for connections written to its contract (``chat(messages,
+        tools=None, output_schema=None, **kwargs)`` calls it first): `NotImplementedError`
+        for a schema, nothing for None. The chat action here passes no ``output_schema``:
+        it parses the answer's text itself."""
+        if output_schema is None:
+            return
+        cls = type(self)
+        raise NotImplementedError(
+            f"{cls.__module__}.{cls.__qualname__} has no native structured-output translation, "
+            "so it cannot honor the given output schema. Override chat() to translate the "
+            "schema natively, or pass no schema so the caller applies the prompt-engineering "
+            "fallback."
+        )
+
     def _overrides(self, name: str) -> bool:
         return getattr(type(self), name) is not getattr(BaseChatModelConnection, name)
 

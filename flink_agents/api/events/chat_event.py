@@ -64,11 +64,37 @@ class ChatError(BaseModel):
         )
 
 
+def _model_class(output_schema: Any) -> type[BaseModel] | None:
+    """A request's output schema: a pydantic model class, or upstream's
+    ``OutputSchema(output_schema=Model)`` of one. A ``RowTypeInfo`` is refused, saying
+    what to use."""
+    from flink_agents.api.agents.types import OutputSchema, is_row_type_info
+
+    if isinstance(output_schema, OutputSchema):
+        output_schema = output_schema.output_schema
+    if output_schema is None or (
+        isinstance(output_schema, type) and issubclass(output_schema, BaseModel)
+    ):
+        return output_schema
+    if is_row_type_info(output_schema):
+        raise TypeError(
+            "a ChatRequestEvent's output_schema cannot be a RowTypeInfo here: give a pydantic "
+            "model class with those fields (ReActAgent takes a RowTypeInfo)"
+        )
+    raise TypeError(
+        "output_schema must be a pydantic model class or an OutputSchema of one, got "
+        f"{type(output_schema).__name__}"
+    )
+
+
 class ChatRequestEvent(Event):
     """Ask the chat model setup named ``model`` to answer ``messages``.
 
     The built-in chat action runs the whole tool-calling loop and answers with one
-    `ChatResponseEvent` whose ``request_id`` is this event's id.
+    `ChatResponseEvent` whose ``request_id`` is this event's id. ``output_schema`` (a
+    pydantic model class, or upstream's ``OutputSchema`` of one) has the final answer's
+    text parsed into it: `ChatResponseEvent.structured_output`, also in the response
+    message's ``extra_args[STRUCTURED_OUTPUT]`` as upstream.
     """
 
     EVENT_TYPE: ClassVar[str] = "_chat_request_event"
@@ -84,7 +110,7 @@ class ChatRequestEvent(Event):
         model: str | None = None,
         messages: Sequence[ChatMessage | Mapping[str, Any]] = (),
         prompt_args: Mapping[str, Any] | None = None,
-        output_schema: type[BaseModel] | None = None,
+        output_schema: type[BaseModel] | Any | None = None,
         **data: Any,
     ) -> None:
         if "attributes" in data:
@@ -92,10 +118,7 @@ class ChatRequestEvent(Event):
             return
         if not model:
             raise ValueError("a ChatRequestEvent needs the name of a chat model setup")
-        if output_schema is not None and not (
-            isinstance(output_schema, type) and issubclass(output_schema, BaseModel)
-        ):
-            raise TypeError("output_schema must be a pydantic model class")
+        output_schema = _model_class(output_schema)
         super().__init__(
             attributes={
                 "model": model,

@@ -16,19 +16,22 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections.abc import Mapping
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
 from flink_agents.api._trusted import fill_trusted, trusted_instance
-from flink_agents.api._values import AnyValue
+from flink_agents.api._values import AnyValue, is_row
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["Event", "InputEvent", "OutputEvent", "event_class_for"]
+__all__ = ["Event", "InputEvent", "OutputEvent", "event_class_for", "event_ids_from"]
 
 _REGISTRY: dict[str, type[Event]] = {}
 _REGISTRY_LOCK = threading.Lock()
@@ -48,18 +51,51 @@ _ID_PREFIX = os.urandom(8).hex()
 _ID_COUNTER = itertools.count()
 
 
+_ID_SOURCE: ContextVar[Callable[[], str] | None] = ContextVar(
+    "flink_agents_event_ids", default=None
+)
+
+
 def _new_id() -> str:
-    # Unique without a system call per event (the runner replaces most of these ids with
-    # deterministic ones when the event is sent): a random per-process prefix and a counter.
+    source = _ID_SOURCE.get()
+    if source is not None:  # made inside an action: the runner's deterministic id
+        return source()
+    # Unique without a system call per event (the runner gives an event made outside an
+    # action a deterministic id when it is sent): a random per-process prefix and a counter.
     return f"{_ID_PREFIX}{next(_ID_COUNTER):016x}"
+
+
+@contextmanager
+def event_ids_from(source: Callable[[], str]) -> Iterator[None]:
+    """While the block runs (in this context and copies of it), events made take their
+    ids from ``source``. A runner sets it around each action, so that an event's ``id`` is
+    fixed when the action makes it (as upstream, where it is a UUID made then) and is the
+    same when the run is replayed."""
+    token = _ID_SOURCE.set(source)
+    try:
+        yield
+    finally:
+        _ID_SOURCE.reset(token)
+
+
+def _id_text(name: str, value: Any) -> str | None:
+    """A lineage field as given: a string, or upstream's `UUID` as its text."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    raise TypeError(f"Event.{name} must be a string or a UUID, got {value!r}")
 
 
 class Event(BaseModel):
     """Something that happened in an agent run; actions are triggered by its ``type``.
 
-    ``id`` is unique; the runner sets it (deterministically from the run's position)
-    when the event is sent, along with ``upstream_event_id`` (the event that
-    triggered the sending action) and ``upstream_action_name``.
+    ``id`` is unique and fixed when the event is made: inside an action it comes from the
+    run's position (the action's step and the order in which it made its events), so a
+    replayed run makes the same ids. An event made elsewhere gets such an id when it is
+    sent. The runner sets ``upstream_event_id`` (the event that triggered the sending
+    action) and ``upstream_action_name`` when the event is sent. Ids are strings; an id
+    given as a `UUID` (upstream's type) is kept as its text.
 
     Keywords other than the fields are attributes: ``Event(type="t", n=1)`` is
     ``Event(type="t", attributes={"n": 1})``, and ``event.n`` reads (``event.n = 2``
@@ -100,13 +136,10 @@ class Event(BaseModel):
             if not data.keys() <= _LINEAGE_FIELDS:
                 super().__init__(type=event_type, attributes=dict(attributes or {}), **data)
                 return
-            for name, value in data.items():
-                if value is not None and not isinstance(value, str):
-                    raise TypeError(f"Event.{name} must be a string, got {value!r}")
             lineage = (
-                data.get("id") or _new_id(),
-                data.get("upstream_event_id"),
-                data.get("upstream_action_name"),
+                _id_text("id", data.get("id")) or _new_id(),
+                _id_text("upstream_event_id", data.get("upstream_event_id")),
+                _id_text("upstream_action_name", data.get("upstream_action_name")),
             )
             fields_set = {"type", "attributes", *data}
         if isinstance(event_type, str):
@@ -262,6 +295,13 @@ class Event(BaseModel):
             "attributes": attributes,
         }
 
+    def model_dump_json(self, **kwargs: Any) -> str:  # pyright: ignore[reportIncompatibleMethodOverride]
+        """Pydantic's JSON of the event, as upstream's: a PyFlink ``Row`` in the attributes
+        is written ``{"type": "Row", "values": [...], "fields": [...]}`` unless a
+        ``fallback`` is given. (`to_json` is the form the runtime keeps and reads back.)"""
+        kwargs.setdefault("fallback", _upstream_json_fallback)
+        return super().model_dump_json(**kwargs)
+
     def to_json(self) -> str:
         """The event as a JSON string."""
         return to_json(self.to_dict()).decode("utf-8")
@@ -285,6 +325,17 @@ class Event(BaseModel):
     def from_json(text: str | bytes) -> Event:
         """The event `to_json` wrote."""
         return Event.from_dict(from_json(text))
+
+
+def _upstream_json_fallback(value: Any) -> Any:
+    """Upstream's JSON of a value pydantic cannot write: a ``Row`` (else the error)."""
+    if is_row(value):
+        written: dict[str, Any] = {"type": "Row", "values": list(value._values)}
+        fields = getattr(value, "_fields", None)
+        if fields:
+            written["fields"] = list(fields)
+        return written
+    raise PydanticSerializationError(f"Unable to serialize unknown type: {type(value)}")
 
 
 def _type_name(value: Any) -> str:

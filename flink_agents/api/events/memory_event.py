@@ -43,7 +43,7 @@ def observation_attributes(key: Any, value: Any) -> dict[str, Any]:
     try:
         normalized = canonical_value(dict(value))
     except TypeError as exc:
-        raise ValueError(f"a memory event's value must have a JSON form: {exc}") from None
+        raise ValueError(f"a memory event's value must be JSON serializable: {exc}") from None
     return {"key": key, "value": normalized}
 
 
@@ -77,7 +77,7 @@ class MemoryEvent(Event):
         if cls is MemoryEvent:
             subclass = _BY_TYPE.get(event.type)
             if subclass is None:
-                raise ValueError(f"{event.type!r} is not a memory event type")
+                raise ValueError(f"Not a memory event type: {event.type!r}")  # upstream's words
             return subclass.from_event(event)
         return super().from_event(event)
 

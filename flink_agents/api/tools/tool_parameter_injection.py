@@ -108,9 +108,9 @@ def normalize_injected_args(
         elif isinstance(spec, Mapping):
             arg = InjectedArg.model_validate(spec)
         else:
-            raise TypeError(
-                f"injected_args[{name!r}] must be an InjectedArg or a dict, "
-                f"got {type(spec).__name__}"
+            raise TypeError(  # upstream's words first: its tests match them
+                f"Unsupported injected arg spec for {name!r}: {spec!r} (injected_args[{name!r}] "
+                f"must be an InjectedArg or a dict, got {type(spec).__name__})"
             )
         normalized[name] = arg.with_default_key(name)
     return normalized

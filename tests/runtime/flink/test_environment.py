@@ -138,3 +138,40 @@ def test_operator_options_come_from_the_agent_options_where_not_given() -> None:
     kept = operator_options_from(AgentConfiguration({"gc.tuning": False}), explicit)
     assert (kept.max_in_flight, kept.max_in_flight_bytes) == (None, 2**20)
     assert (kept.max_buffered, kept.gc_tuning) == (5, True)
+
+
+def test_to_table_takes_upstreams_external_type_info_of_a_row_type() -> None:
+    """Upstream's docs: `to_table(schema=schema, output_type=ExternalTypeInfo(RowTypeInfo(
+    [BasicTypeInfo.INT_TYPE_INFO()], ["result"])))`. The outputs become rows of its fields,
+    mapped with the type as given; the table is made from them with the schema."""
+    from pyflink.common.typeinfo import BasicTypeInfo, ExternalTypeInfo, RowTypeInfo
+
+    from flink_agents.runtime.flink.environment import AgentStream
+
+    output_type = ExternalTypeInfo(RowTypeInfo([BasicTypeInfo.INT_TYPE_INFO()], ["result"]))
+    mapped: list[tuple[object, object]] = []
+    tables: list[tuple[object, object]] = []
+
+    class Output:
+        def map(self, func: object, output_type: object) -> str:
+            mapped.append((func, output_type))
+            return "rows"
+
+    class TableEnvironment:
+        def from_data_stream(self, stream: object, schema: object) -> str:
+            tables.append((stream, schema))
+            return "table"
+
+    class Environment:
+        table_environment = TableEnvironment()
+
+    stream = AgentStream.__new__(AgentStream)
+    stream._environment = Environment()  # pyright: ignore[reportAttributeAccessIssue]
+    stream._output = Output()  # pyright: ignore[reportAttributeAccessIssue]
+    assert stream.to_table(schema="schema", output_type=output_type) == "table"  # pyright: ignore[reportArgumentType]
+    assert tables == [("rows", "schema")]
+    [(to_row, given_type)] = mapped
+    assert given_type is output_type
+    assert isinstance(to_row, _ToRow) and to_row({"result": 7}).as_dict() == {"result": 7}
+    with pytest.raises(TypeError, match="RowTypeInfo"):
+        stream.to_table(schema="schema", output_type=BasicTypeInfo.INT_TYPE_INFO())  # pyright: ignore[reportArgumentType]

@@ -1,0 +1,124 @@
+"""Upstream's modules that are not here: importing one says so, and what to use instead.
+
+Apache Flink Agents has modules this project does not (skills, YAML agents, long-term
+memory, vector stores, embedding models, the ``cli``...). Without help an upstream agent
+that imports one stops at a bare ``ModuleNotFoundError: No module named ...``;
+`UnavailableUpstreamModules` (a finder placed last on ``sys.meta_path`` by
+``flink_agents/__init__``) turns that into a ``ModuleNotFoundError`` naming the feature,
+what to use instead, and ``docs/migrating-from-flink-agents.md``.
+
+The finder is consulted only after the ordinary ones found nothing, so a module added
+here later is imported as usual; remove its entry from `UNAVAILABLE_UPSTREAM_MODULES`
+when it is added.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from importlib.machinery import ModuleSpec
+from types import ModuleType
+
+__all__ = ["UNAVAILABLE_UPSTREAM_MODULES", "UnavailableUpstreamModules", "install"]
+
+UNAVAILABLE_UPSTREAM_MODULES: tuple[tuple[str, str, str], ...] = (
+    # (upstream module, with its submodules; what it offers upstream; what to use here)
+    (
+        "flink_agents.api.skills",
+        "skills",
+        "give the model a prompt and the tools a skill would use",
+    ),
+    (
+        "flink_agents.api.memory",
+        "long-term memory",
+        "keep what must outlive a run in ctx.short_term_memory, or search your own store "
+        "from an action or a tool",
+    ),
+    (
+        "flink_agents.api.vector_stores",
+        "vector stores",
+        "query your store from an action or a tool and put what it finds in the prompt",
+    ),
+    (
+        "flink_agents.integrations.vector_stores",
+        "vector stores",
+        "query your store from an action or a tool and put what it finds in the prompt",
+    ),
+    (
+        "flink_agents.api.embedding_models",
+        "embedding models",
+        "call the embedding service from an action or a tool",
+    ),
+    (
+        "flink_agents.integrations.embedding_models",
+        "embedding models",
+        "call the embedding service from an action or a tool",
+    ),
+    ("flink_agents.api.yaml", "YAML agent definitions", "define agents as Python classes"),
+    (
+        "flink_agents.api.trace",
+        "the execution reporter",
+        "set the option tracing.enabled for OpenTelemetry spans of runs, actions and calls",
+    ),
+    (
+        "flink_agents.api.tools.tool_execution_metadata_provider",
+        "the execution reporter",
+        "set the option tracing.enabled for OpenTelemetry spans of runs, actions and calls",
+    ),
+    (
+        "flink_agents.api.version_compatibility",
+        "Flink version checks",
+        "nothing: this project runs on PyFlink 2.3, checked by the package's dependency",
+    ),
+    (
+        "flink_agents.api.chat_models.java_chat_model",
+        "Java chat models",
+        "the Python connection and setup of the same provider",
+    ),
+    (
+        "flink_agents.cli",
+        "the command line tools (trace_tree)",
+        "read the event log (events.jsonl under the event log's directory) or the "
+        "OpenTelemetry traces",
+    ),
+)
+"""Upstream modules (each with its submodules) that are not here: one entry per module,
+removed when the module is added."""
+
+_DOC = "docs/migrating-from-flink-agents.md"
+
+
+def _entry(fullname: str) -> tuple[str, str, str] | None:
+    for entry in UNAVAILABLE_UPSTREAM_MODULES:
+        module = entry[0]
+        if fullname == module or fullname.startswith(module + "."):
+            return entry
+    return None
+
+
+class UnavailableUpstreamModules:
+    """A meta path finder (placed last) for `UNAVAILABLE_UPSTREAM_MODULES`: finding one
+    raises ``ModuleNotFoundError`` saying what is not available and what to use."""
+
+    @classmethod
+    def find_spec(
+        cls,
+        fullname: str,
+        path: Sequence[str] | None = None,
+        target: ModuleType | None = None,
+    ) -> ModuleSpec | None:
+        entry = _entry(fullname)
+        if entry is None:
+            return None
+        module, feature, instead = entry
+        raise ModuleNotFoundError(
+            f"{fullname}: upstream Apache Flink Agents' {module} ({feature}) is not available "
+            f"in pyflink-agents; instead, {instead}. See {_DOC} (section {module}).",
+            name=fullname,
+        )
+
+
+def install() -> None:
+    """Put the finder last on ``sys.meta_path`` (once)."""
+    if UnavailableUpstreamModules not in sys.meta_path:
+        sys.meta_path.append(UnavailableUpstreamModules)  # pyright: ignore[reportArgumentType]

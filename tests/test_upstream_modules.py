@@ -1,0 +1,50 @@
+"""Importing an upstream module that is not here says so, and what to use instead."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from importlib.machinery import PathFinder
+from pathlib import Path
+
+import pytest
+
+from flink_agents._upstream_modules import UNAVAILABLE_UPSTREAM_MODULES, UnavailableUpstreamModules
+
+MIGRATING = Path(__file__).resolve().parents[1] / "docs" / "migrating-from-flink-agents.md"
+
+
+@pytest.mark.parametrize("entry", UNAVAILABLE_UPSTREAM_MODULES, ids=lambda e: e[0])
+def test_an_upstream_module_that_is_not_here_names_what_to_use(
+    entry: tuple[str, str, str],
+) -> None:
+    """Fails when the module is added here: then remove its entry."""
+    module, feature, instead = entry
+    with pytest.raises(ModuleNotFoundError) as caught:
+        importlib.import_module(module)
+    message = str(caught.value)
+    assert caught.value.name == module
+    assert f"({feature}) is not available in pyflink-agents" in message
+    assert instead in message and "docs/migrating-from-flink-agents.md" in message
+    # The page has the module's section.
+    assert f"`{module}" in MIGRATING.read_text(encoding="utf-8")
+
+
+def test_upstream_imports_of_submodules_and_names() -> None:
+    with pytest.raises(ImportError, match="long-term memory"):
+        from flink_agents.api.memory.long_term_memory import BaseLongTermMemory  # noqa: F401  # pyright: ignore[reportMissingImports]
+    with pytest.raises(ImportError, match=r"flink_agents.api.skills \(skills\) is not available"):
+        from flink_agents.api.skills import Skills  # noqa: F401  # pyright: ignore[reportMissingImports]
+    with pytest.raises(ImportError, match="trace_tree"):
+        importlib.import_module("flink_agents.cli.trace_tree")
+    assert "flink_agents.cli" not in sys.modules
+
+
+def test_modules_that_are_here_and_other_names_import_as_usual() -> None:
+    importlib.import_module("flink_agents.api.memory_object")
+    importlib.import_module("flink_agents.api.tools.tool")
+    with pytest.raises(ModuleNotFoundError, match=r"^No module named 'flink_agents\.nothing'$"):
+        importlib.import_module("flink_agents.nothing")
+    # After the ordinary finders (others may be appended after it).
+    finders = list(sys.meta_path)
+    assert finders.index(UnavailableUpstreamModules) > finders.index(PathFinder)  # pyright: ignore[reportArgumentType]
