@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from flink_agents.api import Agent, Event, InputEvent, OutputEvent, RunnerContext, action
-from flink_agents.runtime.flink.environment import _KeyText
+from flink_agents.runtime.flink.environment import keyed_input
 from flink_agents.runtime.keys import agent_key
 from tests.runtime.chat_agents import run_local
 
@@ -28,7 +28,7 @@ def test_uuid_keys_are_the_keys_of_their_text_on_every_runner() -> None:
         (str(KEY), [str(KEY), 1]),
         (str(KEY), [str(KEY), 2]),
     ]
-    assert _KeyText(lambda r: r["id"])({"id": KEY}) == f'"{KEY}"'
+    assert keyed_input(lambda r: r["id"], {"id": KEY})[0] == f'"{KEY}"'
     assert agent_key(("a", KEY)) == ("a", str(KEY))
 
 
