@@ -59,11 +59,12 @@ _encode_str: Callable[[str], str] = json.encoder.encode_basestring  # type: igno
 
 def agent_key(key: Any) -> Any:
     """The key a run gets for what a key selector returned: itself, with a `UUID`
-    (upstream's key type in its examples) as its text, also inside a tuple."""
+    (upstream's key type in its examples) as its text, also as an item of a list or tuple
+    key (one level: no walk of a nested key, which the door checks)."""
     if isinstance(key, uuid.UUID):
         return str(key)
-    if isinstance(key, (list, tuple)) and any(isinstance(i, (uuid.UUID, list, tuple)) for i in key):
-        return tuple(agent_key(i) for i in key)
+    if type(key) in (list, tuple) and any(isinstance(i, uuid.UUID) for i in key):
+        return type(key)(str(i) if isinstance(i, uuid.UUID) else i for i in key)
     return key
 
 
