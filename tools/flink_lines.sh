@@ -23,6 +23,8 @@ done
 if [ ${#lines[@]} -eq 0 ]; then lines=("${ALL_LINES[@]}"); fi
 
 SMOKE=(
+  # Every reach into PyFlink's, py4j's and asyncio's internals is still there (no JVM).
+  "tests/runtime/flink/test_internals.py"
   # The fault matrix's core cases: a failure at a model call, at a tool call and in an action
   # after a model call, with and without a store, direct and fused, parallelism 1 and 2.
   "e2e_tests/test_fault_matrix.py::test_every_input_exactly_once[model-ends_early-p2-sqlite-direct]"
