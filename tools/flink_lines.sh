@@ -44,8 +44,8 @@ SMOKE=(
 # Installed next to the project: the smoke set's test tools only. Not the `dev` extra: its
 # provider SDKs and OpenTelemetry exporter want a newer protobuf than Flink 1.20's Beam
 # (<4.24) allows, and pip spends many minutes backtracking before it finds versions that fit.
-# setuptools<80.9: apache-flink 1.20 and 2.0 let pip pick setuptools 81, whose pkg_resources
-# warns on import, and Beam imports it in every Python worker: the warning would land in
+# setuptools<80.9: apache-flink 1.20 lets pip pick setuptools 81, whose pkg_resources
+# warns on import, and its Beam imports it in every Python worker: the warning would land in
 # the TaskManager's output (docs/deployment.md#flink-versions says so for users).
 TOOLS=("pytest>=8" "pytest-asyncio>=0.23" "hypothesis>=6.100" "setuptools<80.9")
 
