@@ -738,3 +738,35 @@ def test_an_input_looks_at_a_bounded_number_of_keys_when_many_are_busy() -> None
     finally:
         sub.close()
     assert sorted(sub.emitted) == sorted(f"k{k}:0:{k}" for k in range(400))
+
+
+def test_a_run_that_finishes_as_its_input_is_accepted_leaves_no_input_in_state(
+    engine: StandInEngine,
+) -> None:
+    """The input's run was still going when `on_input` looked (so the input goes to keyed
+    state), and finished on the loop thread before `on_input` looked for news (a loaded
+    machine): acknowledging it removed an input not stored yet (a KeyError here; in
+    Flink, an input left in state for good, past the key's head)."""
+    sub = FakeSubtask(engine)
+    scheduler = sub.scheduler
+    has_news = scheduler.has_news
+    looks: list[int] = []
+
+    def finished_meanwhile(queue: Any) -> bool:
+        looks.append(1)
+        if len(looks) == 2:  # after `submit` saw the run busy: it finishes now
+            sub.open_gate("answer")
+            wait_until(lambda: bool(queue.finished))
+        return has_news(queue)
+
+    scheduler.has_news = finished_meanwhile  # type: ignore[method-assign]
+    try:
+        sub.input("k", {"v": 1, "gate": "answer"})
+        assert sub.emitted == ["k:0:1"] and sub.backend.slices["k"].inputs == {}
+        scheduler.has_news = has_news  # type: ignore[method-assign]
+        sub.run_until_idle()
+        sub.input("k", {"v": 2})
+    finally:
+        sub.close()
+    assert sub.emitted == ["k:0:1", "k:1:2"]
+    assert _acknowledged(sub, "k", 2)
