@@ -314,13 +314,13 @@ class RunScheduler:
     def take(self, queue: KeyQueue) -> KeyProgress:
         """Take the outputs published since the last take and the latest snapshots."""
         with self._lock:
-            finished = queue.finished
+            # Never the queue's own list: a run finishing after the lock is released
+            # appends to that list, which this take would then give out as well.
+            finished, queue.finished = queue.finished, []
             taken = queue.taken
-            if finished:
-                queue.finished = []
-                if taken:
-                    finished[0] = finished[0][taken:]
-                    taken = 0
+            if finished and taken:
+                finished[0] = finished[0][taken:]
+                taken = 0
             sent: list[Any] = []
             run_outputs = queue.run_outputs
             if queue.run_json is not None and len(run_outputs) > taken:

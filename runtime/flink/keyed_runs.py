@@ -241,9 +241,12 @@ class KeyedRuns:
             entry.tail += 1
             outputs.extend(self._acknowledge(entry, state, write_record=True, in_state=False))
         else:
-            if scheduler.has_news(queue):  # what the run sent before it had to wait
-                outputs.extend(self._acknowledge(entry, state))  # the record is written next
+            # Stored before looking for news: the run, going on as `is_idle` looked, may
+            # have finished since on the loop thread (its acknowledgment removes it).
             self._store_input(entry, encoded, state, timers)
+            if scheduler.has_news(queue):  # what the run sent before it had to wait
+                outputs.extend(self._acknowledge(entry, state))
+            state.write_record(_record_json(entry))
             if entry.poll_at is None:
                 self._schedule_poll(entry, timers)
         self._evict()
@@ -358,13 +361,13 @@ class KeyedRuns:
     def _store_input(
         self, entry: _KeyEntry, encoded: str, state: KeyedAgentState, timers: KeyTimers
     ) -> None:
-        """Keep an accepted input in keyed state until its run is acknowledged."""
+        """Keep an accepted input in keyed state until its run is acknowledged (the caller
+        writes the key record)."""
         state.put_input(entry.tail, encoded)
         entry.tail += 1
         if not entry.end_timer:
             timers.register_end_of_input()
             entry.end_timer = True
-        state.write_record(_record_json(entry))
 
     def _load(self, key: str, state: KeyedAgentState, *, busy_only: bool) -> _KeyEntry | None:
         """`key` from keyed state (a new key, an evicted idle key, or after a restore)."""

@@ -166,6 +166,22 @@ async def test_outputs_a_run_sends_are_published_at_once_and_taken_once() -> Non
     assert progress.sent == [] and progress.run_json is None and progress.idle
 
 
+async def test_a_run_that_finishes_after_a_take_is_taken_by_the_next_one_only() -> None:
+    """A take is what was published when it was made: a run finishing on the loop thread
+    while the operator thread still reads a take (of nothing finished) is given by the
+    next take alone (it was given twice: the take held the queue's own list, which the
+    run's end then filled: its outputs emitted twice, its input removed twice)."""
+    h = Harness()
+    queue = h.submit("k", {"v": "x", "gate": "g"})
+    await _settle()
+    before = h.scheduler.take(queue)
+    h.engine.gate("g").set()
+    await _settle()
+    assert before.finished == []
+    assert h.scheduler.take(queue).finished == [["k:0:x"]]
+    assert h.scheduler.take(queue).finished == []
+
+
 async def test_a_stored_run_resumes_and_its_taken_outputs_are_not_given_again() -> None:
     engine = StandInEngine()
     stored = engine.start_run("k", {"v": "x", "steps": 3, "each": True}, {"next_seq": 0})
