@@ -22,7 +22,7 @@ from pathlib import Path
 
 __all__ = ["CHECKED_FLINK", "CHECKED_PYTHON", "INTERNALS", "Internal", "missing_internals"]
 
-CHECKED_FLINK = ("1.20.5", "2.1.3", "2.2.1", "2.3.0")
+CHECKED_FLINK = ("1.20.5", "2.0.2", "2.1.3", "2.2.1", "2.3.0")
 """The apache-flink releases every reach below was checked on (Python 3.11, Java 17)."""
 
 CHECKED_PYTHON = ("3.11",)
