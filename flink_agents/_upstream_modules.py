@@ -1,6 +1,6 @@
 """Upstream's modules that are not here: importing one says so, and what to use instead.
 
-Apache Flink Agents has modules this project does not (skills, YAML agents, long-term
+Apache Flink Agents has modules this project does not (YAML agents, long-term
 memory, vector stores, embedding models, the ``cli``...). Without help an upstream agent
 that imports one stops at a bare ``ModuleNotFoundError: No module named ...``;
 `UnavailableUpstreamModules` (a finder placed last on ``sys.meta_path`` by
@@ -23,11 +23,6 @@ __all__ = ["UNAVAILABLE_UPSTREAM_MODULES", "UnavailableUpstreamModules", "instal
 
 UNAVAILABLE_UPSTREAM_MODULES: tuple[tuple[str, str, str], ...] = (
     # (upstream module, with its submodules; what it offers upstream; what to use here)
-    (
-        "flink_agents.api.skills",
-        "skills",
-        "give the model a prompt and the tools a skill would use",
-    ),
     (
         "flink_agents.api.memory",
         "long-term memory",

@@ -47,6 +47,7 @@ from flink_agents.runtime.input_failure import FailedInput, failure_record, log_
 from flink_agents.runtime.memory import MemorySettings, purge_expired, run_begin_snapshot
 from flink_agents.runtime.metrics import InMemoryMetricGroup
 from flink_agents.runtime.run_state import KeyState, RunStart, RunState, trusted_model
+from flink_agents.runtime.skill.tools import add_skill_tools
 
 if TYPE_CHECKING:
     from flink_agents.runtime.durable.call_log import SupportsDurableExecute
@@ -117,6 +118,7 @@ class AgentEngine:
             self.plan = AgentPlan.from_agent(
                 agent, shared_resources=shared_resources, runtime_actions=builtin_action_specs()
             )
+        add_skill_tools(self.plan)
         if isinstance(config, AgentConfiguration):
             self.config = config
         else:

@@ -72,6 +72,7 @@ from flink_agents.runtime.metrics import (
 )
 from flink_agents.runtime.model_request import model_request_fingerprint
 from flink_agents.runtime.run_state import trusted_model
+from flink_agents.runtime.skill.tools import BashTool
 
 if TYPE_CHECKING:
     from flink_agents.api.content_blocks import ToolCallBlock
@@ -522,10 +523,9 @@ async def tool_call_action(event: Event, ctx: RunnerContext) -> None:
     """Run a `ToolRequestEvent`'s calls and answer with one `ToolResponseEvent`."""
     if not isinstance(event, ToolRequestEvent):
         return
-    allowed: Collection[str] | None = None
-    if event.model is not None:
-        allowed = _setup(ctx, event.model).tools
-    caller = _tool_caller(ctx, allowed)
+    setup = _setup(ctx, event.model) if event.model is not None else None
+    allowed = setup.tools if setup is not None else None
+    caller = _tool_caller(ctx, allowed, setup)
     limit = ctx.config.get(AgentExecutionOptions.TOOL_CALL_MAX_PER_TURN)
     calls, over = event.tool_calls[:limit], event.tool_calls[limit:]
     tracing = _tracing(ctx)
@@ -566,7 +566,7 @@ def _not_run(over: Sequence[ToolCallBlock], limit: int) -> list[ToolResponse]:
 
 
 def _tool_caller(
-    ctx: RunnerContext, allowed: Collection[str] | None
+    ctx: RunnerContext, allowed: Collection[str] | None, setup: BaseChatModelSetup | None = None
 ) -> Callable[[str, dict[str, Any], str], Awaitable[ToolResponse]]:
     timeout = ctx.config.get(AgentExecutionOptions.TOOL_CALL_TIMEOUT)
     threads = _tool_threads(ctx)
@@ -592,6 +592,8 @@ def _tool_caller(
             return failed(f"tool {name!r} is not available (tools: {sorted(allowed)})")
         if not isinstance(tool, BaseTool):
             return failed(f"resource {name!r} is not a tool")
+        if isinstance(tool, BashTool):  # what it may run is the asking setup's
+            tool = tool.for_setup(setup, ctx.config)
         raw = raw_arguments(arguments)
         if raw is not None:  # the model's arguments were not a JSON object: not run
             return ToolResponse.invalid_arguments(

@@ -12,6 +12,8 @@
     │                                   state can keep; refused at the door, before any run
     ├── StructuredOutputError           (ValueError) a final answer did not parse into the
     │                                   request's output schema
+    ├── SkillLoadError                  (ValueError) a skill source cannot be read (a missing
+    │                                   folder, an unknown scheme, a bad SKILL.md or zip)
     ├── ToolCallTimeoutError            (TimeoutError) a tool call ran past its timeout
     ├── ToolThreadsExhaustedError       (RuntimeError) a sync call was not run: every thread
     │                                   is hung and the written-off limit is reached
@@ -63,6 +65,7 @@ __all__ = [
     "JavaNotFoundError",
     "ProcessModeCheckpointingError",
     "SessionClusterSetupError",
+    "SkillLoadError",
     "StructuredOutputError",
     "ThreadModeUnavailableError",
     "ToolCallTimeoutError",
@@ -188,6 +191,12 @@ class InputRefusedError(AgentRuntimeError, TypeError):
 
 class StructuredOutputError(AgentRuntimeError, ValueError):
     """The final text did not parse into the request's output schema."""
+
+
+class SkillLoadError(AgentRuntimeError, ValueError):
+    """A skill source cannot be read: a missing folder or package resource, a scheme not
+    known here, a ``SKILL.md`` without its name or description, a zip that is not one
+    or has a member outside its folder, a URL that does not answer."""
 
 
 class ToolCallTimeoutError(AgentRuntimeError, TimeoutError):

@@ -33,8 +33,8 @@ def test_an_upstream_module_that_is_not_here_names_what_to_use(
 def test_upstream_imports_of_submodules_and_names() -> None:
     with pytest.raises(ImportError, match="long-term memory"):
         from flink_agents.api.memory.long_term_memory import BaseLongTermMemory  # noqa: F401  # pyright: ignore[reportMissingImports]
-    with pytest.raises(ImportError, match=r"flink_agents.api.skills \(skills\) is not available"):
-        from flink_agents.api.skills import Skills  # noqa: F401  # pyright: ignore[reportMissingImports]
+    with pytest.raises(ImportError, match=r"flink_agents.api.yaml \(YAML agent definitions\)"):
+        from flink_agents.api.yaml import loader  # noqa: F401  # pyright: ignore[reportMissingImports]
     with pytest.raises(ImportError, match="trace_tree"):
         importlib.import_module("flink_agents.cli.trace_tree")
     assert "flink_agents.cli" not in sys.modules
@@ -43,6 +43,7 @@ def test_upstream_imports_of_submodules_and_names() -> None:
 def test_modules_that_are_here_and_other_names_import_as_usual() -> None:
     importlib.import_module("flink_agents.api.memory_object")
     importlib.import_module("flink_agents.api.tools.tool")
+    importlib.import_module("flink_agents.api.skills")
     with pytest.raises(ModuleNotFoundError, match=r"^No module named 'flink_agents\.nothing'$"):
         importlib.import_module("flink_agents.nothing")
     # After the ordinary finders (others may be appended after it).

@@ -177,6 +177,23 @@ class AgentExecutionOptions:
         "every tool thread holds a timed-out call at this limit, further calls are not run: "
         "their result is 'no free tool thread'. 0: none.",
     )
+    # Skills (flink_agents.api.skills, docs/skills.md): the built-in bash tool.
+    SKILLS_COMMANDS_ENABLED: ConfigOption[bool] = ConfigOption(
+        "skills.commands.enabled",
+        bool,
+        False,
+        "Whether the built-in bash tool of a chat model setup with skills runs commands "
+        "(its allowed_commands, or scripts inside its skills' folders). Off: the tool runs "
+        "nothing and answers the model that commands are off.",
+    )
+    SKILLS_COMMAND_TIMEOUT: ConfigOption[float] = ConfigOption(
+        "skills.command-timeout-s",
+        float,
+        60.0,
+        "Seconds a command of the bash tool may run at most (the model may ask for less); "
+        "past it the command and its children are killed and the model is told.",
+        positive=True,
+    )
     MAX_IN_FLIGHT_RUNS_BYTES: ConfigOption[int] = ConfigOption(
         "max-in-flight-runs-bytes",
         int,

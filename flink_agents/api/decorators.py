@@ -174,5 +174,6 @@ def mcp_server(target: F) -> F:
 
 
 def skills(target: F) -> F:
-    """Upstream's skills: none here (the plan raises `ResourceUnavailableError`)."""
+    """A static method returning a `flink_agents.api.skills.Skills`: where the agent's
+    skills come from (docs/skills.md)."""
     return _resource_marker(ResourceType.SKILLS)(target)

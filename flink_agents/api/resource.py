@@ -35,9 +35,9 @@ __all__ = [
 class ResourceType(str, Enum):
     """The kinds of resource an agent can declare and look up by name (upstream's members).
 
-    Chat models, chat model connections, tools, prompts and MCP servers have
-    implementations here; a resource of another type (embedding models, vector stores,
-    skills) fails the plan (`check_resource_type`).
+    Chat models, chat model connections, tools, prompts, MCP servers and skills have
+    implementations here; a resource of another type (embedding models, vector stores)
+    fails the plan (`check_resource_type`).
     """
 
     CHAT_MODEL = "chat_model"
@@ -55,13 +55,12 @@ _NOT_HERE: Mapping[ResourceType, str] = {
     ResourceType.EMBEDDING_MODEL: "call your embedding service from an action or a tool",
     ResourceType.EMBEDDING_MODEL_CONNECTION: "call your embedding service from an action or a tool",
     ResourceType.VECTOR_STORE: "query your store from an action or a tool",
-    ResourceType.SKILLS: "put the instructions in a prompt and the scripts behind tools",
 }
 
 
 def check_resource_type(resource_type: ResourceType, name: str | None = None) -> None:
     """Raise `ResourceUnavailableError` when no resource of ``resource_type`` can run here
-    (embedding models, vector stores, skills); ``name`` is the resource's."""
+    (embedding models, vector stores); ``name`` is the resource's."""
     alternative = _NOT_HERE.get(resource_type)
     if alternative is not None:
         what = f"{resource_type.value} resources"

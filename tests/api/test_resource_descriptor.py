@@ -12,7 +12,6 @@ from flink_agents.api.chat_models.function_model import ScriptedChatModelConnect
 from flink_agents.api.decorators import (
     embedding_model_connection,
     embedding_model_setup,
-    skills,
     vector_store,
 )
 from flink_agents.api.errors import ResourceUnavailableError
@@ -42,7 +41,6 @@ def test_resource_type_has_upstreams_members() -> None:
         (ResourceType.VECTOR_STORE, "query your store"),
         (ResourceType.EMBEDDING_MODEL, "embedding service"),
         (ResourceType.EMBEDDING_MODEL_CONNECTION, "embedding service"),
-        (ResourceType.SKILLS, "prompt"),
     ],
 )
 def test_a_type_with_no_implementation_fails_the_plan(
@@ -59,7 +57,7 @@ def test_a_type_with_no_implementation_fails_the_plan(
 
 
 def test_upstreams_decorators_for_missing_types_fail_the_plan() -> None:
-    for decorator in (embedding_model_connection, embedding_model_setup, vector_store, skills):
+    for decorator in (embedding_model_connection, embedding_model_setup, vector_store):
 
         class Declared(Agent):
             @decorator

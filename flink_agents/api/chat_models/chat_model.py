@@ -21,6 +21,7 @@ from flink_agents.api.content_blocks import TextBlock
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.prompts.prompt import Prompt
 from flink_agents.api.resource import Resource, ResourceType
+from flink_agents.api.skills import BASH_TOOL, LOAD_SKILL_TOOL, SkillCatalog
 from flink_agents.api.tools.tool import BaseTool, ToolMetadata
 
 __all__ = [
@@ -213,6 +214,16 @@ class BaseChatModelSetup(Resource):
     not a field raises `UnknownOptionError`."""
     structured_output_strategy: StructuredOutputStrategy = StructuredOutputStrategy.AUTO
     """How an output schema is applied (upstream's option; None means ``AUTO``)."""
+    skills: list[str] | None = None
+    """Names of the agent's skills this model is told of (`flink_agents.api.skills`): a
+    system message after the prompt's first lists them, and the built-in ``load_skill``
+    and ``bash`` tools join ``tools`` (docs/skills.md)."""
+    skill_discovery_prompt: str | None = None
+    """The system message that lists ``skills`` (set when the setup is opened)."""
+    allowed_commands: list[str] = Field(default_factory=list)
+    """Commands the ``bash`` tool may run for this model (with ``skills.commands.enabled``)."""
+    allowed_script_dirs: list[str] = Field(default_factory=list)
+    """Folders, besides its skills' own, whose scripts the ``bash`` tool may run."""
 
     @field_validator("structured_output_strategy", mode="before")
     @classmethod
@@ -222,6 +233,20 @@ class BaseChatModelSetup(Resource):
     @classmethod
     def resource_type(cls) -> ResourceType:
         return ResourceType.CHAT_MODEL
+
+    def open(self) -> None:
+        """With ``skills``: the built-in ``load_skill`` and ``bash`` tools join ``tools``
+        and ``skill_discovery_prompt`` lists the skills (`ValueError` for one the agent
+        does not have)."""
+        if self.skills is None:
+            return
+        for name in (LOAD_SKILL_TOOL, BASH_TOOL):
+            if name not in self.tools:
+                self.tools.append(name)
+        catalog = self._resource(LOAD_SKILL_TOOL, ResourceType.TOOL)
+        if not isinstance(catalog, SkillCatalog):
+            raise TypeError(f"the tool {LOAD_SKILL_TOOL!r} is not the built-in skills tool")
+        self.skill_discovery_prompt = catalog.discovery_prompt(self.skills)
 
     @property
     def model_kwargs(self) -> dict[str, Any]:
@@ -298,8 +323,10 @@ class BaseChatModelSetup(Resource):
         is left out; assistant and tool messages always stay)."""
         prompt = self.resolve_prompt()
         if prompt is None:
-            return list(messages)
-        return _after_prompt(prompt.format_messages(**dict(prompt_args or {})), messages)
+            return self._with_skills(messages)
+        return self._with_skills(
+            _after_prompt(prompt.format_messages(**dict(prompt_args or {})), messages)
+        )
 
     async def aapply_prompt(
         self, messages: Sequence[ChatMessage], prompt_args: Mapping[str, Any] | None = None
@@ -310,8 +337,21 @@ class BaseChatModelSetup(Resource):
         through this."""
         prompt = self.resolve_prompt()
         if prompt is None:
+            return self._with_skills(messages)
+        return self._with_skills(
+            _after_prompt(await prompt.aformat_messages(**dict(prompt_args or {})), messages)
+        )
+
+    def _with_skills(self, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+        """``messages`` with the skills' system message after the first system message
+        (first when there is none), as upstream places it; as they are without skills."""
+        listing = self.skill_discovery_prompt
+        if self.skills is None or not listing:
             return list(messages)
-        return _after_prompt(await prompt.aformat_messages(**dict(prompt_args or {})), messages)
+        first = next((i for i, m in enumerate(messages) if m.role is MessageRole.SYSTEM), -1)
+        sent = list(messages)
+        sent.insert(first + 1, ChatMessage.system(listing))
+        return sent
 
     def resolve_prompt(self) -> Prompt | None:
         """The prompt, looked up by name when it was given as one."""
@@ -347,7 +387,11 @@ class BaseChatModelSetup(Resource):
         prompt_args: Mapping[str, Any] | None,
         kwargs: Mapping[str, Any],
     ) -> ChatResult:
-        if self.prompt is None and type(self).aapply_prompt is BaseChatModelSetup.aapply_prompt:
+        if (
+            self.prompt is None
+            and self.skills is None
+            and type(self).aapply_prompt is BaseChatModelSetup.aapply_prompt
+        ):
             sent = list(messages)  # no prompt: as they are (no coroutine on every call)
         else:
             sent = await self.aapply_prompt(messages, prompt_args)
