@@ -21,6 +21,7 @@ process's environment but ``PATH`` and the locale (docs/skills.md).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -101,4 +102,8 @@ class SkillCatalog(Protocol):
     def discovery_prompt(self, names: Sequence[str]) -> str:
         """The system message that lists the skills ``names`` for the model; `ValueError`
         naming the known ones when one of them is not found."""
+        ...
+
+    def skill_dirs(self, names: Sequence[str]) -> list[Path]:
+        """The folders of the skills ``names`` (of every skill when empty)."""
         ...

@@ -60,6 +60,10 @@ class LoadSkillTool(BaseTool):
         """The system message listing the skills ``names`` (`SkillCatalog`)."""
         return self.manager.discovery_prompt(names)
 
+    def skill_dirs(self, names: Sequence[str]) -> list[Path]:
+        """The folders of the skills ``names`` (`SkillCatalog`)."""
+        return self.manager.skill_dirs(names)
+
     async def acall(self, **arguments: Any) -> str:
         return await asyncio.to_thread(self.load, **arguments)
 

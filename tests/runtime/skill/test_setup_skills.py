@@ -89,3 +89,41 @@ def test_a_skill_the_agent_does_not_have_fails_with_the_names_it_has(tmp_path: P
     connection = FunctionChatModelConnection(function=lambda messages, tools: "ok")
     with pytest.raises(Exception, match=r"no skill named 'nope' \(skills: \['calc', 'jokes'\]\)"):
         run_local(_agent(tmp_path, connection, ["nope"]), [{"key": "k", "value": "hi"}])
+
+
+def test_upstreams_resource_context_methods(tmp_path: Path) -> None:
+    seen: dict[str, object] = {}
+
+    class Setup(BaseChatModelSetup):
+        def open(self) -> None:
+            context = self.resource_context
+            assert context is not None
+            seen["prompt"] = context.generate_available_skills_prompt("jokes")
+            seen["dirs"] = context.get_skill_dirs("calc")
+            super().open()
+
+    connection = FunctionChatModelConnection(function=lambda messages, tools: "ok")
+    agent = _agent(tmp_path, connection, ["calc"])
+    agent.resources[ResourceType.CHAT_MODEL][MODEL] = ResourceDescriptor(
+        clazz=Setup, connection=CONNECTION, skills=["calc"]
+    )
+    run_local(agent, [{"key": "k", "value": "hi"}])
+    assert "<name>jokes</name>" in str(seen["prompt"])
+    assert seen["dirs"] == [str((tmp_path / "skills" / "calc").resolve())]
+
+
+def test_without_skills_the_context_has_none() -> None:
+    seen: dict[str, object] = {}
+
+    class Setup(BaseChatModelSetup):
+        def open(self) -> None:
+            context = self.resource_context
+            assert context is not None
+            seen["both"] = (context.generate_available_skills_prompt(), context.get_skill_dirs())
+
+    agent = chat_agent(FunctionChatModelConnection(function=lambda messages, tools: "ok"))
+    agent.resources[ResourceType.CHAT_MODEL][MODEL] = ResourceDescriptor(
+        clazz=Setup, connection=CONNECTION
+    )
+    run_local(agent, [{"key": "k", "value": "hi"}])
+    assert seen["both"] == ("", [])
