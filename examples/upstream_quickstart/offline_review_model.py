@@ -23,7 +23,7 @@ _REASONS: dict[str, tuple[tuple[str, ...], ...]] = {
     # reason: every group must have a word in the review
     "poor quality": (("broke", "stopped working", "poor quality", "flimsy"),),
     "shipping damage": (
-        ("box", "package", "shipping", "delivery", "arrived"),
+        ("box", "package", "shipping", "delivery", "arrived", "received"),
         ("crushed", "cracked", "damaged", "soaked", "wet", "dented"),
     ),
     "late delivery": (("delivery", "shipping", "arrived"), ("weeks", "late", "delayed")),
