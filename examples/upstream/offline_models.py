@@ -13,7 +13,7 @@ no API key and no network, and always answer the same.
 * skills: examples/upstream/offline_skills_model.py.
 
 `offline_connection` is the connection descriptor the examples' ``ollama_server`` is
-replaced with: the one change made to them.
+replaced with (`OfflineModelConnection` in the YAML example): the one change made to them.
 """
 
 from __future__ import annotations
@@ -23,8 +23,10 @@ import re
 import sys
 from pathlib import Path
 
+from pydantic import Field
+
 from flink_agents.api.chat_message import ChatMessage, MessageRole
-from flink_agents.api.chat_models.function_model import FunctionChatModelConnection
+from flink_agents.api.chat_models.function_model import ChatFunction, FunctionChatModelConnection
 from flink_agents.api.resource import ResourceDescriptor
 from flink_agents.api.tools.tool import ToolMetadata
 
@@ -36,7 +38,7 @@ for _folder in (_HERE, _HERE.parent / "upstream_quickstart"):
 from offline_review_model import review_model  # noqa: E402
 from offline_skills_model import skills_model  # noqa: E402
 
-__all__ = ["offline_connection", "offline_model"]
+__all__ = ["OfflineModelConnection", "offline_connection", "offline_model"]
 
 _JUDGMENT = re.compile(r"(\w+):(positive|negative|not_mentioned)")
 _ASPECT = re.compile(r'Judge the "(\w+)" dimension: (.*)', re.DOTALL)
@@ -97,6 +99,12 @@ def offline_model(messages: list[ChatMessage], tools: list[ToolMetadata]) -> Cha
     return f"the offline model has no rule for this request: {user[:200]!r}"
 
 
+class OfflineModelConnection(FunctionChatModelConnection):
+    """The offline model as a connection class (what a YAML file names by its path)."""
+
+    function: ChatFunction | None = Field(default=offline_model, exclude=True)
+
+
 def offline_connection() -> ResourceDescriptor:
     """The descriptor of the offline model's connection (for ``ollama_server``)."""
-    return ResourceDescriptor(clazz=FunctionChatModelConnection, function=offline_model)
+    return ResourceDescriptor(clazz=OfflineModelConnection)
