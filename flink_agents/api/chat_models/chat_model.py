@@ -243,7 +243,14 @@ class BaseChatModelSetup(Resource):
         for name in (LOAD_SKILL_TOOL, BASH_TOOL):
             if name not in self.tools:
                 self.tools.append(name)
-        catalog = self._resource(LOAD_SKILL_TOOL, ResourceType.TOOL)
+        try:
+            catalog = self._resource(LOAD_SKILL_TOOL, ResourceType.TOOL)
+        except KeyError:
+            raise ValueError(
+                f"this chat model setup has skills={self.skills}, but its agent declares "
+                "no skills: declare where they come from (@skills, or a ResourceType.SKILLS "
+                "resource on the environment)"
+            ) from None
         if not isinstance(catalog, SkillCatalog):
             raise TypeError(f"the tool {LOAD_SKILL_TOOL!r} is not the built-in skills tool")
         self.skill_discovery_prompt = catalog.discovery_prompt(self.skills)

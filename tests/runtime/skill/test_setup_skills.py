@@ -127,3 +127,33 @@ def test_without_skills_the_context_has_none() -> None:
     )
     run_local(agent, [{"key": "k", "value": "hi"}])
     assert seen["both"] == ("", [])
+
+
+def test_skills_without_a_skills_resource_say_what_is_missing() -> None:
+    agent = chat_agent(FunctionChatModelConnection(function=lambda messages, tools: "ok"))
+    agent.resources[ResourceType.CHAT_MODEL][MODEL] = ResourceDescriptor(
+        clazz=BaseChatModelSetup, connection=CONNECTION, skills=["calc"]
+    )
+    with pytest.raises(Exception, match=r"skills=\['calc'\], but its agent declares no skills"):
+        run_local(agent, [{"key": "k", "value": "hi"}])
+
+
+def test_a_tool_the_agent_names_bash_stays_its_own(tmp_path: Path) -> None:
+    def model(messages: list[ChatMessage], tools: object) -> ChatMessage | str:
+        results = [m for m in messages if m.role is MessageRole.TOOL]
+        if not results:
+            from flink_agents.api.chat_message import ToolCallBlock
+
+            call = ToolCallBlock(id="c1", name="bash", input={"command": "anything"})
+            return ChatMessage.assistant(tool_calls=[call])
+        return results[0].content
+
+    def bash(command: str) -> str:
+        """The agent's own bash tool."""
+        return f"mine: {command}"
+
+    connection = FunctionChatModelConnection(function=model)
+    agent = _agent(tmp_path, connection, ["calc"])
+    agent.add_resource("bash", ResourceType.TOOL, bash)
+    outputs, _ = run_local(agent, [{"key": "k", "value": "hi"}])
+    assert outputs[0].value.response.text == "mine: anything"
