@@ -112,6 +112,15 @@ class ResourceName:
         OPENAI_SETUP = f"{_EMBEDDING}.openai_embedding_model.OpenAIEmbeddingModelSetup"
         TONGYI_CONNECTION = f"{_EMBEDDING}.tongyi_embedding_model.TongyiEmbeddingModelConnection"
         TONGYI_SETUP = f"{_EMBEDDING}.tongyi_embedding_model.TongyiEmbeddingModelSetup"
+        WORDLLAMA_CONNECTION = (
+            f"{_EMBEDDING}.local.wordllama_embedding_model.WordLlamaEmbeddingModelConnection"
+        )
+        """Not in upstream's names: a model in the process, no server, no download
+        (the ``local-embeddings`` extra)."""
+        WORDLLAMA_SETUP = (
+            f"{_EMBEDDING}.local.wordllama_embedding_model.WordLlamaEmbeddingModelSetup"
+        )
+        """Not in upstream's names (see ``WORDLLAMA_CONNECTION``)."""
         JAVA_WRAPPER_CONNECTION = (
             "flink_agents.api.embedding_models.java_embedding_model.JavaEmbeddingModelConnection"
         )
@@ -249,6 +258,8 @@ CLASS_NAMES: dict[str, str | Missing] = {
             _EM.OPENAI_SETUP,
             _EM.TONGYI_CONNECTION,
             _EM.TONGYI_SETUP,
+            _EM.WORDLLAMA_CONNECTION,
+            _EM.WORDLLAMA_SETUP,
         )
     },
     _EM.JAVA_WRAPPER_CONNECTION: _JAVA_EMBEDDING_WRAPPER,
