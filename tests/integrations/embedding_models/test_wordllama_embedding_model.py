@@ -4,6 +4,7 @@ deterministically, similar texts closer than unrelated ones, and its options."""
 from __future__ import annotations
 
 import math
+import pickle
 import socket
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,13 @@ def test_only_the_carried_model_and_no_empty_text() -> None:
         WordLlamaEmbeddingModelConnection().embed("x", temperature=1)
     with pytest.raises(EmbeddingInputError, match="empty text"):
         setup().embed(["fine", ""])
+
+
+def test_the_connection_travels_without_its_model() -> None:
+    local._model(64)  # loaded in this process
+    connection = pickle.loads(pickle.dumps(WordLlamaEmbeddingModelConnection()))
+    assert len(pickle.dumps(connection)) < 2_000  # the model stays in the process cache
+    assert len(connection.embed("x", dimensions=64)) == 64  # pyright: ignore[reportArgumentType]
 
 
 def test_the_resource_names_resolve() -> None:
