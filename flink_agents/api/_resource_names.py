@@ -102,7 +102,7 @@ class ResourceName:
             VLLM_SETUP = f"{_JAVA_CHAT}.openai.VLLMChatModelSetup"
 
     class EmbeddingModel:
-        """Embedding models (none here)."""
+        """Embedding model connections and setups."""
 
         OLLAMA_CONNECTION = (
             f"{_EMBEDDING}.local.ollama_embedding_model.OllamaEmbeddingModelConnection"
@@ -112,6 +112,15 @@ class ResourceName:
         OPENAI_SETUP = f"{_EMBEDDING}.openai_embedding_model.OpenAIEmbeddingModelSetup"
         TONGYI_CONNECTION = f"{_EMBEDDING}.tongyi_embedding_model.TongyiEmbeddingModelConnection"
         TONGYI_SETUP = f"{_EMBEDDING}.tongyi_embedding_model.TongyiEmbeddingModelSetup"
+        WORDLLAMA_CONNECTION = (
+            f"{_EMBEDDING}.local.wordllama_embedding_model.WordLlamaEmbeddingModelConnection"
+        )
+        """Not in upstream's names: a model in the process, no server, no download
+        (the ``local-embeddings`` extra)."""
+        WORDLLAMA_SETUP = (
+            f"{_EMBEDDING}.local.wordllama_embedding_model.WordLlamaEmbeddingModelSetup"
+        )
+        """Not in upstream's names (see ``WORDLLAMA_CONNECTION``)."""
         JAVA_WRAPPER_CONNECTION = (
             "flink_agents.api.embedding_models.java_embedding_model.JavaEmbeddingModelConnection"
         )
@@ -181,9 +190,10 @@ _JAVA_WRAPPER = Missing(
     "VLLM_*, TONGYI_*, GEMINI_* or BEDROCK_* (other OpenAI-compatible servers through "
     "OPENAI_COMPLETIONS_* with a base_url)",
 )
-_NO_EMBEDDING = Missing(
-    "embedding models",
-    "call your embedding service from an action or a tool (docs/status.md lists what is missing)",
+_JAVA_EMBEDDING_WRAPPER = Missing(
+    "the Java embedding model wrapper (there is no Java runtime here)",
+    "use the Python connection and setup of the provider: ResourceName.EmbeddingModel."
+    "OPENAI_*, OLLAMA_* or TONGYI_*",
 )
 _NO_VECTOR_STORE = Missing(
     "vector stores",
@@ -238,24 +248,27 @@ CLASS_NAMES: dict[str, str | Missing] = {
     _CM.Java.GEMINI_SETUP: _java("chat model", "ChatModel.GEMINI_SETUP"),
     _CM.Java.BEDROCK_CONNECTION: _java("chat model", "ChatModel.BEDROCK_CONNECTION"),
     _CM.Java.BEDROCK_SETUP: _java("chat model", "ChatModel.BEDROCK_SETUP"),
-    # Embedding models and vector stores: none here.
-    **dict.fromkeys(
-        [
+    # Embedding models: the same class path.
+    **{
+        name: name
+        for name in (
             _EM.OLLAMA_CONNECTION,
             _EM.OLLAMA_SETUP,
             _EM.OPENAI_CONNECTION,
             _EM.OPENAI_SETUP,
             _EM.TONGYI_CONNECTION,
             _EM.TONGYI_SETUP,
-            _EM.JAVA_WRAPPER_CONNECTION,
-            _EM.JAVA_WRAPPER_SETUP,
-            _EM.Java.OLLAMA_CONNECTION,
-            _EM.Java.OLLAMA_SETUP,
-            _EM.Java.BEDROCK_CONNECTION,
-            _EM.Java.BEDROCK_SETUP,
-        ],
-        _NO_EMBEDDING,
-    ),
+            _EM.WORDLLAMA_CONNECTION,
+            _EM.WORDLLAMA_SETUP,
+        )
+    },
+    _EM.JAVA_WRAPPER_CONNECTION: _JAVA_EMBEDDING_WRAPPER,
+    _EM.JAVA_WRAPPER_SETUP: _JAVA_EMBEDDING_WRAPPER,
+    _EM.Java.OLLAMA_CONNECTION: _java("embedding model", "EmbeddingModel.OLLAMA_CONNECTION"),
+    _EM.Java.OLLAMA_SETUP: _java("embedding model", "EmbeddingModel.OLLAMA_SETUP"),
+    _EM.Java.BEDROCK_CONNECTION: _java("embedding model", None),
+    _EM.Java.BEDROCK_SETUP: _java("embedding model", None),
+    # Vector stores: none here.
     **dict.fromkeys(
         [
             _VS.CHROMA_VECTOR_STORE,
