@@ -145,8 +145,8 @@ def _add_action(agent: Agent, action: ActionSpec) -> None:
 
 
 def _build_tool(spec: ToolSpec) -> FunctionTool:
-    """A function tool named ``spec.name`` (the function is imported: its signature and
-    docstring are what the model sees)."""
+    """A function tool named ``spec.name``, its ``func`` the function's descriptor (the
+    function is imported: its signature and docstring are what the model sees)."""
     if spec.type == "java" and spec.parameter_types is None:
         raise ValueError(f"Tool {spec.name!r}: java tools must declare 'parameter_types'.")
     if spec.type != "java" and spec.parameter_types is not None:
@@ -157,9 +157,10 @@ def _build_tool(spec: ToolSpec) -> FunctionTool:
         language=spec.type,
         parameter_types=spec.parameter_types,
     )
-    return FunctionTool.from_function(
+    tool = FunctionTool.from_function(
         func.as_callable(), name=spec.name, injected_args=spec.injected_args
     )
+    return tool.model_copy(update={"func": func})  # upstream's form: the descriptor
 
 
 def _build_prompt(spec: PromptSpec) -> Prompt:

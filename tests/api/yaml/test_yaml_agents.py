@@ -200,6 +200,7 @@ agents:
     resources = agents["a"].resources
     tool = resources[ResourceType.TOOL]["lookup"]
     assert isinstance(tool, FunctionTool)
+    assert tool.func == PythonFunction(module=T, qualname="query_order")  # upstream's form
     assert tool.metadata.name == "lookup"  # the resource's name is the one the model calls
     assert tool.metadata.description == "Look an order up."
     assert list(tool.metadata.args_schema["properties"]) == ["order_id"]  # injected: hidden
