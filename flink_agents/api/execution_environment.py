@@ -166,7 +166,8 @@ class AgentsExecutionEnvironment(ABC):
 
     def resolve_agent(self, agent: Agent | str) -> Agent:
         """``agent`` itself, or the agent of that name (`load_yaml`); `ValueError` naming
-        the known ones when there is none."""
+        the known ones when there is none, `YamlDefinitionError` when a chat or embedding
+        model setup of its YAML names a resource neither it nor the environment has."""
         if not isinstance(agent, str):
             return agent
         self._state()
@@ -176,6 +177,9 @@ class AgentsExecutionEnvironment(ABC):
                 f"no agent named {agent!r} in this environment (known: {sorted(self._agents)}); "
                 "load_yaml(...) registers the agents of a YAML file"
             )
+        from flink_agents.api.yaml.loader import check_references
+
+        check_references(self, agent)
         return found
 
     @abstractmethod

@@ -29,7 +29,11 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from flink_agents.api.agents.agent import Agent
-from flink_agents.api.errors import ResourceUnavailableError, UnknownOptionError
+from flink_agents.api.errors import (
+    ResourceUnavailableError,
+    UnknownOptionError,
+    YamlDefinitionError,
+)
 from flink_agents.api.events.event_type import trigger_event_types
 from flink_agents.api.function import (
     ACTION_PARAMETER_TYPES,
@@ -58,7 +62,7 @@ from flink_agents.api.yaml.specs import (
 if TYPE_CHECKING:
     from flink_agents.api.execution_environment import AgentsExecutionEnvironment
 
-__all__ = ["build_agents", "load_yaml", "resolve_function"]
+__all__ = ["build_agents", "check_references", "load_yaml", "resolve_function"]
 
 _DESCRIPTOR_TYPES: dict[str, ResourceType] = {
     "chat_model_connections": ResourceType.CHAT_MODEL_CONNECTION,
@@ -393,6 +397,93 @@ def _check_runnable(file: _File) -> None:
             _check_action(source, where, agent, name)
 
 
+_REFERENCES: dict[ResourceType, tuple[tuple[str, ResourceType], ...]] = {
+    ResourceType.CHAT_MODEL: (
+        ("connection", ResourceType.CHAT_MODEL_CONNECTION),
+        ("prompt", ResourceType.PROMPT),
+        ("tools", ResourceType.TOOL),
+    ),
+    ResourceType.EMBEDDING_MODEL: (("connection", ResourceType.EMBEDDING_MODEL_CONNECTION),),
+}
+"""The arguments of a setup that name other resources, and their type."""
+
+
+@dataclass(frozen=True)
+class _Reference:
+    """A setup's argument that names another resource: where it is written, and what."""
+
+    where: tuple[str, int, str]
+    """File, line and field."""
+    setup: tuple[ResourceType, str]
+    """The setup that refers: its type and name."""
+    resource_type: ResourceType
+    name: str
+
+
+def _references(file: _File) -> dict[str | None, list[_Reference]]:
+    """The names the file's setups refer to: per agent for its own setups, under None
+    for the shared ones."""
+    found: dict[str | None, list[_Reference]] = {}
+    owners: list[tuple[str | None, FieldPath, AgentSpec | YamlAgentsDocument]] = [
+        (None, (), file.doc),
+        *[(name, file.agent_paths[name], spec) for name, spec in file.agent_specs.items()],
+    ]
+    for owner, base, spec in owners:
+        for resource_type, section, specs in _sections(spec):
+            for i, item in enumerate(specs):
+                for key, target in _REFERENCES.get(resource_type, ()):
+                    value = (item.model_extra or {}).get(key)
+                    items = enumerate(value) if isinstance(value, list) else [(None, value)]
+                    for j, name in items:
+                        if not isinstance(name, str):
+                            continue  # a Prompt written out, or a mistake the class reports
+                        path = (*base, section, i, key, *([] if j is None else [j]))
+                        file_name, line, field_name, _ = file.source.problem(path, "")
+                        found.setdefault(owner, []).append(
+                            _Reference(
+                                (file_name, line, field_name),
+                                (resource_type, item.name),
+                                target,
+                                name,
+                            )
+                        )
+    return found
+
+
+def check_references(env: AgentsExecutionEnvironment, agent_name: str) -> None:
+    """`YamlDefinitionError` when a setup the YAML agent ``agent_name`` may use (its own
+    or a shared one) names a connection, prompt or tool that neither the agent nor the
+    environment has. `AgentsExecutionEnvironment.resolve_agent` checks this when an
+    agent is applied by name (every file loaded by then). Tools and prompts are not
+    checked when there are MCP servers, which may offer them."""
+    registry: dict[str | None, list[_Reference]] = vars(env).get("_yaml_references", {})
+    agent = env._agents.get(agent_name)
+    if agent is None or agent_name not in registry:
+        return
+    own, shared = agent.resources, env.resources
+    has_mcp = bool(own[ResourceType.MCP_SERVER] or shared[ResourceType.MCP_SERVER])
+    problems: list[tuple[str, int, str, str]] = []
+    shared_used = [
+        r for r in registry.get(None, ()) if r.setup[1] not in own[r.setup[0]]
+    ]  # an agent's own setup of a shared one's name is the one it uses
+    for reference in [*registry[agent_name], *shared_used]:
+        kind = reference.resource_type
+        if has_mcp and kind in (ResourceType.TOOL, ResourceType.PROMPT):
+            continue
+        if reference.name in own[kind] or reference.name in shared[kind]:
+            continue
+        known = sorted({*own[kind], *shared[kind]})
+        problems.append(
+            (
+                *reference.where,
+                f"agent {agent_name!r} has no {kind.value} named {reference.name!r}, nor has "
+                f"the environment (known: {known})",
+            )
+        )
+    if problems:
+        raise YamlDefinitionError(problems)
+
+
 def load_yaml(env: AgentsExecutionEnvironment, paths: Path | str | Sequence[Path | str]) -> None:
     """Register on ``env`` the agents and shared resources of each file, in order.
 
@@ -410,3 +501,8 @@ def load_yaml(env: AgentsExecutionEnvironment, paths: Path | str | Sequence[Path
             for name, resource in by_name.items():
                 env.add_resource(name, resource_type, resource)
         env._agents.update(file.agents)
+        registry = vars(env).setdefault("_yaml_references", {})
+        for agent_name in file.agents:
+            registry.setdefault(agent_name, [])
+        for owner, references in _references(file).items():
+            registry.setdefault(owner, []).extend(references)

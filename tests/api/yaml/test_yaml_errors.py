@@ -229,3 +229,69 @@ def test_a_java_implementation(tmp_path: Path) -> None:
     )
     assert _at(action) == (6, "agents[0].actions[0].function")
     assert "Java" in str(action)
+
+
+def test_a_setup_naming_a_resource_nobody_has_fails_when_applied(tmp_path: Path) -> None:
+    """Names a setup refers to are looked up when the agent is applied by name, once every
+    file is loaded: the agent's own resources, then the environment's."""
+    agents = tmp_path / "agents.yaml"
+    agents.write_text(
+        f"""agents:
+  - name: a
+    chat_model_setups:
+      - name: chat_model
+        clazz: ollama
+        connection: models
+        prompt: greeting
+        tools: [lookup, lookp]
+    tools:
+      - {{name: lookup, function: "{T}:query_order"}}
+    actions: [{INCREMENT}]
+"""
+    )
+    infra = tmp_path / "infra.yaml"
+    infra.write_text(
+        f"chat_model_connections:\n  - {{name: models, clazz: {T}.OrderModelConnection}}\n"
+    )
+    env = AgentsExecutionEnvironment.get_execution_environment()
+    env.load_yaml(agents)  # the connection comes in the next file: not an error yet
+    env.load_yaml(infra)
+    with pytest.raises(YamlDefinitionError) as caught:
+        env.from_list([]).apply("a")
+    assert [(line, field) for _, line, field, _ in caught.value.problems] == [
+        (7, "agents[0].chat_model_setups[0].prompt"),
+        (8, "agents[0].chat_model_setups[0].tools[1]"),
+    ]
+    assert "agent 'a' has no prompt named 'greeting'" in str(caught.value)
+    assert "no tool named 'lookp'" in str(caught.value) and "known: ['lookup']" in str(caught.value)
+    env.add_resource("greeting", ResourceType.PROMPT, _prompt())
+    env.add_resource("lookp", ResourceType.TOOL, _prompt)
+    env.from_list([]).apply("a")  # all there now
+
+
+def test_a_shared_setup_is_checked_for_each_agent_that_uses_it(tmp_path: Path) -> None:
+    path = tmp_path / "agents.yaml"
+    path.write_text(
+        f"""agents:
+  - name: own_connection
+    chat_model_connections:
+      - {{name: models, clazz: {T}.OrderModelConnection}}
+    actions: [{INCREMENT}]
+  - name: no_connection
+    actions: [{INCREMENT}]
+  - name: own_setup
+    chat_model_setups:
+      - {{name: chat_model, clazz: ollama, connection: elsewhere}}
+    chat_model_connections:
+      - {{name: elsewhere, clazz: {T}.OrderModelConnection}}
+    actions: [{INCREMENT}]
+chat_model_setups:
+  - {{name: chat_model, clazz: ollama, connection: models}}
+"""
+    )
+    env = AgentsExecutionEnvironment.get_execution_environment()
+    env.load_yaml(path)
+    env.from_list([]).apply("own_connection")
+    env.from_list([]).apply("own_setup")  # its own chat_model replaces the shared one
+    with pytest.raises(YamlDefinitionError, match=r"line 15, chat_model_setups\[0\].connection"):
+        env.from_list([]).apply("no_connection")
