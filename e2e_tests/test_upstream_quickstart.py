@@ -76,7 +76,14 @@ def _notified(stdout: str) -> set[str]:
     return set(re.findall(r"Shipping problem with product \[([^\]]+)\]", stdout))
 
 
-@pytest.mark.parametrize("script", ["workflow_single_agent_example.py", "react_agent_example.py"])
+@pytest.mark.parametrize(
+    "script",
+    [
+        "workflow_single_agent_example.py",
+        "react_agent_example.py",
+        "yaml_workflow_agent_example.py",
+    ],
+)
 def test_quickstart_on_the_local_runner(script: str) -> None:
     results, stdout = _run(script, "--local")
     _check(results)
@@ -84,7 +91,14 @@ def test_quickstart_on_the_local_runner(script: str) -> None:
 
 
 @pytest.mark.flink
-@pytest.mark.parametrize("script", ["workflow_single_agent_example.py", "react_agent_example.py"])
+@pytest.mark.parametrize(
+    "script",
+    [
+        "workflow_single_agent_example.py",
+        "react_agent_example.py",
+        "yaml_workflow_agent_example.py",
+    ],
+)
 def test_quickstart_as_a_flink_job(script: str) -> None:
     results, stdout = _run(script)
     _check(results)

@@ -1,6 +1,6 @@
 """Upstream's modules that are not here: importing one says so, and what to use instead.
 
-Apache Flink Agents has modules this project does not (YAML agents, long-term
+Apache Flink Agents has modules this project does not (long-term
 memory, vector stores, the ``cli``...). Without help an upstream agent
 that imports one stops at a bare ``ModuleNotFoundError: No module named ...``;
 `UnavailableUpstreamModules` (a finder placed last on ``sys.meta_path`` by
@@ -44,7 +44,6 @@ UNAVAILABLE_UPSTREAM_MODULES: tuple[tuple[str, str, str], ...] = (
         "Java embedding models",
         "the Python connection and setup of the same provider",
     ),
-    ("flink_agents.api.yaml", "YAML agent definitions", "define agents as Python classes"),
     (
         "flink_agents.api.trace",
         "the execution reporter",

@@ -272,10 +272,12 @@ class LocalAgentBuilder(AgentBuilder):
         self._output: list[dict[Any, Any]] = []
         self._errors: list[dict[str, Any]] = []
 
-    def apply(self, agent: Agent) -> LocalAgentBuilder:
-        """Run ``agent`` over the input."""
+    def apply(self, agent: Agent | str) -> LocalAgentBuilder:
+        """Run ``agent`` (an `Agent`, or the name of one `load_yaml` registered) over the
+        input."""
         if self._runner is not None:
             raise RuntimeError("an input is applied to one agent")
+        agent = self._env.resolve_agent(agent)
         config = self._env.get_config().copy()
         self._runner = LocalRunner(
             agent,

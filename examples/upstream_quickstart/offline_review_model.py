@@ -12,10 +12,13 @@ from __future__ import annotations
 import json
 import re
 
+from pydantic import Field
+
 from flink_agents.api.chat_message import ChatMessage, MessageRole, ToolCallBlock
+from flink_agents.api.chat_models.function_model import ChatFunction, FunctionChatModelConnection
 from flink_agents.api.tools.tool import ToolMetadata
 
-__all__ = ["analyze", "review_model"]
+__all__ = ["OfflineReviewModelConnection", "analyze", "review_model"]
 
 _INPUT = re.compile(r'"id":\s*(?P<id>[^,\n]+?),\s*"review":\s*(?P<review>.+?)\s*$', re.DOTALL)
 
@@ -68,3 +71,12 @@ def review_model(messages: list[ChatMessage], tools: list[ToolMetadata]) -> Chat
         )
         return ChatMessage.assistant(tool_calls=[call])
     return json.dumps({"id": product_id, "score": score, "reasons": reasons})
+
+
+class OfflineReviewModelConnection(FunctionChatModelConnection):
+    """`review_model` as a connection class, for the YAML example's file to name
+    (``clazz: offline_review_model.OfflineReviewModelConnection``)."""
+
+    function: ChatFunction | None = Field(default=review_model, exclude=True)
+    request_timeout: float = 120
+    """Upstream's Ollama connection option, kept so the YAML file is upstream's."""

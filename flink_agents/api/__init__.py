@@ -62,6 +62,7 @@ from flink_agents.api.errors import (
     ResourceUnavailableError,
     StoredClassRefusedError,
     UnknownOptionError,
+    YamlDefinitionError,
 )
 from flink_agents.api.events.chat_event import ChatError, ChatRequestEvent, ChatResponseEvent
 from flink_agents.api.events.event import Event, InputEvent, OutputEvent
@@ -179,6 +180,7 @@ __all__ = [
     "UnsupportedContentBlockError",
     "Usage",
     "VideoBlock",
+    "YamlDefinitionError",
     "action",
     "as_tool_metadata",
     "chat_model_connection",

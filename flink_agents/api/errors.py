@@ -6,6 +6,8 @@ and the runtime. Catch at the level you care about:
     ├── UnsupportedContentBlockError    a provider cannot take a content block (nothing is sent)
     ├── EmbeddingInputError             text an embedding model cannot take (empty, not a
     │                                   string); nothing is sent
+    ├── YamlDefinitionError             a YAML agent file is wrong: names the file, the line
+    │                                   and the field
     └── ResourceUnavailableError        an upstream resource with no implementation here (a
                                         provider, a resource type, a Java function); names
                                         the nearest working alternative
@@ -36,6 +38,7 @@ __all__ = [
     "StoredClassRefusedError",
     "UnknownOptionError",
     "UnsupportedContentBlockError",
+    "YamlDefinitionError",
     "closest_names",
 ]
 
@@ -137,6 +140,22 @@ class UnsupportedContentBlockError(ValueError):
         self.provider = provider
         where = f" by {provider}" if provider else ""
         super().__init__(f"{block_type} block is not supported{where}: {reason}")
+
+
+class YamlDefinitionError(ValueError):
+    """A YAML agent definition (`flink_agents.api.yaml`) that cannot be loaded: the file,
+    the line (1-based) and the field (``agents[0].actions[1].function``) of the first
+    problem, and in the message every problem found, each on a line of its own."""
+
+    def __init__(self, problems: list[tuple[str, int, str, str]]) -> None:
+        if not problems:
+            raise ValueError("YamlDefinitionError needs at least one problem")
+        self.problems = list(problems)
+        """``(file, line, field, message)`` of each problem, in file order."""
+        self.file, self.line, self.field, _ = self.problems[0]
+        super().__init__(
+            "\n".join(f"{f}, line {n}, {field}: {text}" for f, n, field, text in self.problems)
+        )
 
 
 class ResourceUnavailableError(ValueError):

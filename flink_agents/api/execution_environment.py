@@ -12,7 +12,9 @@ operator in a Flink job, as upstream:
 >>> out.to_datastream().print()                   # or .to_table(schema, output_type)
 >>> agents_env.execute("my job")
 
-``get_config(path)`` reads the ``agent:`` section of a YAML file into the options.
+``get_config(path)`` reads the ``agent:`` section of a YAML file into the options;
+``load_yaml(paths)`` registers the agents a YAML agent file declares, which ``apply``
+then takes by name (`flink_agents.api.yaml`).
 Nothing here imports pyflink: the environments are loaded when asked for.
 """
 
@@ -20,6 +22,8 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flink_agents.api.configuration import agent_section
@@ -39,8 +43,9 @@ class AgentBuilder(ABC):
     """Connects an input to an agent and gives its output."""
 
     @abstractmethod
-    def apply(self, agent: Agent) -> AgentBuilder:
-        """The agent that processes the input."""
+    def apply(self, agent: Agent | str) -> AgentBuilder:
+        """The agent that processes the input: an `Agent`, or the name of one the
+        environment has (`AgentsExecutionEnvironment.load_yaml`)."""
 
     def to_list(self) -> list[dict[Any, Any]]:
         """The outputs as a list (local environment), filled by ``env.execute()``."""
@@ -75,6 +80,7 @@ class AgentsExecutionEnvironment(ABC):
     def __init__(self) -> None:
         self._config = AgentConfiguration()
         self._resources: dict[ResourceType, dict[str, Any]] = {t: {} for t in ResourceType}
+        self._agents: dict[str, Agent] = {}
 
     @staticmethod
     def get_execution_environment(
@@ -101,6 +107,8 @@ class AgentsExecutionEnvironment(ABC):
             self._config = AgentConfiguration()
         if not hasattr(self, "_resources"):
             self._resources = {t: {} for t in ResourceType}
+        if not hasattr(self, "_agents"):
+            self._agents = {}
 
     def get_config(self, path: str | None = None) -> AgentConfiguration:
         """The options every agent of this environment runs with; with ``path``, first
@@ -147,12 +155,32 @@ class AgentsExecutionEnvironment(ABC):
         fields, which ``key_selector`` receives."""
         raise NotImplementedError(f"{type(self).__name__} does not read Tables")
 
-    def load_yaml(self, paths: Any) -> None:
-        """Upstream's YAML agent definitions: not available here."""
-        raise NotImplementedError(
-            "YAML agent definitions are not available here: define the agent as a Python "
-            "class (see docs/migrating-from-flink-agents.md)"
-        )
+    def load_yaml(self, paths: Path | str | Sequence[Path | str]) -> None:
+        """Register the agents and shared resources of one or more YAML agent files
+        (`flink_agents.api.yaml.loader`); ``apply("name")`` then runs an agent of them.
+        Calls add up; `YamlDefinitionError` names the file, line and field of a problem."""
+        from flink_agents.api.yaml.loader import load_yaml
+
+        self._state()
+        load_yaml(self, paths)
+
+    def resolve_agent(self, agent: Agent | str) -> Agent:
+        """``agent`` itself, or the agent of that name (`load_yaml`); `ValueError` naming
+        the known ones when there is none, `YamlDefinitionError` when a chat or embedding
+        model setup of its YAML names a resource neither it nor the environment has."""
+        if not isinstance(agent, str):
+            return agent
+        self._state()
+        found = self._agents.get(agent)
+        if found is None:
+            raise ValueError(
+                f"no agent named {agent!r} in this environment (known: {sorted(self._agents)}); "
+                "load_yaml(...) registers the agents of a YAML file"
+            )
+        from flink_agents.api.yaml.loader import check_references
+
+        check_references(self, agent)
+        return found
 
     @abstractmethod
     def execute(self, job_name: str | None = None) -> Any:

@@ -436,17 +436,21 @@ class AgentStream(AgentBuilder):
         self._output: DataStream | None = None
 
     def apply(self, agent: Any, *, name: str | None = None, uid: str | None = None) -> AgentStream:
-        """Run `agent` on this stream (an Agent; or an `EngineFactory`, for tests).
+        """Run `agent` on this stream (an Agent, the name of one `load_yaml` registered;
+        or an `EngineFactory`, for tests).
 
-        `name` names the operator (default: the agent's class name). `uid` is the operator's
-        id in savepoints (default `agent-<name>`, `-2`, `-3`... for further agents of that
-        name in the job): keep it when the job changes, so a restore maps the agent's
-        state onto it."""
+        `name` names the operator (default: the agent's name, else its class name). `uid`
+        is the operator's id in savepoints (default `agent-<name>`, `-2`, `-3`... for
+        further agents of that name in the job): keep it when the job changes, so a
+        restore maps the agent's state onto it."""
         if self._output is not None:
             raise RuntimeError("an agent was already applied to this stream")
         environment = self._environment
         if environment.execution_mode == "thread":
             environment.check_session_cluster()
+        if isinstance(agent, str):
+            name = name or agent
+            agent = environment.resolve_agent(agent)
         name = name or type(agent).__name__
         # In a checkpointed job, a source read again after a restore repeats outputs.
         warn_if_replayed(self._input._j_data_stream, name)

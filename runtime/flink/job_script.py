@@ -80,6 +80,6 @@ def ship_tool_type_hints(tools: Iterable[Any]) -> None:
     are left alone."""
     for tool in tools:
         if isinstance(tool, FunctionTool):
-            ship_type_hints(tool.func)
+            ship_type_hints(tool.target)
         elif inspect.isfunction(tool) or inspect.ismethod(tool):
             ship_type_hints(tool)

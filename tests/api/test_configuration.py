@@ -279,9 +279,3 @@ def test_a_bad_value_in_the_file_names_the_file_and_the_key(tmp_path: Path) -> N
 def test_enum_options_stay_str_enums() -> None:
     for enum in (LoggerType, ConditionEvaluationFailureStrategy):
         assert issubclass(enum, str) and issubclass(enum, Enum)
-
-
-def test_yaml_agent_definitions_say_they_are_not_available() -> None:
-    env = AgentsExecutionEnvironment.get_execution_environment()
-    with pytest.raises(NotImplementedError, match="YAML agent definitions"):
-        env.load_yaml("agents.yaml")

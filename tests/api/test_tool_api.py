@@ -194,3 +194,29 @@ def test_a_tool_reaches_its_agents_resources_through_resource_context() -> None:
     result = model.calls[1].messages[-1].tool_result_block
     assert result is not None
     assert result.text == "Hello, Ada!"
+
+
+def test_a_function_tool_of_a_function_descriptor_as_upstream_makes_it() -> None:
+    """Upstream's ``FunctionTool(func=PythonFunction(...), injected_args=...)``: the schema
+    comes from the function it names; ``func`` stays the descriptor; it runs, also after
+    travelling pickled; a JavaFunction is refused (no Java here)."""
+    import pickle
+
+    from flink_agents.api.function import JavaFunction, PythonFunction
+    from flink_agents.api.tools.tool_parameter_injection import InjectedArg
+
+    descriptor = PythonFunction(module="tests.api.yaml.targets", qualname="query_order")
+    tool = FunctionTool(  # pyright: ignore[reportCallIssue]  (metadata: made from func)
+        func=descriptor, injected_args={"tenant_id": {"source": "config", "key": "tenant"}}
+    )
+    assert tool.func == descriptor
+    assert tool.metadata.name == "query_order"
+    assert tool.metadata.description == "Look an order up."
+    assert list(tool.metadata.args_schema["properties"]) == ["order_id"]
+    assert tool.injected_args == {"tenant_id": InjectedArg.from_config("tenant")}
+    assert tool.bind(order_id="o-1", tenant_id="acme")() == "acme:o-1"
+    copy = pickle.loads(pickle.dumps(tool))
+    assert asyncio.run(copy.acall(order_id="o-2", tenant_id="acme")) == "acme:o-2"
+    assert copy.call("o-3", "t") == "t:o-3"
+    with pytest.raises(ValueError, match=r"the Java function com\.example\.Tools\.add"):
+        FunctionTool(func=JavaFunction.for_action("com.example.Tools", "add"))  # pyright: ignore[reportCallIssue]

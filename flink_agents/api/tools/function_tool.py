@@ -5,6 +5,11 @@ The tool's JSON schema comes from the function's signature (type hints, defaults
 description, and each parameter's description is read from a Google (``Args:``), NumPy
 (``Parameters``) or Sphinx (``:param x:``) section. Parameters the runtime injects
 (`InjectedArg`) are left out of the schema.
+
+As upstream, the function may also be given as a descriptor:
+``FunctionTool(func=PythonFunction(module="my_pkg.tools", qualname="add"))`` imports it
+to make the schema and keeps the descriptor as ``func`` (`target` is the function). A
+`JavaFunction` raises `ResourceUnavailableError` (there is no Java here).
 """
 
 from __future__ import annotations
@@ -14,10 +19,11 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model, model_validator
 
 from flink_agents.api._callables import is_async_callable, is_awaitable
 from flink_agents.api._type_hints import type_hints as _type_hints
+from flink_agents.api.function import Function, JavaFunction, PythonFunction
 from flink_agents.api.tools._docstrings import parse_docstring
 from flink_agents.api.tools.tool import Tool, ToolMetadata, ToolType
 from flink_agents.api.tools.tool_parameter_injection import (
@@ -42,14 +48,32 @@ class FunctionTool(Tool):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    func: Callable[..., Any] = Field(exclude=True)
-    """The function the tool calls."""
+    func: Callable[..., Any] | PythonFunction | JavaFunction = Field(exclude=True)
+    """The function the tool calls, or its descriptor (upstream's form; `target` is then
+    the function)."""
     injected_args: dict[str, InjectedArg] = Field(default_factory=dict)
     """Parameters the runtime fills in (`InjectedArg`), hidden from the model."""
 
     _args_model: type[BaseModel] | None = PrivateAttr(default=None)
     _async_of: tuple[Callable[..., Any], bool] | None = PrivateAttr(default=None)
     """``(func, whether it is async)``, for the ``func`` last asked about."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_descriptor(cls, data: Any) -> Any:
+        """Upstream's ``FunctionTool(func=<Function>, injected_args=...)``: the schema
+        from the function the descriptor names."""
+        func = data.get("func") if isinstance(data, dict) else None
+        if isinstance(func, Function) and "metadata" not in data:
+            made = cls.from_function(func.as_callable(), injected_args=data.get("injected_args"))
+            data = {**data, "metadata": made.metadata, "injected_args": made.injected_args}
+        return data
+
+    @property
+    def target(self) -> Callable[..., Any]:
+        """The function the tool calls (``func``, or the function its descriptor names)."""
+        func = self.func
+        return func.as_callable() if isinstance(func, Function) else func
 
     @classmethod
     def from_function(
@@ -99,13 +123,13 @@ class FunctionTool(Tool):
         private = self.__pydantic_private__
         model = private.get("_args_model") if private is not None else None
         if model is None:
-            model = self._args_model = _arguments_model(self.func)
+            model = self._args_model = _arguments_model(self.target)
         return model
 
     @property
     def is_async(self) -> bool:
         """Whether the function is ``async def`` (else it blocks a thread while it runs)."""
-        func = self.func
+        func = self.target
         private = self.__pydantic_private__
         known = private.get("_async_of") if private is not None else None
         if known is not None and known[0] is func:
@@ -122,7 +146,7 @@ class FunctionTool(Tool):
         """
         validated = self._arguments().model_validate(arguments)
         # The argument model forbids extra fields: its __dict__ holds exactly the fields.
-        return functools.partial(self.func, **validated.__dict__)
+        return functools.partial(self.target, **validated.__dict__)
 
     async def acall(self, **arguments: Any) -> Any:
         """Validate the arguments against the signature, then call the function (a sync
@@ -147,11 +171,11 @@ class FunctionTool(Tool):
 
     def call(self, *args: Any, **kwargs: Any) -> Any:
         """Call the function directly, as it is (upstream's `Tool.call`)."""
-        return self.func(*args, **kwargs)
+        return self.target(*args, **kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the function directly (outside the agent)."""
-        return self.func(*args, **kwargs)
+        return self.target(*args, **kwargs)
 
 
 def _arguments_model(
