@@ -1,7 +1,7 @@
 """Upstream's modules that are not here: importing one says so, and what to use instead.
 
-Apache Flink Agents has modules this project does not (skills, YAML agents, long-term
-memory, vector stores, embedding models, the ``cli``...). Without help an upstream agent
+Apache Flink Agents has modules this project does not (skills, YAML agents,
+vector stores, embedding models, the ``cli``...). Without help an upstream agent
 that imports one stops at a bare ``ModuleNotFoundError: No module named ...``;
 `UnavailableUpstreamModules` (a finder placed last on ``sys.meta_path`` by
 ``flink_agents/__init__``) turns that into a ``ModuleNotFoundError`` naming the feature,
@@ -27,12 +27,6 @@ UNAVAILABLE_UPSTREAM_MODULES: tuple[tuple[str, str, str], ...] = (
         "flink_agents.api.skills",
         "skills",
         "give the model a prompt and the tools a skill would use",
-    ),
-    (
-        "flink_agents.api.memory",
-        "long-term memory",
-        "keep what must outlive a run in ctx.short_term_memory, or search your own store "
-        "from an action or a tool",
     ),
     (
         "flink_agents.api.vector_stores",

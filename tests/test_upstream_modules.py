@@ -31,8 +31,8 @@ def test_an_upstream_module_that_is_not_here_names_what_to_use(
 
 
 def test_upstream_imports_of_submodules_and_names() -> None:
-    with pytest.raises(ImportError, match="long-term memory"):
-        from flink_agents.api.memory.long_term_memory import BaseLongTermMemory  # noqa: F401  # pyright: ignore[reportMissingImports]
+    with pytest.raises(ImportError, match="the execution reporter"):
+        from flink_agents.api.trace.execution_reporter import Reporter  # noqa: F401  # pyright: ignore[reportMissingImports]
     with pytest.raises(ImportError, match=r"flink_agents.api.skills \(skills\) is not available"):
         from flink_agents.api.skills import Skills  # noqa: F401  # pyright: ignore[reportMissingImports]
     with pytest.raises(ImportError, match="trace_tree"):

@@ -65,17 +65,9 @@ class EventType:
     AgentRunBeginEvent: str = AgentRunBeginEvent.EVENT_TYPE
 
 
-_LONG_TERM_UNAVAILABLE = (
-    "long-term memory is not available in this project (see docs/status.md), so its "
-    "events are never sent: keep what must outlive a run in short-term memory"
-)
-
 _NEVER_SENT: dict[str, str] = {
     ContextRetrievalRequestEvent.EVENT_TYPE: CONTEXT_RETRIEVAL_UNAVAILABLE,
     ContextRetrievalResponseEvent.EVENT_TYPE: CONTEXT_RETRIEVAL_UNAVAILABLE,
-    LongTermUpdateEvent.EVENT_TYPE: _LONG_TERM_UNAVAILABLE,
-    LongTermGetEvent.EVENT_TYPE: _LONG_TERM_UNAVAILABLE,
-    LongTermSearchEvent.EVENT_TYPE: _LONG_TERM_UNAVAILABLE,
 }
 """Upstream event types nothing here sends: listening to one is refused, with the reason."""
 

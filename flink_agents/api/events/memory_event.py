@@ -6,9 +6,10 @@ the action's own events (see docs/agent-api.md, "Memory events"). Each carries t
 text as ``key`` and a flat map from dotted memory path to the JSON form of the value as
 ``value`` (the last write or read of a path wins; ``new_object`` shows as ``None``).
 
-The runtime emits the short-term and sensory events. The long-term classes exist so
-upstream code imports, but long-term memory is not available here: they are never sent,
-and an action that listens to them is refused when it is declared.
+The long-term events fold what an action did to ``ctx.long_term_memory`` (see
+docs/memory.md): `LongTermUpdateEvent` maps each set to its changed items (id -> text,
+``None`` for a deleted one) and lists the sets cleared, `LongTermGetEvent` each set to the
+items read, `LongTermSearchEvent` each set to each query's hits.
 """
 
 from __future__ import annotations
@@ -60,11 +61,14 @@ class MemoryEvent(Event):
         self, *, key: str | None = None, value: Mapping[str, Any] | None = None, **data: Any
     ) -> None:
         if "attributes" in data:
+            attributes = data["attributes"]
+            if isinstance(attributes, Mapping):  # an event rebuilt: its attributes checked
+                observation_attributes(attributes.get("key"), attributes.get("value"))
             super().__init__(**data)
             return
         if type(self) is MemoryEvent:
             raise TypeError("MemoryEvent is abstract: make one of its subclasses")
-        super().__init__(attributes=observation_attributes(key, value or {}), **data)
+        super().__init__(attributes=observation_attributes(key, value), **data)
 
     @classmethod
     def is_memory_type(cls, type: str | None) -> bool:
@@ -138,8 +142,17 @@ class SensoryReadEvent(MemoryEvent):
         super().__init__(key=key, value=value, **data)
 
 
+def _check_cleared_sets(cleared_sets: Any) -> None:
+    if cleared_sets is None:
+        return
+    if not isinstance(cleared_sets, list):
+        raise TypeError(f"cleared_sets must be a list, got {type(cleared_sets).__name__}")
+    if not all(isinstance(name, str) for name in cleared_sets):
+        raise TypeError("cleared_sets must be a list of strings (only strings: memory set names)")
+
+
 class LongTermUpdateEvent(MemoryEvent):
-    """Long-term memory updates (not available here: never sent)."""
+    """Items an action added, changed or deleted in long-term memory, and the sets it cleared."""
 
     EVENT_TYPE: ClassVar[str] = "_long_term_update_event"
 
@@ -152,12 +165,12 @@ class LongTermUpdateEvent(MemoryEvent):
         **data: Any,
     ) -> None:
         if "attributes" in data:
+            attributes = data["attributes"]
+            if isinstance(attributes, Mapping):
+                _check_cleared_sets(attributes.get("cleared_sets"))
             super().__init__(**data)
             return
-        if cleared_sets is not None and (
-            not isinstance(cleared_sets, list) or not all(isinstance(s, str) for s in cleared_sets)
-        ):
-            raise TypeError("cleared_sets must be a list of strings")
+        _check_cleared_sets(cleared_sets)
         super().__init__(key=key, value=value, **data)
         self.attributes["cleared_sets"] = list(cleared_sets or [])
 
@@ -168,7 +181,7 @@ class LongTermUpdateEvent(MemoryEvent):
 
 
 class LongTermGetEvent(MemoryEvent):
-    """Long-term memory reads by id (not available here: never sent)."""
+    """Items an action read from long-term memory with ``get``."""
 
     EVENT_TYPE: ClassVar[str] = "_long_term_get_event"
 
@@ -179,7 +192,7 @@ class LongTermGetEvent(MemoryEvent):
 
 
 class LongTermSearchEvent(MemoryEvent):
-    """Long-term memory searches (not available here: never sent)."""
+    """An action's long-term memory searches: per set and query, the hits."""
 
     EVENT_TYPE: ClassVar[str] = "_long_term_search_event"
 
