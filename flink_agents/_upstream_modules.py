@@ -35,16 +35,6 @@ UNAVAILABLE_UPSTREAM_MODULES: tuple[tuple[str, str, str], ...] = (
         "from an action or a tool",
     ),
     (
-        "flink_agents.api.vector_stores",
-        "vector stores",
-        "query your store from an action or a tool and put what it finds in the prompt",
-    ),
-    (
-        "flink_agents.integrations.vector_stores",
-        "vector stores",
-        "query your store from an action or a tool and put what it finds in the prompt",
-    ),
-    (
         "flink_agents.api.embedding_models",
         "embedding models",
         "call the embedding service from an action or a tool",

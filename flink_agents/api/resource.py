@@ -54,7 +54,6 @@ class ResourceType(str, Enum):
 _NOT_HERE: Mapping[ResourceType, str] = {
     ResourceType.EMBEDDING_MODEL: "call your embedding service from an action or a tool",
     ResourceType.EMBEDDING_MODEL_CONNECTION: "call your embedding service from an action or a tool",
-    ResourceType.VECTOR_STORE: "query your store from an action or a tool",
     ResourceType.SKILLS: "put the instructions in a prompt and the scripts behind tools",
 }
 

@@ -114,8 +114,6 @@ def test_a_trigger_is_an_event_type(trigger: type[Event] | str, expected: str) -
         ("''", "quoted event type"),
         ("EventType.InputEvent", "pass the constant EventType.InputEvent"),
         ("EventType.Nope", "no member 'Nope'"),
-        (EventType.ContextRetrievalResponseEvent, "vector stores are not available"),
-        (ContextRetrievalRequestEvent, "vector stores are not available"),
         (EventType.LongTermUpdateEvent, "long-term memory is not available"),
         (LongTermSearchEvent, "long-term memory is not available"),
     ],

@@ -13,7 +13,6 @@ from flink_agents.api.decorators import (
     embedding_model_connection,
     embedding_model_setup,
     skills,
-    vector_store,
 )
 from flink_agents.api.errors import ResourceUnavailableError
 from flink_agents.plan.agent_plan import AgentPlan
@@ -39,7 +38,6 @@ def test_resource_type_has_upstreams_members() -> None:
 @pytest.mark.parametrize(
     ("resource_type", "says"),
     [
-        (ResourceType.VECTOR_STORE, "query your store"),
         (ResourceType.EMBEDDING_MODEL, "embedding service"),
         (ResourceType.EMBEDDING_MODEL_CONNECTION, "embedding service"),
         (ResourceType.SKILLS, "prompt"),
@@ -59,7 +57,7 @@ def test_a_type_with_no_implementation_fails_the_plan(
 
 
 def test_upstreams_decorators_for_missing_types_fail_the_plan() -> None:
-    for decorator in (embedding_model_connection, embedding_model_setup, vector_store, skills):
+    for decorator in (embedding_model_connection, embedding_model_setup, skills):
 
         class Declared(Agent):
             @decorator
@@ -72,8 +70,8 @@ def test_upstreams_decorators_for_missing_types_fail_the_plan() -> None:
 
 
 def test_shared_resources_of_a_missing_type_fail_the_plan() -> None:
-    shared = {ResourceType.VECTOR_STORE: {"chroma": ResourceDescriptor(clazz=SCRIPTED)}}
-    with pytest.raises(ResourceUnavailableError, match="vector_store"):
+    shared = {ResourceType.SKILLS: {"skills": ResourceDescriptor(clazz=SCRIPTED)}}
+    with pytest.raises(ResourceUnavailableError, match="skills"):
         AgentPlan.from_agent(Agent(), shared_resources=shared)
 
 

@@ -21,7 +21,6 @@ from collections.abc import Iterable
 
 from flink_agents.api.events.chat_event import ChatRequestEvent, ChatResponseEvent
 from flink_agents.api.events.context_retrieval_event import (
-    CONTEXT_RETRIEVAL_UNAVAILABLE,
     ContextRetrievalRequestEvent,
     ContextRetrievalResponseEvent,
 )
@@ -71,8 +70,6 @@ _LONG_TERM_UNAVAILABLE = (
 )
 
 _NEVER_SENT: dict[str, str] = {
-    ContextRetrievalRequestEvent.EVENT_TYPE: CONTEXT_RETRIEVAL_UNAVAILABLE,
-    ContextRetrievalResponseEvent.EVENT_TYPE: CONTEXT_RETRIEVAL_UNAVAILABLE,
     LongTermUpdateEvent.EVENT_TYPE: _LONG_TERM_UNAVAILABLE,
     LongTermGetEvent.EVENT_TYPE: _LONG_TERM_UNAVAILABLE,
     LongTermSearchEvent.EVENT_TYPE: _LONG_TERM_UNAVAILABLE,
