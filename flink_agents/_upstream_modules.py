@@ -29,16 +29,6 @@ UNAVAILABLE_UPSTREAM_MODULES: tuple[tuple[str, str, str], ...] = (
         "give the model a prompt and the tools a skill would use",
     ),
     (
-        "flink_agents.api.vector_stores",
-        "vector stores",
-        "query your store from an action or a tool and put what it finds in the prompt",
-    ),
-    (
-        "flink_agents.integrations.vector_stores",
-        "vector stores",
-        "query your store from an action or a tool and put what it finds in the prompt",
-    ),
-    (
         "flink_agents.api.embedding_models.java_embedding_model",
         "Java embedding models",
         "the Python connection and setup of the same provider",

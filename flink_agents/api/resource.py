@@ -52,7 +52,6 @@ class ResourceType(str, Enum):
 
 
 _NOT_HERE: Mapping[ResourceType, str] = {
-    ResourceType.VECTOR_STORE: "query your store from an action or a tool",
     ResourceType.SKILLS: "put the instructions in a prompt and the scripts behind tools",
 }
 

@@ -114,8 +114,6 @@ def test_a_trigger_is_an_event_type(trigger: type[Event] | str, expected: str) -
         ("''", "quoted event type"),
         ("EventType.InputEvent", "pass the constant EventType.InputEvent"),
         ("EventType.Nope", "no member 'Nope'"),
-        (EventType.ContextRetrievalResponseEvent, "vector stores are not available"),
-        (ContextRetrievalRequestEvent, "vector stores are not available"),
     ],
 )
 def test_malformed_or_unavailable_triggers_are_refused(trigger: object, message: str) -> None:

@@ -9,8 +9,6 @@ from pydantic import BaseModel
 
 from flink_agents.api.events import (
     AgentRunBeginEvent,
-    ContextRetrievalRequestEvent,
-    ContextRetrievalResponseEvent,
     Event,
     LongTermSearchEvent,
     LongTermUpdateEvent,
@@ -95,10 +93,3 @@ def test_agent_run_begin_event() -> None:
     assert not MemoryEvent.is_memory_type(event.type)
     assert type(_round_trip(event)) is AgentRunBeginEvent
     assert AGENT_RUN_BEGIN_ACTION == "agent_run_begin_action"
-
-
-def test_context_retrieval_events_are_a_clear_error() -> None:
-    with pytest.raises(NotImplementedError, match="vector stores are not available"):
-        ContextRetrievalRequestEvent(query="q", vector_store="docs")  # type: ignore[call-arg]
-    with pytest.raises(NotImplementedError, match="vector stores are not available"):
-        ContextRetrievalResponseEvent(request_id="r", query="q", documents=[])  # type: ignore[call-arg]

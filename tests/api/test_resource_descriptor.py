@@ -9,7 +9,7 @@ import pytest
 
 from flink_agents.api import Agent, Prompt, ResourceDescriptor, ResourceType, UnknownOptionError
 from flink_agents.api.chat_models.function_model import ScriptedChatModelConnection
-from flink_agents.api.decorators import skills, vector_store
+from flink_agents.api.decorators import skills
 from flink_agents.api.errors import ResourceUnavailableError
 from flink_agents.plan.agent_plan import AgentPlan
 
@@ -34,7 +34,6 @@ def test_resource_type_has_upstreams_members() -> None:
 @pytest.mark.parametrize(
     ("resource_type", "says"),
     [
-        (ResourceType.VECTOR_STORE, "query your store"),
         (ResourceType.SKILLS, "prompt"),
     ],
 )
@@ -52,7 +51,7 @@ def test_a_type_with_no_implementation_fails_the_plan(
 
 
 def test_upstreams_decorators_for_missing_types_fail_the_plan() -> None:
-    for decorator in (vector_store, skills):
+    for decorator in (skills,):
 
         class Declared(Agent):
             @decorator
@@ -65,8 +64,8 @@ def test_upstreams_decorators_for_missing_types_fail_the_plan() -> None:
 
 
 def test_shared_resources_of_a_missing_type_fail_the_plan() -> None:
-    shared = {ResourceType.VECTOR_STORE: {"chroma": ResourceDescriptor(clazz=SCRIPTED)}}
-    with pytest.raises(ResourceUnavailableError, match="vector_store"):
+    shared = {ResourceType.SKILLS: {"skills": ResourceDescriptor(clazz=SCRIPTED)}}
+    with pytest.raises(ResourceUnavailableError, match="skills"):
         AgentPlan.from_agent(Agent(), shared_resources=shared)
 
 

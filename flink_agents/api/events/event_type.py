@@ -21,7 +21,6 @@ from collections.abc import Iterable
 
 from flink_agents.api.events.chat_event import ChatRequestEvent, ChatResponseEvent
 from flink_agents.api.events.context_retrieval_event import (
-    CONTEXT_RETRIEVAL_UNAVAILABLE,
     ContextRetrievalRequestEvent,
     ContextRetrievalResponseEvent,
 )
@@ -66,8 +65,6 @@ class EventType:
 
 
 _NEVER_SENT: dict[str, str] = {
-    ContextRetrievalRequestEvent.EVENT_TYPE: CONTEXT_RETRIEVAL_UNAVAILABLE,
-    ContextRetrievalResponseEvent.EVENT_TYPE: CONTEXT_RETRIEVAL_UNAVAILABLE,
 }
 """Upstream event types nothing here sends: listening to one is refused, with the reason."""
 
