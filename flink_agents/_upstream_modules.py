@@ -1,7 +1,7 @@
 """Upstream's modules that are not here: importing one says so, and what to use instead.
 
-Apache Flink Agents has modules this project does not (skills, YAML agents,
-vector stores, the ``cli``...). Without help an upstream agent
+Apache Flink Agents has modules this project does not (skills, YAML agents, the
+``cli``...). Without help an upstream agent
 that imports one stops at a bare ``ModuleNotFoundError: No module named ...``;
 `UnavailableUpstreamModules` (a finder placed last on ``sys.meta_path`` by
 ``flink_agents/__init__``) turns that into a ``ModuleNotFoundError`` naming the feature,

@@ -198,10 +198,6 @@ _NO_JAVA_VECTOR_STORE = Missing(
     "use ResourceName.VectorStore.CHROMA_VECTOR_STORE (embedded) or PGVECTOR_VECTOR_STORE "
     "(PostgreSQL with pgvector, for clusters)",
 )
-_NO_MEM0_VECTOR_STORE = Missing(
-    "the mem0 vector store",
-    "use ResourceName.VectorStore.CHROMA_VECTOR_STORE or PGVECTOR_VECTOR_STORE",
-)
 
 CLASS_NAMES: dict[str, str | Missing] = {
     # Chat models with a provider here: the same class path.
@@ -269,10 +265,10 @@ CLASS_NAMES: dict[str, str | Missing] = {
     _EM.Java.OLLAMA_SETUP: _java("embedding model", "EmbeddingModel.OLLAMA_SETUP"),
     _EM.Java.BEDROCK_CONNECTION: _java("embedding model", None),
     _EM.Java.BEDROCK_SETUP: _java("embedding model", None),
-    # Vector stores: Chroma and pgvector here; mem0's at upstream's path when it is added.
+    # Vector stores: Chroma, pgvector and mem0's here.
     _VS.CHROMA_VECTOR_STORE: _VS.CHROMA_VECTOR_STORE,
     _VS.PGVECTOR_VECTOR_STORE: _VS.PGVECTOR_VECTOR_STORE,
-    _VS.MEM0_VECTOR_STORE: _NO_MEM0_VECTOR_STORE,
+    _VS.MEM0_VECTOR_STORE: _VS.MEM0_VECTOR_STORE,
     **dict.fromkeys(
         [
             _VS.JAVA_WRAPPER_VECTOR_STORE,

@@ -7,21 +7,17 @@ resources behind those interfaces, and `agent_memory` builds a ``Memory`` on the
 mem0's factories: nothing of mem0's own providers is created, so mem0 reaches no server
 but the agent's own.
 
-`import_mem0` imports mem0 with its telemetry off (``MEM0_TELEMETRY=False``, also forced
-on an already imported mem0): mem0 then opens no connection of its own.
+mem0 is imported with its telemetry off (`flink_agents.api.memory._mem0.import_mem0`):
+it opens no connection of its own.
 """
 
 from __future__ import annotations
 
-import importlib
-import os
 import uuid
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
+from flink_agents.api.memory._mem0 import import_mem0
 from flink_agents.api.message import ChatMessage, MessageRole
-
-if TYPE_CHECKING:
-    from types import ModuleType
 
 __all__ = [
     "FlinkAgentsEmbedding",
@@ -29,30 +25,7 @@ __all__ = [
     "FlinkAgentsMem0VectorStore",
     "OutputData",
     "agent_memory",
-    "import_mem0",
 ]
-
-
-def import_mem0() -> ModuleType:
-    """``mem0.memory.main``, imported with telemetry off.
-
-    mem0 reads ``MEM0_TELEMETRY`` once, at import; when mem0 was imported before with it on,
-    its module flags and its PostHog client are switched off here."""
-    os.environ["MEM0_TELEMETRY"] = "False"
-    try:
-        main = importlib.import_module("mem0.memory.main")
-    except ImportError as exc:
-        raise ImportError(
-            "long-term memory on mem0 needs the mem0ai package: pip install 'pyflink-agents[mem0]'"
-        ) from exc
-    telemetry = importlib.import_module("mem0.memory.telemetry")
-    telemetry.MEM0_TELEMETRY = False
-    main.MEM0_TELEMETRY = False
-    for client_name in ("client_telemetry", "telemetry"):
-        client = getattr(telemetry, client_name, None)
-        if client is not None and getattr(client, "posthog", None) is not None:
-            client.posthog = None
-    return main
 
 
 class OutputData:
