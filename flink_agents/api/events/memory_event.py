@@ -14,6 +14,7 @@ items read, `LongTermSearchEvent` each set to each query's hits.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -37,15 +38,30 @@ def observation_attributes(key: Any, value: Any) -> dict[str, Any]:
     """The ``key`` and ``value`` attributes of a memory or run-begin event, checked: the
     key a string, the value a dict whose values are turned into their JSON form (pydantic
     models become their ``model_dump(mode="json")``, tuples lists)."""
+    _check_key_and_value(key, value)
+    try:
+        normalized = canonical_value(_bytes_as_base64(dict(value)))
+    except TypeError as exc:
+        raise ValueError(f"a memory event's value must be JSON serializable: {exc}") from None
+    return {"key": key, "value": normalized}
+
+
+def _check_key_and_value(key: Any, value: Any) -> None:
     if not isinstance(key, str):
         raise TypeError(f"a memory event's key must be a string, got {type(key).__name__}")
     if not isinstance(value, Mapping):
         raise TypeError(f"a memory event's value must be a dict, got {type(value).__name__}")
-    try:
-        normalized = canonical_value(dict(value))
-    except TypeError as exc:
-        raise ValueError(f"a memory event's value must be JSON serializable: {exc}") from None
-    return {"key": key, "value": normalized}
+
+
+def _bytes_as_base64(value: Any) -> Any:
+    """``value`` with its bytes as base64 text (upstream's JSON form of bytes)."""
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, dict):
+        return {k: _bytes_as_base64(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_bytes_as_base64(v) for v in value]
+    return value
 
 
 class MemoryEvent(Event):
@@ -83,6 +99,10 @@ class MemoryEvent(Event):
             if subclass is None:
                 raise ValueError(f"Not a memory event type: {event.type!r}")  # upstream's words
             return subclass.from_event(event)
+        attributes = event.attributes
+        _check_key_and_value(attributes.get("key"), attributes.get("value"))
+        if cls is LongTermUpdateEvent:
+            _check_cleared_sets(attributes.get("cleared_sets"))
         return super().from_event(event)
 
     @property
