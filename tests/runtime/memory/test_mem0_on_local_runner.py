@@ -191,3 +191,27 @@ def test_mem0_connects_to_nothing_but_the_agents_server(
     monkeypatch.setenv("MEM0_TELEMETRY", "True")  # set by a user: switched off all the same
     assert run({})["alice"][2]["held"] == ["Is allergic to bananas", "Likes watermelon"]
     assert refused == []
+
+
+def test_upstreams_long_term_memory_agent_runs_with_its_model_connections_changed(
+    server: FakeProviderServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.runtime.memory import upstream_long_term_memory_agent as upstream
+
+    monkeypatch.setenv(upstream.CHROMADB_PATH_ENV, str(tmp_path / "chromadb"))
+    monkeypatch.setenv(upstream.BASE_URL_ENV, server.base_url)
+    env = AgentsExecutionEnvironment.get_execution_environment(
+        config={
+            LongTermMemoryOptions.Mem0.CHAT_MODEL_SETUP.key: "ollama_qwen3",
+            LongTermMemoryOptions.Mem0.EMBEDDING_MODEL_SETUP.key: "ollama_nomic_embed_text",
+            LongTermMemoryOptions.Mem0.VECTOR_STORE.key: "chroma_ltm_store",
+        }
+    )
+    inputs = [{"key": item["name"], "value": item} for item in upstream.INPUT]
+    results = env.from_list(inputs).apply(upstream.LongTermMemoryAgent()).to_list()
+    env.execute()
+    records = [
+        upstream.Record.model_validate(value) for result in results for value in result.values()
+    ]
+    assert len(records) == 4
+    upstream.check_result(records)
