@@ -28,8 +28,8 @@ def import_mem0() -> ModuleType:
             "long-term memory on mem0 needs the mem0ai package: pip install 'pyflink-agents[mem0]'"
         ) from exc
     telemetry = importlib.import_module("mem0.memory.telemetry")
-    telemetry.MEM0_TELEMETRY = False
-    main.MEM0_TELEMETRY = False
+    for module in (telemetry, main):
+        setattr(module, "MEM0_TELEMETRY", False)  # noqa: B010 (a module's flag)
     for client_name in ("client_telemetry", "_oss_telemetry_instance"):
         client = getattr(telemetry, client_name, None)
         if client is not None and getattr(client, "posthog", None) is not None:

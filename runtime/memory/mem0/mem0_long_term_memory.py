@@ -159,14 +159,15 @@ class Mem0LongTermMemory(InternalBaseLongTermMemory):
         vector_store_name: str,
     ) -> None:
         group = getattr(ctx, "agent_metric_group", None)
-        super().__init__(
-            ctx=ctx,
-            job_id=job_id,
-            chat_model_name=chat_model_name,
-            embedding_model_name=embedding_model_name,
-            vector_store_name=vector_store_name,
-            metric_group=None if group is None else group.get_sub_group("long-term-memory"),
-        )
+        fields: dict[str, Any] = {
+            "ctx": ctx,
+            "job_id": job_id,
+            "chat_model_name": chat_model_name,
+            "embedding_model_name": embedding_model_name,
+            "vector_store_name": vector_store_name,
+            "metric_group": None if group is None else group.get_sub_group("long-term-memory"),
+        }
+        super().__init__(**fields)
 
     # ------------------------------------------------------------------ mem0
 
