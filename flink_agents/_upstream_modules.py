@@ -1,7 +1,7 @@
 """Upstream's modules that are not here: importing one says so, and what to use instead.
 
 Apache Flink Agents has modules this project does not (skills, YAML agents, long-term
-memory, vector stores, embedding models, the ``cli``...). Without help an upstream agent
+memory, vector stores, the ``cli``...). Without help an upstream agent
 that imports one stops at a bare ``ModuleNotFoundError: No module named ...``;
 `UnavailableUpstreamModules` (a finder placed last on ``sys.meta_path`` by
 ``flink_agents/__init__``) turns that into a ``ModuleNotFoundError`` naming the feature,
@@ -35,9 +35,9 @@ UNAVAILABLE_UPSTREAM_MODULES: tuple[tuple[str, str, str], ...] = (
         "from an action or a tool",
     ),
     (
-        "flink_agents.api.embedding_models",
-        "embedding models",
-        "call the embedding service from an action or a tool",
+        "flink_agents.api.embedding_models.java_embedding_model",
+        "Java embedding models",
+        "the Python connection and setup of the same provider",
     ),
     (
         "flink_agents.integrations.embedding_models",

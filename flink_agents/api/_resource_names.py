@@ -102,7 +102,7 @@ class ResourceName:
             VLLM_SETUP = f"{_JAVA_CHAT}.openai.VLLMChatModelSetup"
 
     class EmbeddingModel:
-        """Embedding models (none here)."""
+        """Embedding model connections and setups."""
 
         OLLAMA_CONNECTION = (
             f"{_EMBEDDING}.local.ollama_embedding_model.OllamaEmbeddingModelConnection"
@@ -184,8 +184,14 @@ _JAVA_WRAPPER = Missing(
     "OPENAI_COMPLETIONS_* with a base_url)",
 )
 _NO_EMBEDDING = Missing(
-    "embedding models",
-    "call your embedding service from an action or a tool (docs/status.md lists what is missing)",
+    "this embedding model adapter",
+    "install the SDK extra it needs (docs/embeddings.md), or use another connection of "
+    "ResourceName.EmbeddingModel",
+)
+_JAVA_EMBEDDING_WRAPPER = Missing(
+    "the Java embedding model wrapper (there is no Java runtime here)",
+    "use the Python connection and setup of the provider: ResourceName.EmbeddingModel."
+    "OPENAI_*, OLLAMA_* or TONGYI_*",
 )
 _NO_JAVA_VECTOR_STORE = Missing(
     "Java vector stores (there is no Java runtime here)",
@@ -245,7 +251,7 @@ CLASS_NAMES: dict[str, str | Missing] = {
     _CM.Java.GEMINI_SETUP: _java("chat model", "ChatModel.GEMINI_SETUP"),
     _CM.Java.BEDROCK_CONNECTION: _java("chat model", "ChatModel.BEDROCK_CONNECTION"),
     _CM.Java.BEDROCK_SETUP: _java("chat model", "ChatModel.BEDROCK_SETUP"),
-    # Embedding models: none here.
+    # Embedding models: found at upstream's paths once their module is here.
     **dict.fromkeys(
         [
             _EM.OLLAMA_CONNECTION,
@@ -254,15 +260,15 @@ CLASS_NAMES: dict[str, str | Missing] = {
             _EM.OPENAI_SETUP,
             _EM.TONGYI_CONNECTION,
             _EM.TONGYI_SETUP,
-            _EM.JAVA_WRAPPER_CONNECTION,
-            _EM.JAVA_WRAPPER_SETUP,
-            _EM.Java.OLLAMA_CONNECTION,
-            _EM.Java.OLLAMA_SETUP,
-            _EM.Java.BEDROCK_CONNECTION,
-            _EM.Java.BEDROCK_SETUP,
         ],
         _NO_EMBEDDING,
     ),
+    _EM.JAVA_WRAPPER_CONNECTION: _JAVA_EMBEDDING_WRAPPER,
+    _EM.JAVA_WRAPPER_SETUP: _JAVA_EMBEDDING_WRAPPER,
+    _EM.Java.OLLAMA_CONNECTION: _java("embedding model", "EmbeddingModel.OLLAMA_CONNECTION"),
+    _EM.Java.OLLAMA_SETUP: _java("embedding model", "EmbeddingModel.OLLAMA_SETUP"),
+    _EM.Java.BEDROCK_CONNECTION: _java("embedding model", None),
+    _EM.Java.BEDROCK_SETUP: _java("embedding model", None),
     # Vector stores: Chroma and pgvector here; mem0's at upstream's path when it is added.
     _VS.CHROMA_VECTOR_STORE: _VS.CHROMA_VECTOR_STORE,
     _VS.PGVECTOR_VECTOR_STORE: _VS.PGVECTOR_VECTOR_STORE,

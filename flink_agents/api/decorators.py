@@ -151,14 +151,14 @@ def prompt(target: F) -> F:
 
 
 def embedding_model_connection(target: F) -> F:
-    """Upstream's embedding model connection: none here (the plan raises
-    `ResourceUnavailableError`)."""
+    """A static method returning the `ResourceDescriptor` of an embedding model connection
+    (`flink_agents.api.embedding_models.embedding_model.BaseEmbeddingModelConnection`)."""
     return _resource_marker(ResourceType.EMBEDDING_MODEL_CONNECTION)(target)
 
 
 def embedding_model_setup(target: F) -> F:
-    """Upstream's embedding model setup: none here (the plan raises
-    `ResourceUnavailableError`)."""
+    """A static method returning the `ResourceDescriptor` of an embedding model setup
+    (`flink_agents.api.embedding_models.embedding_model.BaseEmbeddingModelSetup`)."""
     return _resource_marker(ResourceType.EMBEDDING_MODEL)(target)
 
 

@@ -4,6 +4,8 @@ and the runtime. Catch at the level you care about:
     ValueError
     ├── UnknownOptionError              an option nothing reads (a typo); names the closest ones
     ├── UnsupportedContentBlockError    a provider cannot take a content block (nothing is sent)
+    ├── EmbeddingInputError             text an embedding model cannot take (empty, not a
+    │                                   string); nothing is sent
     ├── DocumentTooLargeError           a document over a vector store's size limit (named)
     └── ResourceUnavailableError        an upstream resource with no implementation here (a
                                         provider, a resource type, a Java function); names
@@ -14,7 +16,10 @@ and the runtime. Catch at the level you care about:
                                         (``stored-classes.allowed-modules``): not imported
     Exception
     ├── ChatModelError                  a chat model call failed; ``retryable`` says whether
-    │                                   trying again can help
+    │   │                               trying again can help
+    │   └── EmbeddingModelError         an embedding model call failed, or answered with
+    │                                   vectors that do not fit (count, dimension, values);
+    │                                   ``resource`` names the model and its connection
     └── VectorStoreError                a vector store call failed; ``resource`` names the store
         ├── VectorStoreUnavailableError the store cannot be reached
         └── VectorDimensionError        a vector of another dimension than the store's
@@ -31,6 +36,8 @@ from typing import Any
 __all__ = [
     "ChatModelError",
     "DocumentTooLargeError",
+    "EmbeddingInputError",
+    "EmbeddingModelError",
     "ResourceUnavailableError",
     "StoredClassRefusedError",
     "UnknownOptionError",
@@ -144,7 +151,7 @@ class UnsupportedContentBlockError(ValueError):
 class ResourceUnavailableError(ValueError):
     """Something Apache Flink Agents offers that this project does not implement: a
     `ResourceName` whose provider is not here, a `ResourceType` with no resources here
-    (vector stores, embedding models, skills), a Java function or resource.
+    (skills), a Java function or resource.
 
     Raised when the agent plan is built (before a job is submitted), and when such a
     descriptor is resolved. The message names what is missing and what to use instead.
@@ -199,6 +206,78 @@ class ChatModelError(Exception):
             f"ChatModelError({self.message!r}, status_code={self.status_code!r}, "
             f"retryable={self.retryable!r}, kind={self.kind!r})"
         )
+
+
+class EmbeddingModelError(ChatModelError):
+    """An embedding model call failed (the provider said no, or could not be reached), or
+    its answer is not one vector per text of the expected dimension with finite values.
+
+    A `ChatModelError`, so ``retryable``, ``retry_after``, the rate limits and the error
+    strategies treat model calls of both kinds alike. ``resource`` names the embedding
+    model (its connection and model name) the message is about.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        resource: str | None = None,
+        status_code: int | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        provider: str | None = None,
+        kind: str | None = None,
+    ) -> None:
+        super().__init__(
+            message,
+            status_code=status_code,
+            retryable=retryable,
+            retry_after=retry_after,
+            provider=provider,
+            kind=kind,
+        )
+        self.resource = resource
+        """The embedding model: ``connection 'name', model 'name'`` (None: unknown)."""
+
+    @classmethod
+    def from_model_error(cls, error: ChatModelError, resource: str) -> EmbeddingModelError:
+        """``error`` (a provider adapter's) as an `EmbeddingModelError` about ``resource``
+        (its message starts with it); one that already is one is returned as it is."""
+        if isinstance(error, EmbeddingModelError):
+            return error
+        return cls(
+            f"embedding model ({resource}): {error.message}",
+            resource=resource,
+            status_code=error.status_code,
+            retryable=error.retryable,
+            retry_after=error.retry_after,
+            provider=error.provider,
+            kind=error.kind,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"EmbeddingModelError({self.message!r}, status_code={self.status_code!r}, "
+            f"retryable={self.retryable!r}, kind={self.kind!r})"
+        )
+
+
+class EmbeddingInputError(ValueError):
+    """Text an embedding model cannot take: an empty string (or only whitespace), no texts
+    at all, or something that is not a string. Raised before anything is sent; the
+    message says which text (by position) and never shows it."""
+
+    def __init__(self, message: str, *, resource: str | None = None) -> None:
+        super().__init__(message)
+        self.resource = resource
+        """The embedding model it was given to (None: unknown)."""
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_embedding_input_error, (str(self), self.resource))
+
+
+def _embedding_input_error(message: str, resource: str | None) -> EmbeddingInputError:
+    return EmbeddingInputError(message, resource=resource)
 
 
 class VectorStoreError(Exception):

@@ -35,9 +35,9 @@ __all__ = [
 class ResourceType(str, Enum):
     """The kinds of resource an agent can declare and look up by name (upstream's members).
 
-    Chat models, chat model connections, tools, prompts and MCP servers have
-    implementations here; a resource of another type (embedding models, vector stores,
-    skills) fails the plan (`check_resource_type`).
+    Chat and embedding models and their connections, vector stores, tools, prompts and MCP
+    servers have implementations here; a resource of another type (skills) fails the plan
+    (`check_resource_type`).
     """
 
     CHAT_MODEL = "chat_model"
@@ -52,15 +52,13 @@ class ResourceType(str, Enum):
 
 
 _NOT_HERE: Mapping[ResourceType, str] = {
-    ResourceType.EMBEDDING_MODEL: "call your embedding service from an action or a tool",
-    ResourceType.EMBEDDING_MODEL_CONNECTION: "call your embedding service from an action or a tool",
     ResourceType.SKILLS: "put the instructions in a prompt and the scripts behind tools",
 }
 
 
 def check_resource_type(resource_type: ResourceType, name: str | None = None) -> None:
     """Raise `ResourceUnavailableError` when no resource of ``resource_type`` can run here
-    (embedding models, vector stores, skills); ``name`` is the resource's."""
+    (skills); ``name`` is the resource's."""
     alternative = _NOT_HERE.get(resource_type)
     if alternative is not None:
         what = f"{resource_type.value} resources"
@@ -73,7 +71,9 @@ class Resource(BaseModel, ABC):
     """Base of every resource: a pydantic model that knows its `ResourceType`.
 
     ``get_resource`` is set by the runtime so a resource can look up others by
-    name (a chat model setup finds its connection and its tools this way).
+    name (a chat model setup finds its connection and its tools this way). Upstream's
+    ``resource_context=`` keyword (a `ResourceContext`) gives the same: its
+    ``get_resource``.
 
     A resource class declares its options as fields: a keyword it does not declare
     raises `UnknownOptionError` naming the closest ones (a class may opt out with
@@ -90,6 +90,17 @@ class Resource(BaseModel, ABC):
 
     def __init__(self, /, **data: Any) -> None:
         type(self).check_options(data)
+        context = data.pop("resource_context", None)
+        if context is not None:
+            if not isinstance(context, ResourceContext) and not callable(
+                getattr(context, "get_resource", None)
+            ):
+                raise TypeError(
+                    f"resource_context must be a ResourceContext, not {type(context).__name__}"
+                )
+            if data.get("get_resource") is not None:
+                raise ValueError("give resource_context or get_resource, not both")
+            data["get_resource"] = context.get_resource
         super().__init__(**data)
 
     @property
@@ -123,6 +134,7 @@ class Resource(BaseModel, ABC):
         if cls.model_config.get("extra") == "allow":
             return
         known = cls.option_names()
+        known.setdefault("resource_context", "get_resource")  # upstream's keyword
         given: dict[str, str] = {}
         for option in options:
             field_name = known.get(option)

@@ -9,11 +9,7 @@ import pytest
 
 from flink_agents.api import Agent, Prompt, ResourceDescriptor, ResourceType, UnknownOptionError
 from flink_agents.api.chat_models.function_model import ScriptedChatModelConnection
-from flink_agents.api.decorators import (
-    embedding_model_connection,
-    embedding_model_setup,
-    skills,
-)
+from flink_agents.api.decorators import skills
 from flink_agents.api.errors import ResourceUnavailableError
 from flink_agents.plan.agent_plan import AgentPlan
 
@@ -38,8 +34,6 @@ def test_resource_type_has_upstreams_members() -> None:
 @pytest.mark.parametrize(
     ("resource_type", "says"),
     [
-        (ResourceType.EMBEDDING_MODEL, "embedding service"),
-        (ResourceType.EMBEDDING_MODEL_CONNECTION, "embedding service"),
         (ResourceType.SKILLS, "prompt"),
     ],
 )
@@ -57,7 +51,7 @@ def test_a_type_with_no_implementation_fails_the_plan(
 
 
 def test_upstreams_decorators_for_missing_types_fail_the_plan() -> None:
-    for decorator in (embedding_model_connection, embedding_model_setup, skills):
+    for decorator in (skills,):
 
         class Declared(Agent):
             @decorator

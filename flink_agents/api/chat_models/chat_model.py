@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from enum import Enum
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import AliasChoices, Field, field_validator
 
+from flink_agents.api._sync_loop import run_on_sync_loop
 from flink_agents.api.chat_models.chat_reply import as_chat_result
-from flink_agents.api.chat_models.rate_limit import (
-    RequestLimiter,
-    limiter_for,
-    send_within_limits,
-)
+from flink_agents.api.chat_models.rate_limit import RequestLimitOptions, send_within_limits
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.content_blocks import TextBlock
 from flink_agents.api.message import ChatMessage, MessageRole
@@ -32,36 +28,6 @@ __all__ = [
 
 ToolSpec = ToolMetadata | BaseTool
 """What a connection accepts as a tool: its metadata, or the tool itself."""
-
-_T = TypeVar("_T")
-_sync_loop: asyncio.AbstractEventLoop | None = None
-_sync_loop_lock = threading.Lock()
-
-
-def _run_on_sync_loop(coro: Coroutine[Any, Any, _T]) -> _T:
-    """Run ``coro`` on one long-lived background loop and wait for it.
-
-    Sync ``chat`` calls all share this loop, so async SDK clients (whose connection
-    pools belong to the loop they first ran on) are created once and reused,
-    whether or not the caller is itself inside a running loop.
-    """
-    global _sync_loop
-    with _sync_loop_lock:
-        if _sync_loop is None or _sync_loop.is_closed():
-            loop = asyncio.new_event_loop()
-            threading.Thread(
-                target=loop.run_forever, name="flink-agents-sync-chat", daemon=True
-            ).start()
-            _sync_loop = loop
-        loop = _sync_loop
-    try:
-        running = asyncio.get_running_loop()
-    except RuntimeError:
-        running = None
-    if running is loop:
-        coro.close()
-        raise RuntimeError("chat() was called from inside its own loop; await achat() instead")
-    return asyncio.run_coroutine_threadsafe(coro, loop).result()
 
 
 class StructuredOutputStrategy(str, Enum):
@@ -97,7 +63,7 @@ class StructuredOutputStrategy(str, Enum):
         return None
 
 
-class BaseChatModelConnection(Resource):
+class BaseChatModelConnection(Resource, RequestLimitOptions):
     """Talks to one provider API: credentials, endpoint, client.
 
     Subclasses implement `achat` (preferred) or `chat`; the base gives the other.
@@ -110,26 +76,6 @@ class BaseChatModelConnection(Resource):
     their ``retry-after``. The limits hold per connection object, which the runtime makes
     once per local runner and once per Flink subtask.
     """
-
-    max_concurrent_requests: int | None = Field(default=None, ge=1)
-    """Requests in flight at once; None: adaptive (``adaptive_limit``) or unlimited."""
-    requests_per_second: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    """Requests started per second, evenly spaced; None: not limited."""
-    tokens_per_minute: int | None = Field(default=None, ge=1)
-    """Tokens per minute, estimated before each call (characters / 4 plus ``max_tokens``)
-    and corrected by the usage the provider reports; None: not limited."""
-    adaptive_limit: bool = True
-    """Adapt to overloads (HTTP 429, 529, ``overloaded``): the concurrency is not limited
-    until the first one, which lowers it (unless ``max_concurrent_requests`` fixes it);
-    raise it again one by one while answers
-    come, spread waiting calls over the provider's latency, and start no call before
-    the ``retry-after`` the provider sent. False: only the limits set here; overloads
-    are left to the chat action's retries."""
-
-    def rate_limiter(self) -> RequestLimiter | None:
-        """This connection's `RequestLimiter` in this process (None when it limits
-        nothing)."""
-        return limiter_for(self)
 
     @classmethod
     def resource_type(cls) -> ResourceType:
@@ -167,7 +113,7 @@ class BaseChatModelConnection(Resource):
         """Send the conversation, return the model's answer (blocking)."""
         if not self._overrides("achat"):
             raise NotImplementedError(f"{type(self).__name__} implements neither chat nor achat")
-        return _run_on_sync_loop(self.achat(messages, tools, **params))
+        return run_on_sync_loop(self.achat(messages, tools, **params))
 
     async def achat(
         self,
@@ -269,8 +215,8 @@ class BaseChatModelSetup(Resource):
         action, ``await achat(...)`` instead: this call blocks its thread.
         """
         if type(self).achat is not BaseChatModelSetup.achat:
-            return _run_on_sync_loop(self.achat(messages, **_with_prompt_args(prompt_args, kwargs)))
-        return _run_on_sync_loop(self._send(messages, prompt_args, kwargs))
+            return run_on_sync_loop(self.achat(messages, **_with_prompt_args(prompt_args, kwargs)))
+        return run_on_sync_loop(self._send(messages, prompt_args, kwargs))
 
     async def achat(
         self,

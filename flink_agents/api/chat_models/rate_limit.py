@@ -20,9 +20,11 @@ default) it also adapts to the provider's answers, the way TCP adapts to a netwo
 limiter learns is kept: a new process (a restore) starts unlimited again.
 
 Calls wait in one queue per limiter, first come first served: a call waiting for one
-connection never holds a slot of another. `send_within_limits` is the one place a
-call goes through its connection's limiter (`BaseChatModelSetup` sends every call
-through it, so the built-in chat action and ``model.chat(...)`` in actions do).
+connection never holds a slot of another. `call_within_limits` is the one place a
+call goes through its connection's limiter: `send_within_limits` for chat calls
+(`BaseChatModelSetup` sends every call through it, so the built-in chat action and
+``model.chat(...)`` in actions do), and the embedding model setups for theirs. A
+connection declares the options by deriving from `RequestLimitOptions`.
 
 Scope: one limiter per connection object per process (`limiter_for`). The runtime
 builds a connection's object once per agent engine: one per local runner, one per
@@ -45,7 +47,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel, Field
 
 from flink_agents.api.errors import ChatModelError
 
@@ -59,9 +63,11 @@ __all__ = [
     "MAX_PAUSE_S",
     "OVERLOAD_PAUSE_S",
     "LimitReport",
+    "RequestLimitOptions",
     "RequestLimiter",
     "RequestLimits",
     "RequestPermit",
+    "call_within_limits",
     "estimate_tokens",
     "is_overload",
     "limiter_for",
@@ -87,6 +93,7 @@ CHARS_PER_TOKEN = 4
 MEDIA_TOKENS = 1_000
 """Tokens an image, audio, video or document block is estimated at."""
 
+_T = TypeVar("_T")
 _OVERLOAD_STATUS = frozenset({429, 529})
 _OVERLOAD_KINDS = frozenset({"rate_limit", "overloaded"})
 _MAX_TOKENS_PARAMS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
@@ -115,6 +122,31 @@ class RequestLimits:
             raise ValueError(f"requests_per_second must be a positive number, got {rps}")
         if self.tokens_per_minute is not None and self.tokens_per_minute < 1:
             raise ValueError(f"tokens_per_minute must be at least 1, got {self.tokens_per_minute}")
+
+
+class RequestLimitOptions(BaseModel):
+    """A connection's limits (its options; the connection classes of chat and embedding
+    models derive from this): what its `RequestLimiter` keeps to."""
+
+    max_concurrent_requests: int | None = Field(default=None, ge=1)
+    """Requests in flight at once; None: adaptive (``adaptive_limit``) or unlimited."""
+    requests_per_second: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """Requests started per second, evenly spaced; None: not limited."""
+    tokens_per_minute: int | None = Field(default=None, ge=1)
+    """Tokens per minute, estimated before each call (characters / 4, plus ``max_tokens``
+    for a chat call) and corrected by the usage the provider reports; None: not limited."""
+    adaptive_limit: bool = True
+    """Adapt to overloads (HTTP 429, 529, ``overloaded``): the concurrency is not limited
+    until the first one, which lowers it (unless ``max_concurrent_requests`` fixes it);
+    raise it again one by one while answers
+    come, spread waiting calls over the provider's latency, and start no call before
+    the ``retry-after`` the provider sent. False: only the limits set here; overloads
+    are left to the caller's retries."""
+
+    def rate_limiter(self) -> RequestLimiter | None:
+        """This connection's `RequestLimiter` in this process (None when it limits
+        nothing)."""
+        return limiter_for(self)
 
 
 def is_overload(error: BaseException) -> bool:
@@ -493,7 +525,7 @@ _LIMITERS: dict[int, tuple[weakref.ref[Any], tuple[Any, ...], RequestLimiter]] =
 _LIMITERS_LOCK = threading.Lock()
 
 
-def _options(connection: BaseChatModelConnection) -> tuple[Any, ...]:
+def _options(connection: RequestLimitOptions) -> tuple[Any, ...]:
     return (
         connection.max_concurrent_requests,
         connection.requests_per_second,
@@ -502,13 +534,13 @@ def _options(connection: BaseChatModelConnection) -> tuple[Any, ...]:
     )
 
 
-def limits_of(connection: BaseChatModelConnection) -> RequestLimits:
+def limits_of(connection: RequestLimitOptions) -> RequestLimits:
     """The `RequestLimits` a connection's options set."""
     concurrent, per_second, per_minute, adaptive = _options(connection)
     return RequestLimits(concurrent, per_second, per_minute, adaptive)
 
 
-def limiter_for(connection: BaseChatModelConnection) -> RequestLimiter | None:
+def limiter_for(connection: RequestLimitOptions) -> RequestLimiter | None:
     """This process's limiter of ``connection`` (the same object every time for the same
     connection object and options); None when its options limit nothing."""
     key = id(connection)
@@ -528,7 +560,7 @@ def limiter_for(connection: BaseChatModelConnection) -> RequestLimiter | None:
         return limiter
 
 
-def use_limiter(connection: BaseChatModelConnection, limiter: RequestLimiter) -> None:
+def use_limiter(connection: RequestLimitOptions, limiter: RequestLimiter) -> None:
     """Make ``limiter`` the one of ``connection`` in this process: connections that share
     one account can share one limiter; a test can give one with a fake clock. It stays
     while the connection's options stay as they are."""
@@ -643,6 +675,25 @@ async def send_within_limits(
     if limiter.counts_tokens:
         guess = limiter.output_tokens_guess()
         tokens = estimate_tokens(messages, tools, params, output_guess=guess)
+    return await call_within_limits(
+        limiter,
+        tokens,
+        lambda: connection.achat(messages, tools, **params),
+        lambda result: getattr(result, "usage", None),
+    )
+
+
+async def call_within_limits(
+    limiter: RequestLimiter | None,
+    tokens: int,
+    call: Callable[[], Awaitable[_T]],
+    usage_of: Callable[[_T], Usage | None],
+) -> _T:
+    """``await call()`` once ``limiter`` lets a request of ``tokens`` (estimated) go; the
+    answer's usage (``usage_of``) or the error is reported back to the limiter, and the
+    wait to the caller's `report_limits`. No limiter: at once."""
+    if limiter is None:
+        return await call()
     report = _REPORT.get()
     max_pause_s = report.max_pause_s if report is not None else None
     permit = await limiter.acquire(tokens, max_pause_s=max_pause_s)
@@ -652,7 +703,7 @@ async def send_within_limits(
             report.waits += 1
             report.wait_s += permit.waited_s
     try:
-        result = await connection.achat(messages, tools, **params)
+        result = await call()
     except ChatModelError as exc:
         permit.failed(exc, max_pause_s=max_pause_s)
         if report is not None and is_overload(exc):
@@ -662,5 +713,5 @@ async def send_within_limits(
     except BaseException:
         permit.release()
         raise
-    permit.succeeded(getattr(result, "usage", None))
+    permit.succeeded(usage_of(result))
     return result

@@ -15,6 +15,7 @@ made) raises `VectorStoreError`.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import uuid
 from collections.abc import Iterator
@@ -62,7 +63,7 @@ class ChromaVectorStore(CollectionManageableVectorStore):
     """Chroma tenant."""
     database: str = Field(default="default_database")
     """Chroma database."""
-    collection: str = Field(default=DEFAULT_COLLECTION)
+    collection: str = Field(default=DEFAULT_COLLECTION)  # pyright: ignore[reportIncompatibleVariableOverride]
     """The collection used when a call names none."""
     collection_metadata: dict[str, Any] = Field(default_factory=dict)
     """Metadata given to a collection this store creates."""
@@ -70,37 +71,6 @@ class ChromaVectorStore(CollectionManageableVectorStore):
     """Whether add and query create a missing collection."""
 
     _client: ClientAPI | None = PrivateAttr(default=None)
-
-    def __init__(
-        self,
-        *,
-        embedding_model: Any = None,
-        persist_directory: str | None = None,
-        host: str | None = None,
-        port: int | None = 8000,
-        api_key: str | None = None,
-        client_settings: Settings | None = None,
-        tenant: str = "default_tenant",
-        database: str = "default_database",
-        collection: str = DEFAULT_COLLECTION,
-        collection_metadata: dict[str, Any] | None = None,
-        auto_create_collection: bool = True,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(
-            embedding_model=embedding_model,
-            persist_directory=persist_directory,
-            host=host,
-            port=port,
-            api_key=api_key,
-            client_settings=client_settings,
-            tenant=tenant,
-            database=database,
-            collection=collection,
-            collection_metadata=collection_metadata or {},
-            auto_create_collection=auto_create_collection,
-            **kwargs,
-        )
 
     @property
     def client(self) -> ClientAPI:
@@ -115,18 +85,22 @@ class ChromaVectorStore(CollectionManageableVectorStore):
 
     def _new_client(self) -> ClientAPI:
         settings = self.client_settings or Settings(anonymized_telemetry=False)
-        where = {"tenant": self.tenant, "database": self.database}
+        tenant, database = self.tenant, self.database
         if self.api_key is not None:
-            return chromadb.CloudClient(api_key=self.api_key, **where)
+            return chromadb.CloudClient(api_key=self.api_key, tenant=tenant, database=database)
         if self.host is not None:
             return chromadb.HttpClient(
-                host=self.host, port=self.port or 8000, settings=settings, **where
+                host=self.host,
+                port=self.port or 8000,
+                settings=settings,
+                tenant=tenant,
+                database=database,
             )
         if self.persist_directory is not None:
             return chromadb.PersistentClient(
-                path=self.persist_directory, settings=settings, **where
+                path=self.persist_directory, settings=settings, tenant=tenant, database=database
             )
-        return chromadb.EphemeralClient(settings=settings, **where)
+        return chromadb.EphemeralClient(settings=settings, tenant=tenant, database=database)
 
     @property
     def store_kwargs(self) -> dict[str, Any]:
@@ -262,21 +236,15 @@ class ChromaVectorStore(CollectionManageableVectorStore):
         )
 
 
-class _dimension_errors:  # noqa: N801 (a context manager used like a function)
+@contextlib.contextmanager
+def _dimension_errors(collection: str) -> Iterator[None]:
     """Turns Chroma's wrong-dimension error into `VectorDimensionError`."""
-
-    def __init__(self, collection: str) -> None:
-        self._collection = collection
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> bool:
-        if isinstance(exc, ChromaError) and "dimension" in str(exc):
-            raise VectorDimensionError(
-                f"Chroma collection {self._collection!r}: {exc}"
-            ) from exc
-        return False
+    try:
+        yield
+    except ChromaError as exc:
+        if "dimension" in str(exc):
+            raise VectorDimensionError(f"Chroma collection {collection!r}: {exc}") from exc
+        raise
 
 
 def _batches(docs: list[Document], size: int) -> Iterator[list[Document]]:

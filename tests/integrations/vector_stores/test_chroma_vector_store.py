@@ -8,19 +8,19 @@ import pytest
 
 pytest.importorskip("chromadb", reason="the chroma extra is not installed")
 
-from flink_agents.api.errors import (  # noqa: E402
+from flink_agents.api.errors import (
     DocumentTooLargeError,
     VectorDimensionError,
     VectorStoreError,
 )
-from flink_agents.api.vector_stores.vector_store import (  # noqa: E402
+from flink_agents.api.vector_stores.vector_store import (
     Document,
     VectorStoreQuery,
 )
-from flink_agents.integrations.vector_stores.chroma.chroma_vector_store import (  # noqa: E402
+from flink_agents.integrations.vector_stores.chroma.chroma_vector_store import (
     ChromaVectorStore,
 )
-from tests.integrations.vector_stores.words_embedding import WordsEmbeddingSetup  # noqa: E402
+from tests.integrations.vector_stores.words_embedding import WordsEmbeddingSetup
 
 DOCS = [
     Document(id="d1", content="refund refund policy", metadata={"topic": "billing", "v": 1}),

@@ -1,0 +1,1 @@
+"""Embedding model base classes (`embedding_model`)."""
