@@ -49,6 +49,7 @@ from flink_agents.api.content_blocks import (
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import ToolMetadata, as_tool_metadata
+from flink_agents.integrations._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._content_walk import (
     assistant_text_and_calls,
     tool_calls_by_id,
@@ -62,7 +63,6 @@ from flink_agents.integrations.chat_models._media import (
 )
 from flink_agents.integrations.chat_models._request_options import request_options
 from flink_agents.integrations.chat_models._response_result import assistant_result
-from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._sdk_objects import field, str_field
 from flink_agents.integrations.chat_models._text_tool_messages import (
     TOOL_ERROR_PREFIX,

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from flink_agents.api.chat_result import ChatResult, Usage
 from flink_agents.api.content_blocks import ContentBlock
 from flink_agents.api.message import ChatMessage, MessageRole
-from flink_agents.integrations.chat_models._sdk_errors import malformed_response
+from flink_agents.integrations._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._sdk_objects import field, str_field
 from flink_agents.integrations.chat_models._unknown_content import keep_unknown_blocks
 from flink_agents.integrations.chat_models._usage import UsageFields, usage_from_response

@@ -30,6 +30,14 @@ from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.errors import ChatModelError
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.redaction import redact
+from flink_agents.integrations._sdk_errors import (
+    call_failed,
+    connection_error,
+    malformed_response,
+    status_error,
+    timeout_error,
+)
+from flink_agents.integrations._secrets import register_provider_secrets
 from flink_agents.integrations.chat_models._dashscope_generation_api import (
     PROVIDER,
     ToolMedia,
@@ -37,14 +45,6 @@ from flink_agents.integrations.chat_models._dashscope_generation_api import (
     parse_response,
 )
 from flink_agents.integrations.chat_models._provider_connection import ProviderConnection
-from flink_agents.integrations.chat_models._sdk_errors import (
-    call_failed,
-    connection_error,
-    malformed_response,
-    status_error,
-    timeout_error,
-)
-from flink_agents.integrations.chat_models._secrets import register_provider_secrets
 from flink_agents.integrations.chat_models._setup_options import set_options
 
 __all__ = [

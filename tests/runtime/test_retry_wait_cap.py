@@ -10,7 +10,7 @@ import pytest
 
 from flink_agents.api import ChatModelError, ScriptedChatModelConnection
 from flink_agents.api.chat_models.rate_limit import RequestLimiter, RequestLimits, use_limiter
-from flink_agents.integrations.chat_models._sdk_errors import (
+from flink_agents.integrations._sdk_errors import (
     chat_model_error_from_sdk,
     parse_retry_after,
 )

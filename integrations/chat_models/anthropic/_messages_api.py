@@ -48,6 +48,7 @@ from flink_agents.api.content_blocks import (
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import as_tool_metadata
+from flink_agents.integrations._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._content_walk import (
     assistant_items,
     split_system,
@@ -69,7 +70,6 @@ from flink_agents.integrations.chat_models._response_result import (
     response_blocks,
     sdk_response_result,
 )
-from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._sdk_objects import (
     as_json,
     field,

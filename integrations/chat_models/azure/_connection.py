@@ -23,7 +23,7 @@ from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.redaction import register_secret
-from flink_agents.integrations.chat_models._secrets import register_provider_secrets
+from flink_agents.integrations._secrets import register_provider_secrets
 from flink_agents.integrations.chat_models.openai._connection import OpenAIConnection
 
 __all__ = ["PROVIDER", "AzureADTokenProvider", "AzureDeploymentSetup", "AzureOpenAIConnection"]

@@ -52,6 +52,7 @@ from flink_agents.api.content_blocks import (
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import as_tool_metadata
+from flink_agents.integrations._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._content_walk import (
     assistant_items,
     split_system,
@@ -72,7 +73,6 @@ from flink_agents.integrations.chat_models._response_result import (
     canonical_finish_reason,
     response_blocks,
 )
-from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._tool_arguments import (
     parse_tool_arguments,
     tool_call_id,

@@ -57,6 +57,7 @@ from flink_agents.api.content_blocks import (
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tools.tool import as_tool_metadata
+from flink_agents.integrations._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._content_walk import (
     refuse_in_assistant_message,
     split_system,
@@ -77,7 +78,6 @@ from flink_agents.integrations.chat_models._response_result import (
     canonical_finish_reason,
     response_blocks,
 )
-from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._text_tool_messages import (
     listed_medium,
     with_media_list,

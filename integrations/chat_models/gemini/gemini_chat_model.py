@@ -29,14 +29,14 @@ from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.errors import ChatModelError
 from flink_agents.api.message import ChatMessage
-from flink_agents.integrations.chat_models._provider_connection import ProviderConnection
-from flink_agents.integrations.chat_models._sdk_errors import (
+from flink_agents.integrations._sdk_errors import (
     call_failed,
     connection_error,
     status_error,
     timeout_error,
 )
-from flink_agents.integrations.chat_models._secrets import register_provider_secrets
+from flink_agents.integrations._secrets import register_provider_secrets
+from flink_agents.integrations.chat_models._provider_connection import ProviderConnection
 from flink_agents.integrations.chat_models._setup_options import set_options
 from flink_agents.integrations.chat_models.gemini._generate_content_api import (
     PROVIDER,

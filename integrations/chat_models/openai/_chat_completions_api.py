@@ -40,6 +40,7 @@ from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.tool_response import RAW_ARGUMENTS_KEY
 from flink_agents.api.tools.tool import ToolMetadata, as_tool_metadata
+from flink_agents.integrations._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._content_walk import assistant_text_and_calls
 from flink_agents.integrations.chat_models._function_tools import (
     function_call,
@@ -60,7 +61,6 @@ from flink_agents.integrations.chat_models._response_result import (
     canonical_finish_reason,
     sdk_response_result,
 )
-from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._sdk_objects import (
     as_json,
     field,

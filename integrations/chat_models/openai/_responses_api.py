@@ -52,6 +52,7 @@ from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.redaction import redact
 from flink_agents.api.tools.tool import ToolMetadata, as_tool_metadata
+from flink_agents.integrations._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._media import (
     ASSISTANT_MEDIA_REASON,
     REDACTED_MEDIA_REASON,
@@ -60,7 +61,6 @@ from flink_agents.integrations.chat_models._media import (
 )
 from flink_agents.integrations.chat_models._request_options import request_options
 from flink_agents.integrations.chat_models._response_result import sdk_response_result
-from flink_agents.integrations.chat_models._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._sdk_objects import (
     as_json,
     field,

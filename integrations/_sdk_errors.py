@@ -24,7 +24,7 @@ from typing import Any
 
 from flink_agents.api.errors import ChatModelError
 from flink_agents.api.redaction import redact
-from flink_agents.integrations.chat_models._secrets import register_provider_secrets
+from flink_agents.integrations._secrets import register_provider_secrets
 
 __all__ = [
     "RETRYABLE_STATUS",
