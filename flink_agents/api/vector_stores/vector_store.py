@@ -105,6 +105,8 @@ class VectorStoreQueryResult(BaseModel):
 class BaseVectorStore(Resource, ABC):
     """A vector store: documents with embeddings, searched by meaning (module doc)."""
 
+    name: str | None = Field(default=None)
+    """The store's resource name (upstream's keyword; for messages only)."""
     embedding_model: str | BaseEmbeddingModelSetup | None = Field(default=None)
     """The embedding model setup (its resource name) that embeds query texts and the
     documents added without a vector; None when callers always give vectors."""

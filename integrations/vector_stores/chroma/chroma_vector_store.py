@@ -10,7 +10,7 @@ otherwise.
 A collection is made on first use (``auto_create_collection``); ``score`` of a query result
 is Chroma's distance (smaller is nearer). A vector of another dimension than the
 collection's raises `VectorDimensionError`; a collection that does not exist (and is not
-made) raises `VectorStoreError`.
+made) raises chromadb's ``NotFoundError``, as upstream's does.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from typing import Any
 import chromadb
 from chromadb.api import ClientAPI
 from chromadb.config import Settings
-from chromadb.errors import ChromaError, NotFoundError
+from chromadb.errors import ChromaError
 from pydantic import Field, PrivateAttr
 
-from flink_agents.api.errors import VectorDimensionError, VectorStoreError
+from flink_agents.api.errors import VectorDimensionError
 from flink_agents.api.vector_stores.vector_store import (
     CollectionManageableVectorStore,
     Document,
@@ -220,11 +220,9 @@ class ChromaVectorStore(CollectionManageableVectorStore):
     # ------------------------------------------------------------------ helpers
 
     def _existing(self, collection_name: str | None) -> Any:
-        name = collection_name or self.collection
-        try:
-            return self.client.get_collection(name=name)
-        except NotFoundError as exc:
-            raise VectorStoreError(f"Chroma collection {name!r} does not exist: {exc}") from exc
+        """The collection; chromadb's `NotFoundError` when it does not exist (as upstream:
+        the context retrieval action reports it as a `VectorStoreError`)."""
+        return self.client.get_collection(name=collection_name or self.collection)
 
     def _for_writing(self, collection_name: str | None, kwargs: dict[str, Any]) -> Any:
         """The collection of an add or a query: made when missing, if allowed."""
@@ -270,17 +268,25 @@ def _query_documents(found: Any) -> list[Document]:
 
 
 def _where(filters: dict[str, Any] | None, kwargs: dict[str, Any]) -> dict[str, Any] | None:
-    """Chroma's ``where`` for the unified filters (``$and`` of equalities), else the
-    caller's own ``where=``."""
+    """Chroma's ``where``: the unified ``filters`` translated, else the caller's own
+    ``where=``."""
     if filters is None:
         return kwargs.get("where")
+    return _translate_filters_to_chroma_where(filters)
+
+
+def _translate_filters_to_chroma_where(
+    filters: dict[str, Any] | None,
+) -> dict[str, Any] | None:
+    """The unified filters (equalities) as Chroma's ``where``: one equality as it is,
+    several under ``$and``; an operator form raises `NotImplementedError`."""
     if not filters:
         return None
     for key, value in filters.items():
         if key.startswith("$") or isinstance(value, dict):
             raise NotImplementedError(
-                "filters= takes equalities only ({'field': value}); for Chroma's own "
-                "operators ($or, $gt, $in...) pass where= instead"
+                "filters= takes the equality shorthand only ({'field': value}); for "
+                "Chroma's own operators ($and, $or, $gt, $in...) pass where= instead"
             )
     if len(filters) == 1:
         return dict(filters)

@@ -191,7 +191,9 @@ class PgVectorStore(CollectionManageableVectorStore):
         if filters:
             for key, value in filters.items():
                 if key.startswith("$") or isinstance(value, dict):
-                    raise NotImplementedError("filters= takes equalities only ({'field': value})")
+                    raise NotImplementedError(
+                        "filters= takes the equality shorthand only ({'field': value})"
+                    )
             where.append("metadata @> %s::jsonb")
             params.append(json.dumps(filters))
         return " AND ".join(where), params
