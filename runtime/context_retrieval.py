@@ -103,8 +103,7 @@ def _store(ctx: RunnerContext, name: str) -> BaseVectorStore:
         ) from None
     if not isinstance(store, BaseVectorStore):
         raise VectorStoreError(
-            f"context retrieval: resource {name!r} is a {type(store).__name__}, not a "
-            "vector store",
+            f"context retrieval: resource {name!r} is a {type(store).__name__}, not a vector store",
             resource=name,
         )
     return store
@@ -140,9 +139,7 @@ def _search(
     max_results: int,
 ) -> list[dict[str, Any]]:
     """Durable call 2: the documents nearest ``embedding``, as JSON dicts."""
-    found = store.query_embedding(
-        embedding, VectorStoreQuery(query_text=query, limit=max_results)
-    )
+    found = store.query_embedding(embedding, VectorStoreQuery(query_text=query, limit=max_results))
     return [doc.model_dump(mode="json", exclude={"embedding"}) for doc in found]
 
 

@@ -151,7 +151,7 @@ class UnsupportedContentBlockError(ValueError):
 class ResourceUnavailableError(ValueError):
     """Something Apache Flink Agents offers that this project does not implement: a
     `ResourceName` whose provider is not here, a `ResourceType` with no resources here
-    (vector stores, embedding models, skills), a Java function or resource.
+    (skills), a Java function or resource.
 
     Raised when the agent plan is built (before a job is submitted), and when such a
     descriptor is resolved. The message names what is missing and what to use instead.

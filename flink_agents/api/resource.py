@@ -35,9 +35,9 @@ __all__ = [
 class ResourceType(str, Enum):
     """The kinds of resource an agent can declare and look up by name (upstream's members).
 
-    Chat and embedding models and their connections, tools, prompts and MCP servers have
-    implementations here; a resource of another type (vector stores, skills) fails the
-    plan (`check_resource_type`).
+    Chat and embedding models and their connections, vector stores, tools, prompts and MCP
+    servers have implementations here; a resource of another type (skills) fails the plan
+    (`check_resource_type`).
     """
 
     CHAT_MODEL = "chat_model"
@@ -58,7 +58,7 @@ _NOT_HERE: Mapping[ResourceType, str] = {
 
 def check_resource_type(resource_type: ResourceType, name: str | None = None) -> None:
     """Raise `ResourceUnavailableError` when no resource of ``resource_type`` can run here
-    (vector stores, skills); ``name`` is the resource's."""
+    (skills); ``name`` is the resource's."""
     alternative = _NOT_HERE.get(resource_type)
     if alternative is not None:
         what = f"{resource_type.value} resources"

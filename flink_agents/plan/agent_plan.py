@@ -97,7 +97,7 @@ class AgentPlan:
         Raises `ValueError` for an action trigger that is no event type (upstream's
         condition expressions) or an action with none, and `ResourceUnavailableError`
         for what upstream has and this project does not: a resource of a type with no
-        implementation here (vector stores...), a `ResourceName` whose provider is not
+        implementation here (skills), a `ResourceName` whose provider is not
         here, a Java function."""
         actions: dict[str, ActionSpec] = {spec.name: spec for spec in runtime_actions}
         for name, (triggers, function, config) in agent.actions.items():

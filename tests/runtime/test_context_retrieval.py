@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("chromadb", reason="the chroma extra is not installed")
 
-from flink_agents.api import (  # noqa: E402
+from flink_agents.api import (
     Agent,
     AgentsExecutionEnvironment,
     Event,
@@ -20,19 +20,19 @@ from flink_agents.api import (  # noqa: E402
     ResourceType,
     RunnerContext,
 )
-from flink_agents.api.errors import VectorDimensionError, VectorStoreError  # noqa: E402
-from flink_agents.api.events.context_retrieval_event import (  # noqa: E402
+from flink_agents.api.errors import VectorDimensionError, VectorStoreError
+from flink_agents.api.events.context_retrieval_event import (
     ContextRetrievalRequestEvent,
     ContextRetrievalResponseEvent,
 )
-from flink_agents.api.resource import ResourceName  # noqa: E402
-from flink_agents.api.vector_stores.vector_store import Document  # noqa: E402
-from flink_agents.integrations.vector_stores.chroma.chroma_vector_store import (  # noqa: E402
+from flink_agents.api.resource import ResourceName
+from flink_agents.api.vector_stores.vector_store import Document
+from flink_agents.integrations.vector_stores.chroma.chroma_vector_store import (
     ChromaVectorStore,
 )
-from flink_agents.runtime.errors import ActionExecutionError  # noqa: E402
-from tests.integrations.vector_stores.words_embedding import WordsEmbeddingSetup  # noqa: E402
-from tests.runtime.chat_agents import run_local  # noqa: E402
+from flink_agents.runtime.errors import ActionExecutionError
+from tests.integrations.vector_stores.words_embedding import WordsEmbeddingSetup
+from tests.runtime.chat_agents import run_local
 
 KNOWLEDGE = [
     Document(id="refunds", content="refund policy"),

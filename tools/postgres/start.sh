@@ -113,6 +113,7 @@ fi
 
 URL="postgresql://postgres:${PASSWORD}@127.0.0.1:${PORT}/${DB_NAME}"
 printf '%s\n' "$PORT" > "$DIR/port"
+printf '%s\n' "$BIN" > "$DIR/bin"  # for stop.sh: the server may not be the system's
 printf '%s\n' "$DIR" > "$STATE_FILE"
 echo "start.sh: PostgreSQL on 127.0.0.1:$PORT, data in $DIR; stop with tools/postgres/stop.sh $DIR" >&2
 printf '%s\n' "$URL"

@@ -105,6 +105,8 @@ class VectorStoreQueryResult(BaseModel):
 class BaseVectorStore(Resource, ABC):
     """A vector store: documents with embeddings, searched by meaning (module doc)."""
 
+    name: str | None = Field(default=None)
+    """The store's resource name (upstream's keyword; for messages only)."""
     embedding_model: str | BaseEmbeddingModelSetup | None = Field(default=None)
     """The embedding model setup (its resource name) that embeds query texts and the
     documents added without a vector; None when callers always give vectors."""
@@ -150,7 +152,7 @@ class BaseVectorStore(Resource, ABC):
 
     def embed_query(self, text: str) -> list[float]:
         """The vector of a query text, from the store's embedding model."""
-        return list(self._get_embedding_model().embed(text))
+        return _one_vector(self._get_embedding_model().embed(text))
 
     def add(
         self,
@@ -217,7 +219,7 @@ class BaseVectorStore(Resource, ABC):
     def _ensure_embeddings(self, documents: list[Document]) -> None:
         for doc in documents:
             if doc.embedding is None:
-                doc.embedding = list(self._get_embedding_model().embed(doc.content))
+                doc.embedding = _one_vector(self._get_embedding_model().embed(doc.content))
 
     @abstractmethod
     def get(
@@ -293,6 +295,11 @@ class CollectionManageableVectorStore(BaseVectorStore, ABC):
 
 
 _T = TypeVar("_T")
+
+
+def _one_vector(value: Any) -> list[float]:
+    """The vector an embedding model gave for one text (a list of floats)."""
+    return [float(x) for x in value]
 
 
 def _as_list(value: _T | list[_T]) -> list[_T]:

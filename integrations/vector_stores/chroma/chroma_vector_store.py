@@ -10,11 +10,12 @@ otherwise.
 A collection is made on first use (``auto_create_collection``); ``score`` of a query result
 is Chroma's distance (smaller is nearer). A vector of another dimension than the
 collection's raises `VectorDimensionError`; a collection that does not exist (and is not
-made) raises `VectorStoreError`.
+made) raises chromadb's ``NotFoundError``, as upstream's does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import uuid
 from collections.abc import Iterator
@@ -23,10 +24,10 @@ from typing import Any
 import chromadb
 from chromadb.api import ClientAPI
 from chromadb.config import Settings
-from chromadb.errors import ChromaError, NotFoundError
+from chromadb.errors import ChromaError
 from pydantic import Field, PrivateAttr
 
-from flink_agents.api.errors import VectorDimensionError, VectorStoreError
+from flink_agents.api.errors import VectorDimensionError
 from flink_agents.api.vector_stores.vector_store import (
     CollectionManageableVectorStore,
     Document,
@@ -62,7 +63,7 @@ class ChromaVectorStore(CollectionManageableVectorStore):
     """Chroma tenant."""
     database: str = Field(default="default_database")
     """Chroma database."""
-    collection: str = Field(default=DEFAULT_COLLECTION)
+    collection: str = Field(default=DEFAULT_COLLECTION)  # pyright: ignore[reportIncompatibleVariableOverride]
     """The collection used when a call names none."""
     collection_metadata: dict[str, Any] = Field(default_factory=dict)
     """Metadata given to a collection this store creates."""
@@ -70,37 +71,6 @@ class ChromaVectorStore(CollectionManageableVectorStore):
     """Whether add and query create a missing collection."""
 
     _client: ClientAPI | None = PrivateAttr(default=None)
-
-    def __init__(
-        self,
-        *,
-        embedding_model: Any = None,
-        persist_directory: str | None = None,
-        host: str | None = None,
-        port: int | None = 8000,
-        api_key: str | None = None,
-        client_settings: Settings | None = None,
-        tenant: str = "default_tenant",
-        database: str = "default_database",
-        collection: str = DEFAULT_COLLECTION,
-        collection_metadata: dict[str, Any] | None = None,
-        auto_create_collection: bool = True,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(
-            embedding_model=embedding_model,
-            persist_directory=persist_directory,
-            host=host,
-            port=port,
-            api_key=api_key,
-            client_settings=client_settings,
-            tenant=tenant,
-            database=database,
-            collection=collection,
-            collection_metadata=collection_metadata or {},
-            auto_create_collection=auto_create_collection,
-            **kwargs,
-        )
 
     @property
     def client(self) -> ClientAPI:
@@ -115,18 +85,22 @@ class ChromaVectorStore(CollectionManageableVectorStore):
 
     def _new_client(self) -> ClientAPI:
         settings = self.client_settings or Settings(anonymized_telemetry=False)
-        where = {"tenant": self.tenant, "database": self.database}
+        tenant, database = self.tenant, self.database
         if self.api_key is not None:
-            return chromadb.CloudClient(api_key=self.api_key, **where)
+            return chromadb.CloudClient(api_key=self.api_key, tenant=tenant, database=database)
         if self.host is not None:
             return chromadb.HttpClient(
-                host=self.host, port=self.port or 8000, settings=settings, **where
+                host=self.host,
+                port=self.port or 8000,
+                settings=settings,
+                tenant=tenant,
+                database=database,
             )
         if self.persist_directory is not None:
             return chromadb.PersistentClient(
-                path=self.persist_directory, settings=settings, **where
+                path=self.persist_directory, settings=settings, tenant=tenant, database=database
             )
-        return chromadb.EphemeralClient(settings=settings, **where)
+        return chromadb.EphemeralClient(settings=settings, tenant=tenant, database=database)
 
     @property
     def store_kwargs(self) -> dict[str, Any]:
@@ -246,11 +220,9 @@ class ChromaVectorStore(CollectionManageableVectorStore):
     # ------------------------------------------------------------------ helpers
 
     def _existing(self, collection_name: str | None) -> Any:
-        name = collection_name or self.collection
-        try:
-            return self.client.get_collection(name=name)
-        except NotFoundError as exc:
-            raise VectorStoreError(f"Chroma collection {name!r} does not exist: {exc}") from exc
+        """The collection; chromadb's `NotFoundError` when it does not exist (as upstream:
+        the context retrieval action reports it as a `VectorStoreError`)."""
+        return self.client.get_collection(name=collection_name or self.collection)
 
     def _for_writing(self, collection_name: str | None, kwargs: dict[str, Any]) -> Any:
         """The collection of an add or a query: made when missing, if allowed."""
@@ -262,21 +234,15 @@ class ChromaVectorStore(CollectionManageableVectorStore):
         )
 
 
-class _dimension_errors:  # noqa: N801 (a context manager used like a function)
+@contextlib.contextmanager
+def _dimension_errors(collection: str) -> Iterator[None]:
     """Turns Chroma's wrong-dimension error into `VectorDimensionError`."""
-
-    def __init__(self, collection: str) -> None:
-        self._collection = collection
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> bool:
-        if isinstance(exc, ChromaError) and "dimension" in str(exc):
-            raise VectorDimensionError(
-                f"Chroma collection {self._collection!r}: {exc}"
-            ) from exc
-        return False
+    try:
+        yield
+    except ChromaError as exc:
+        if "dimension" in str(exc):
+            raise VectorDimensionError(f"Chroma collection {collection!r}: {exc}") from exc
+        raise
 
 
 def _batches(docs: list[Document], size: int) -> Iterator[list[Document]]:
@@ -302,17 +268,25 @@ def _query_documents(found: Any) -> list[Document]:
 
 
 def _where(filters: dict[str, Any] | None, kwargs: dict[str, Any]) -> dict[str, Any] | None:
-    """Chroma's ``where`` for the unified filters (``$and`` of equalities), else the
-    caller's own ``where=``."""
+    """Chroma's ``where``: the unified ``filters`` translated, else the caller's own
+    ``where=``."""
     if filters is None:
         return kwargs.get("where")
+    return _translate_filters_to_chroma_where(filters)
+
+
+def _translate_filters_to_chroma_where(
+    filters: dict[str, Any] | None,
+) -> dict[str, Any] | None:
+    """The unified filters (equalities) as Chroma's ``where``: one equality as it is,
+    several under ``$and``; an operator form raises `NotImplementedError`."""
     if not filters:
         return None
     for key, value in filters.items():
         if key.startswith("$") or isinstance(value, dict):
             raise NotImplementedError(
-                "filters= takes equalities only ({'field': value}); for Chroma's own "
-                "operators ($or, $gt, $in...) pass where= instead"
+                "filters= takes the equality shorthand only ({'field': value}); for "
+                "Chroma's own operators ($and, $or, $gt, $in...) pass where= instead"
             )
     if len(filters) == 1:
         return dict(filters)

@@ -20,6 +20,7 @@ holds the URL), and a database without the extension `VectorStoreError`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import uuid
@@ -57,7 +58,7 @@ class PgVectorStore(CollectionManageableVectorStore):
     """The schema of the store's tables."""
     table: str = Field(default="flink_agents_documents")
     """The documents' table (the collections' is ``<table>_collections``)."""
-    collection: str = Field(default=DEFAULT_COLLECTION)
+    collection: str = Field(default=DEFAULT_COLLECTION)  # pyright: ignore[reportIncompatibleVariableOverride]
     """The collection used when a call names none."""
     distance: Literal["cosine", "l2", "inner_product"] = Field(default="cosine")
     """How nearness is measured."""
@@ -191,7 +192,7 @@ class PgVectorStore(CollectionManageableVectorStore):
             for key, value in filters.items():
                 if key.startswith("$") or isinstance(value, dict):
                     raise NotImplementedError(
-                        "filters= takes equalities only ({'field': value})"
+                        "filters= takes the equality shorthand only ({'field': value})"
                     )
             where.append("metadata @> %s::jsonb")
             params.append(json.dumps(filters))
@@ -247,7 +248,8 @@ class PgVectorStore(CollectionManageableVectorStore):
         self._transaction(write)
 
     def _sql(self, text: str) -> sql.Composed:
-        return sql.SQL(text).format(
+        # The statements are this module's literals; only identifiers are filled in.
+        return sql.SQL(text).format(  # pyright: ignore[reportArgumentType]
             table=sql.Identifier(self.schema_name, self.table),
             collections=sql.Identifier(self.schema_name, f"{self.table}_collections"),
         )
@@ -280,10 +282,8 @@ class PgVectorStore(CollectionManageableVectorStore):
     def _drop_connection(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            try:
+            with contextlib.suppress(Exception):  # already broken: nothing to give back
                 conn.close()
-            except Exception:  # already broken: nothing to give back
-                pass
 
     def _connection(self) -> psycopg.Connection[Any]:
         conn = self._conn

@@ -25,9 +25,9 @@ from pydantic import ValidationError
 from flink_agents.api.chat_result import Usage
 from flink_agents.api.errors import ChatModelError
 from flink_agents.api.message import ChatMessage
+from flink_agents.integrations._sdk_clients import SdkClientCache, freeze
 from flink_agents.integrations.chat_models._provider_connection import ProviderConnection
 from flink_agents.integrations.chat_models._sdk_arguments import sdk_arguments
-from flink_agents.integrations._sdk_clients import SdkClientCache, freeze
 from flink_agents.integrations.chat_models.anthropic import AnthropicChatModelConnection
 from flink_agents.integrations.chat_models.openai import (
     OpenAIChatModelConnection,

@@ -8,19 +8,20 @@ import pytest
 
 pytest.importorskip("chromadb", reason="the chroma extra is not installed")
 
-from flink_agents.api.errors import (  # noqa: E402
+from chromadb.errors import NotFoundError
+
+from flink_agents.api.errors import (
     DocumentTooLargeError,
     VectorDimensionError,
-    VectorStoreError,
 )
-from flink_agents.api.vector_stores.vector_store import (  # noqa: E402
+from flink_agents.api.vector_stores.vector_store import (
     Document,
     VectorStoreQuery,
 )
-from flink_agents.integrations.vector_stores.chroma.chroma_vector_store import (  # noqa: E402
+from flink_agents.integrations.vector_stores.chroma.chroma_vector_store import (
     ChromaVectorStore,
 )
-from tests.integrations.vector_stores.words_embedding import WordsEmbeddingSetup  # noqa: E402
+from tests.integrations.vector_stores.words_embedding import WordsEmbeddingSetup
 
 DOCS = [
     Document(id="d1", content="refund refund policy", metadata={"topic": "billing", "v": 1}),
@@ -85,7 +86,7 @@ def test_collections_are_separate_and_manageable(tmp_path: Path) -> None:
     assert [d.id for d in store.get(collection_name="other_docs")] == ["d1"]
     assert [d.id for d in store.get()] == ["d2"]
     store.delete_collection("other_docs")
-    with pytest.raises(VectorStoreError, match="other_docs"):
+    with pytest.raises(NotFoundError, match="other_docs"):
         store.get(collection_name="other_docs")
 
 
@@ -98,7 +99,7 @@ def test_a_persistent_store_outlives_its_client(tmp_path: Path) -> None:
 
 def test_without_auto_create_a_missing_collection_is_an_error(tmp_path: Path) -> None:
     store = _store(tmp_path, auto_create_collection=False)
-    with pytest.raises(VectorStoreError, match="docs_test"):
+    with pytest.raises(NotFoundError, match="docs_test"):
         store.query(VectorStoreQuery(query_text="refund"))
 
 

@@ -114,7 +114,9 @@ def test_every_subtask_shares_one_store(store: PgVectorStore, pgvector_url: str)
         store.add(_fresh(DOCS[:2]))
         other.add(_fresh(DOCS[2:]))
         assert [d.id for d in store.get()] == ["d1", "d2", "d3", "d4"]
-        assert {d.id for d in other.query(VectorStoreQuery(query_text="refund", limit=2)).documents} == {"d1", "d4"}
+        assert {
+            d.id for d in other.query(VectorStoreQuery(query_text="refund", limit=2)).documents
+        } == {"d1", "d4"}
     finally:
         other.close()
 

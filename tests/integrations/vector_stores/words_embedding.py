@@ -30,6 +30,9 @@ class WordsEmbeddingSetup(BaseEmbeddingModelSetup):
     embedded: ClassVar[list[str]] = []
     """Every text embedded, by any instance (tests clear it)."""
 
+    def open(self) -> None:
+        """No connection to look up."""
+
     def embed(self, text: str | Sequence[str], **kwargs: Any) -> Any:
         if isinstance(text, str):
             WordsEmbeddingSetup.embedded.append(text)
