@@ -15,8 +15,6 @@ import pytest
 pytest.importorskip("mem0", reason="the mem0 extra is not installed")
 pytest.importorskip("chromadb", reason="the chroma extra is not installed")
 
-import openai
-
 from flink_agents.api import (
     Agent,
     AgentsExecutionEnvironment,
@@ -34,10 +32,6 @@ from flink_agents.api.decorators import (
     embedding_model_setup,
     vector_store,
 )
-from flink_agents.api.embedding_models.embedding_model import (
-    BaseEmbeddingModelConnection,
-    BaseEmbeddingModelSetup,
-)
 from flink_agents.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents.api.resource import ResourceName
 from tests.fakes.http_server import FakeProviderServer
@@ -45,19 +39,6 @@ from tests.runtime.memory.memory_model_server import memory_model_server
 
 SETTINGS: dict[str, str] = {}
 """The fake server's URL and the store's directory, for the resource declarations."""
-
-
-class ServerEmbeddingConnection(BaseEmbeddingModelConnection):
-    """OpenAI's ``/embeddings`` through the official SDK, at ``base_url``."""
-
-    base_url: str
-
-    def embed(self, text: Any, **kwargs: Any) -> Any:
-        client = openai.OpenAI(base_url=self.base_url, api_key="test-key")
-        texts = [text] if isinstance(text, str) else list(text)
-        data = client.embeddings.create(input=texts, model=kwargs.get("model", "fake-embed"))
-        vectors = [item.embedding for item in data.data]
-        return vectors[0] if isinstance(text, str) else vectors
 
 
 class MemoryAgent(Agent):
@@ -85,13 +66,19 @@ class MemoryAgent(Agent):
     @embedding_model_connection
     @staticmethod
     def fake_embeddings() -> ResourceDescriptor:
-        return ResourceDescriptor(clazz=ServerEmbeddingConnection, base_url=SETTINGS["url"])
+        return ResourceDescriptor(
+            clazz=ResourceName.EmbeddingModel.OPENAI_CONNECTION,
+            api_key="test-key",
+            base_url=SETTINGS["url"],
+        )
 
     @embedding_model_setup
     @staticmethod
     def embedder() -> ResourceDescriptor:
         return ResourceDescriptor(
-            clazz=BaseEmbeddingModelSetup, connection="fake_embeddings", model="fake-embed"
+            clazz=ResourceName.EmbeddingModel.OPENAI_SETUP,
+            connection="fake_embeddings",
+            model="fake-embed",
         )
 
     @vector_store

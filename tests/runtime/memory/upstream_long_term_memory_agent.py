@@ -30,7 +30,6 @@ from flink_agents.api.runner_context import RunnerContext
 
 CHROMADB_PATH_ENV = "MEM0_LTM_E2E_CHROMADB_PATH"
 BASE_URL_ENV = "LTM_E2E_BASE_URL"
-EMBEDDING_CONNECTION = "tests.runtime.memory.test_mem0_on_local_runner.ServerEmbeddingConnection"
 
 
 class ItemData(BaseModel):
@@ -94,14 +93,18 @@ class LongTermMemoryAgent(Agent):
     @staticmethod
     def ollama_embedding_connection() -> ResourceDescriptor:
         # Changed: the fake server's /embeddings, not Ollama.
-        return ResourceDescriptor(clazz=EMBEDDING_CONNECTION, base_url=os.environ[BASE_URL_ENV])
+        return ResourceDescriptor(
+            clazz=ResourceName.EmbeddingModel.OPENAI_CONNECTION,
+            api_key="test-key",
+            base_url=os.environ[BASE_URL_ENV],
+        )
 
     @embedding_model_setup
     @staticmethod
     def ollama_nomic_embed_text() -> ResourceDescriptor:
         # Changed: the setup of that connection.
         return ResourceDescriptor(
-            clazz="flink_agents.api.embedding_models.embedding_model.BaseEmbeddingModelSetup",
+            clazz=ResourceName.EmbeddingModel.OPENAI_SETUP,
             connection="ollama_embedding_connection",
             model="fake-embed",
         )
