@@ -64,8 +64,7 @@ class EventType:
     AgentRunBeginEvent: str = AgentRunBeginEvent.EVENT_TYPE
 
 
-_NEVER_SENT: dict[str, str] = {
-}
+_NEVER_SENT: dict[str, str] = {}
 """Upstream event types nothing here sends: listening to one is refused, with the reason."""
 
 _SEGMENT = r"[A-Za-z_][A-Za-z0-9_-]*"
