@@ -1,7 +1,7 @@
 """Upstream's modules that are not here: importing one says so, and what to use instead.
 
-Apache Flink Agents has modules this project does not (long-term
-memory, vector stores, the ``cli``...). Without help an upstream agent
+Apache Flink Agents has modules this project does not (Java wrappers, the execution
+reporter, the ``cli``...). Without help an upstream agent
 that imports one stops at a bare ``ModuleNotFoundError: No module named ...``;
 `UnavailableUpstreamModules` (a finder placed last on ``sys.meta_path`` by
 ``flink_agents/__init__``) turns that into a ``ModuleNotFoundError`` naming the feature,
@@ -23,22 +23,6 @@ __all__ = ["UNAVAILABLE_UPSTREAM_MODULES", "UnavailableUpstreamModules", "instal
 
 UNAVAILABLE_UPSTREAM_MODULES: tuple[tuple[str, str, str], ...] = (
     # (upstream module, with its submodules; what it offers upstream; what to use here)
-    (
-        "flink_agents.api.memory",
-        "long-term memory",
-        "keep what must outlive a run in ctx.short_term_memory, or search your own store "
-        "from an action or a tool",
-    ),
-    (
-        "flink_agents.api.vector_stores",
-        "vector stores",
-        "query your store from an action or a tool and put what it finds in the prompt",
-    ),
-    (
-        "flink_agents.integrations.vector_stores",
-        "vector stores",
-        "query your store from an action or a tool and put what it finds in the prompt",
-    ),
     (
         "flink_agents.api.embedding_models.java_embedding_model",
         "Java embedding models",

@@ -4,7 +4,9 @@ It collects the events the action sends (the engine commits them when the step
 ends), gives ids to them deterministically from the run's position (so a replayed
 run sends events with the same ids), gives the action its memories as `MemoryObject`s
 (`flink_agents.runtime.memory`), adds the memory events when the action finishes, and
-numbers the action's durable calls.
+numbers the action's durable calls. Its long-term memory is the engine's backend scoped
+to the run's key, each operation one of the action's durable calls
+(`flink_agents.runtime.memory.long_term`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from flink_agents.api._values import check_state_value
 from flink_agents.api.core_options import AgentConfiguration
 from flink_agents.api.events.event import Event, event_class_for
 from flink_agents.api.events.memory_event import MemoryEvent
+from flink_agents.api.memory.long_term_memory import BaseLongTermMemory
 from flink_agents.api.memory_object import MemoryObject, MemoryType
 from flink_agents.api.metric_group import MetricGroup
 from flink_agents.api.resource import Resource, ResourceType
@@ -39,6 +42,10 @@ if TYPE_CHECKING:
     from flink_agents.plan.agent_plan import ActionSpec
     from flink_agents.runtime.call_threads import CallThreadPool
     from flink_agents.runtime.durable.call_log import SupportsDurableExecute
+    from flink_agents.runtime.memory.internal_base_long_term_memory import (
+        InternalBaseLongTermMemory,
+    )
+    from flink_agents.runtime.memory.long_term import ActionLongTermMemory
     from flink_agents.runtime.run_state import KeyState, RunState
 
 __all__ = ["ActionContext", "event_id_for", "key_digest", "key_text"]
@@ -112,6 +119,9 @@ class Engine(Protocol):
     @property
     def action_threads(self) -> CallThreadPool: ...
 
+    @property
+    def long_term_memory(self) -> InternalBaseLongTermMemory: ...
+
     def get_resource(self, name: str, type: ResourceType) -> Resource: ...
 
 
@@ -121,10 +131,12 @@ class ActionContext(RunnerContext):
 
     __slots__ = (
         "_call_index",
+        "_calls_in_flight",
         "_engine",
         "_id_prefix",
         "_ids_made",
         "_key_state",
+        "_long_term",
         "_run",
         "_sensory",
         "_sent_ids",
@@ -152,11 +164,13 @@ class ActionContext(RunnerContext):
         self.step = step
         self.sent: list[Event] = []
         self._call_index = 0
+        self._calls_in_flight = 0
         self._id_prefix: str | None = None
         self._ids_made = 0
         self._sent_ids: set[str] = set()
         self._sensory: StateMemoryObject | None = None
         self._short_term: StateMemoryObject | None = None
+        self._long_term: ActionLongTermMemory | None = None
 
     # ------------------------------------------------------------------ identity
 
@@ -284,8 +298,42 @@ class ActionContext(RunnerContext):
         their keys have a '.', which no memory path reaches."""
         return self._run.sensory_memory
 
+    @property
+    def long_term_memory(self) -> BaseLongTermMemory:
+        memory = self._long_term
+        if memory is None:
+            from flink_agents.runtime.memory.long_term import ActionLongTermMemory
+
+            memory = self._long_term = ActionLongTermMemory(
+                backend=self._engine.long_term_memory,
+                key=encode_key(self._run.key),
+                execute=self._long_term_call,
+            )
+        return memory
+
+    def _long_term_call(self, func: Callable[..., T], *args: Any) -> T:
+        """One long-term memory operation: a durable call of the action, unless it is made
+        inside one (upstream's agents wrap ``memory_set.add`` in ``durable_execute_async``):
+        the enclosing call's record then holds its outcome, and a call index taken
+        inside it would shift the numbers of the action's later calls on a replay."""
+        if self._calls_in_flight:
+            return func(*args)
+        return self.durable_execute(func, *args)
+
     def finish(self) -> None:
         """The action returned: add its memory events to what it sent."""
+        long_term = self._long_term
+        if (
+            long_term is not None
+            and long_term.records
+            and not MemoryEvent.is_memory_type(self.event.type)
+        ):
+            from flink_agents.runtime.memory.long_term import long_term_memory_events
+
+            for event in long_term_memory_events(
+                key_text(self._run.key), long_term.records, self._engine.memory.event_types
+            ):
+                self._append(event)
         short_term, sensory = self._short_term, self._sensory
         if short_term is None and sensory is None:
             return
@@ -363,9 +411,13 @@ class ActionContext(RunnerContext):
             raise TypeError("durable_execute takes a sync function; use durable_execute_async")
         index = self._take_call_index()
         log = self._engine.durable
-        if log is None:
-            return func(*args, **kwargs)
-        return log.execute_sync(self._call_key(index), func, args, kwargs, reconciler)
+        self._calls_in_flight += 1
+        try:
+            if log is None:
+                return func(*args, **kwargs)
+            return log.execute_sync(self._call_key(index), func, args, kwargs, reconciler)
+        finally:
+            self._calls_in_flight -= 1
 
     def durable_execute_async(
         self,
@@ -379,7 +431,15 @@ class ActionContext(RunnerContext):
         index = self._take_call_index()
         if self._engine.durable is None and is_async_callable(func):
             return func(*args, **kwargs)  # nothing to record: the call itself
-        return self._durable_async(index, func, args, kwargs, reconciler)
+        return self._counted(self._durable_async(index, func, args, kwargs, reconciler))
+
+    async def _counted(self, call: Awaitable[T]) -> T:
+        """``call``, counted in flight while it runs (`_long_term_call`)."""
+        self._calls_in_flight += 1
+        try:
+            return await call
+        finally:
+            self._calls_in_flight -= 1
 
     async def _durable_async(
         self,

@@ -51,6 +51,9 @@ from flink_agents.runtime.skill.tools import add_skill_tools
 
 if TYPE_CHECKING:
     from flink_agents.runtime.durable.call_log import SupportsDurableExecute
+    from flink_agents.runtime.memory.internal_base_long_term_memory import (
+        InternalBaseLongTermMemory,
+    )
     from flink_agents.runtime.tracing import RunTracing
 
 __all__ = ["AgentEngine", "Durability", "ResourceSource"]
@@ -157,6 +160,7 @@ class AgentEngine:
         self._action_metrics: dict[str, tuple[Counter, Histogram, Counter]] = {}
         self._no_output_counter: Counter | None = None
         self._warned: set[tuple[str, str]] = set()
+        self._long_term_memory: InternalBaseLongTermMemory | None = None
         self.tracing: RunTracing | None = self._open_tracing()
         """The runs' OpenTelemetry spans (`tracing.enabled`), or None (off: nothing of
         OpenTelemetry is imported)."""
@@ -181,6 +185,7 @@ class AgentEngine:
             "_action_metrics",
             "_no_output_counter",
             "_warned",
+            "_long_term_memory",
             "tracing",
         ):
             state.pop(name, None)
@@ -318,6 +323,22 @@ class AgentEngine:
             )
         return resource
 
+    @property
+    def long_term_memory(self) -> InternalBaseLongTermMemory:
+        """The long-term memory backend the options set up (built on first use, shared by
+        all runs; `LongTermMemoryError` when none is set up). Its items are scoped by the
+        agent's class name, each action's view by the key (`ActionLongTermMemory`)."""
+        backend = self._long_term_memory
+        if backend is None:
+            with self._lock:
+                backend = self._long_term_memory
+                if backend is None:
+                    from flink_agents.runtime.memory.long_term import open_backend
+
+                    backend = open_backend(self.config, self, self.agent_name or "agent")
+                    self._long_term_memory = backend
+        return backend
+
     def close(self) -> None:
         """Stop the thread pools, close the resources it built (`Resource.close`: an MCP
         server's session ends with the last engine of the process that uses it), the event
@@ -326,9 +347,12 @@ class AgentEngine:
             action_threads, self._action_threads = self._action_threads, None
             tool_threads, self._tool_threads = self._tool_threads, None
             resources, self._resources = self._resources, {}
+            long_term, self._long_term_memory = self._long_term_memory, None
             log = self._event_log if self._event_log_ready else None
             durability, self.durability = self.durability, None
             tracing = self.tracing
+        if long_term is not None:
+            long_term.close()
         if action_threads is not None:
             action_threads.close()
         if tool_threads is not None:

@@ -56,6 +56,7 @@ from flink_agents.api.tools.tool_parameter_injection import injected_arguments
 from flink_agents.plan.agent_plan import ActionSpec
 from flink_agents.runtime.action_context import ActionContext
 from flink_agents.runtime.call_threads import CallThreadPool
+from flink_agents.runtime.context_retrieval import context_retrieval_spec
 from flink_agents.runtime.deadlines import Deadlines
 from flink_agents.runtime.errors import (
     StructuredOutputError,
@@ -140,7 +141,8 @@ class ModelCallOutcome(BaseModel):
 
 
 def builtin_action_specs() -> list[ActionSpec]:
-    """The chat action and the tool action, as plan entries."""
+    """The chat action, the tool action and the context retrieval action
+    (`flink_agents.runtime.context_retrieval`), as plan entries."""
     return [
         ActionSpec(
             name=CHAT_ACTION,
@@ -156,6 +158,7 @@ def builtin_action_specs() -> list[ActionSpec]:
             config={},
             is_async=True,
         ),
+        context_retrieval_spec(),
     ]
 
 

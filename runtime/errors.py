@@ -17,6 +17,8 @@
     ├── ToolCallTimeoutError            (TimeoutError) a tool call ran past its timeout
     ├── ToolThreadsExhaustedError       (RuntimeError) a sync call was not run: every thread
     │                                   is hung and the written-off limit is reached
+    ├── LongTermMemoryError             (RuntimeError) ctx.long_term_memory was read, but no
+    │                                   long-term memory is set up (the options name none)
     ├── DurableError                    durable execution (each call made once)
     │   ├── DurableStoreError           the action-state store cannot be read or written
     │   │   └── DurableStoreUnavailableError  ... just now (read-only, locked, full, database
@@ -63,6 +65,7 @@ __all__ = [
     "IncompleteFlinkConfigError",
     "InputRefusedError",
     "JavaNotFoundError",
+    "LongTermMemoryError",
     "ProcessModeCheckpointingError",
     "SessionClusterSetupError",
     "SkillLoadError",
@@ -107,6 +110,11 @@ class ActionExecutionError(AgentRuntimeError, RuntimeError):
         self.event_type = event_type
         self.key = key
         self.seq = seq
+
+
+class LongTermMemoryError(AgentRuntimeError, RuntimeError):
+    """An action read ``ctx.long_term_memory`` but the options set up no backend; the message
+    names the options to set."""
 
 
 class UnhandledEventError(AgentRuntimeError, RuntimeError):

@@ -31,10 +31,8 @@ def test_an_upstream_module_that_is_not_here_names_what_to_use(
 
 
 def test_upstream_imports_of_submodules_and_names() -> None:
-    with pytest.raises(ImportError, match="long-term memory"):
-        from flink_agents.api.memory.long_term_memory import BaseLongTermMemory  # noqa: F401  # pyright: ignore[reportMissingImports]
-    with pytest.raises(ImportError, match=r"flink_agents.api.yaml \(YAML agent definitions\)"):
-        from flink_agents.api.yaml import loader  # noqa: F401  # pyright: ignore[reportMissingImports]
+    with pytest.raises(ImportError, match="the execution reporter"):
+        from flink_agents.api.trace.execution_reporter import Reporter  # noqa: F401  # pyright: ignore[reportMissingImports]
     with pytest.raises(ImportError, match="trace_tree"):
         importlib.import_module("flink_agents.cli.trace_tree")
     assert "flink_agents.cli" not in sys.modules

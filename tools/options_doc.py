@@ -4,7 +4,8 @@ Usage: ``.venv/bin/python tools/options_doc.py`` (``--check``: exit 1 when the p
 not current, write nothing). ``tests/docs/test_options_page.py`` fails when the page is
 not what this writes, so run it after adding or changing an option.
 
-For every option of `AgentExecutionOptions`, `AgentConfigOptions` and `MemoryEventOptions`
+For every option of `AgentExecutionOptions`, `AgentConfigOptions`, `MemoryEventOptions`
+and `LongTermMemoryOptions.Mem0`
 the page gives its key, type, default, unit, whether upstream (Apache Flink Agents) has it,
 what reads it and its description. What reads it is found in the source, not declared:
 the modules under ``flink_agents/``, ``runtime/`` and ``integrations/`` that name it as
@@ -46,6 +47,7 @@ from flink_agents.api.core_options import (  # noqa: E402
     UPSTREAM_OPTION_KEYS,
     AgentConfigOptions,
     AgentExecutionOptions,
+    LongTermMemoryOptions,
     MemoryEventOptions,
 )
 
@@ -61,7 +63,12 @@ __all__ = [
     "render",
 ]
 
-HOLDERS: tuple[type, ...] = (AgentExecutionOptions, AgentConfigOptions, MemoryEventOptions)
+HOLDERS: tuple[type, ...] = (
+    AgentExecutionOptions,
+    AgentConfigOptions,
+    MemoryEventOptions,
+    LongTermMemoryOptions.Mem0,
+)
 
 _SUFFIX_UNITS = (("-s", "s"), ("-ms", "ms"), (".ms", "ms"), ("-bytes", "bytes"))
 """Units the key names (the project's convention: the unit ends the key)."""
@@ -85,7 +92,7 @@ def declared_options() -> list[Option]:
     """Every option of the holders, in declaration order."""
     sources = _default_sources()
     return [
-        Option(holder.__name__, name, value, sources[(holder.__name__, name)])
+        Option(holder.__qualname__, name, value, sources[(holder.__qualname__, name)])
         for holder in HOLDERS
         for name, value in vars(holder).items()
         if isinstance(value, ConfigOption)
@@ -93,11 +100,16 @@ def declared_options() -> list[Option]:
 
 
 def _default_sources() -> dict[tuple[str, str], str]:
-    """(holder, attribute) -> the default argument of its declaration, as source."""
+    """(holder, attribute) -> the default argument of its declaration, as source (a nested
+    holder by its qualified name, ``LongTermMemoryOptions.Mem0``)."""
     found: dict[tuple[str, str], str] = {}
-    for holder in ast.parse(CORE_OPTIONS.read_text()).body:
+    tree = ast.parse(CORE_OPTIONS.read_text())
+    classes = [(node, getattr(node, "name", "")) for node in tree.body]
+    while classes:
+        holder, qualname = classes.pop()
         if not isinstance(holder, ast.ClassDef):
             continue
+        classes.extend((node, f"{qualname}.{getattr(node, 'name', '')}") for node in holder.body)
         for node in holder.body:
             if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
                 continue
@@ -108,9 +120,7 @@ def _default_sources() -> dict[tuple[str, str], str]:
             for keyword in call.keywords:
                 if keyword.arg == "default":
                     default = keyword.value
-            found[(holder.name, node.target.id)] = (
-                "None" if default is None else ast.unparse(default)
-            )
+            found[(qualname, node.target.id)] = "None" if default is None else ast.unparse(default)
     return found
 
 
@@ -126,16 +136,16 @@ def _module_files() -> Iterator[Path]:
 
 def _references(tree: ast.AST) -> tuple[set[tuple[str, str]], set[str]]:
     """The ``Holder.NAME`` attributes and the string literals under ``tree``."""
-    holders = {holder.__name__ for holder in HOLDERS}
+    holders = {holder.__qualname__ for holder in HOLDERS}
     named: set[tuple[str, str]] = set()
     strings: set[str] = set()
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name)
-            and node.value.id in holders
+            and isinstance(node.value, (ast.Name, ast.Attribute))
+            and ast.unparse(node.value) in holders
         ):
-            named.add((node.value.id, node.attr))
+            named.add((ast.unparse(node.value), node.attr))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             strings.add(node.value)
     return named, strings
@@ -258,7 +268,7 @@ def operator_fields(node: ast.ClassDef) -> list[tuple[str, str, str, str]]:
 
 def _section_title(holder: type) -> str:
     summary = (holder.__doc__ or "").strip().split("\n\n")[0]
-    return f"## {holder.__name__}\n\n{' '.join(summary.split())}"
+    return f"## {holder.__qualname__}\n\n{' '.join(summary.split())}"
 
 
 def render() -> str:
@@ -282,7 +292,7 @@ def render() -> str:
         "",
     ]
     for holder in HOLDERS:
-        mine = [o for o in options if o.holder == holder.__name__]
+        mine = [o for o in options if o.holder == holder.__qualname__]
         lines += [_section_title(holder), "", *_options_table(mine, read_by), ""]
     lines += [
         "## Upstream options nothing here reads",

@@ -137,9 +137,11 @@ class ResourceName:
             BEDROCK_SETUP = f"{_JAVA_EMBEDDING}.bedrock.BedrockEmbeddingModelSetup"
 
     class VectorStore:
-        """Vector stores (none here)."""
+        """Vector stores."""
 
         CHROMA_VECTOR_STORE = f"{_VECTOR}.chroma.chroma_vector_store.ChromaVectorStore"
+        PGVECTOR_VECTOR_STORE = f"{_VECTOR}.pgvector.pgvector_vector_store.PgVectorStore"
+        """Not in upstream's names: PostgreSQL with pgvector, shared by every subtask."""
         MEM0_VECTOR_STORE = f"{_VECTOR}.mem0.mem0_vector_store.Mem0VectorStore"
         JAVA_WRAPPER_VECTOR_STORE = (
             "flink_agents.api.vector_stores.java_vector_store.JavaVectorStore"
@@ -195,9 +197,10 @@ _JAVA_EMBEDDING_WRAPPER = Missing(
     "use the Python connection and setup of the provider: ResourceName.EmbeddingModel."
     "OPENAI_*, OLLAMA_* or TONGYI_*",
 )
-_NO_VECTOR_STORE = Missing(
-    "vector stores",
-    "query your store from an action or a tool (docs/status.md lists what is missing)",
+_NO_JAVA_VECTOR_STORE = Missing(
+    "Java vector stores (there is no Java runtime here)",
+    "use ResourceName.VectorStore.CHROMA_VECTOR_STORE (embedded) or PGVECTOR_VECTOR_STORE "
+    "(PostgreSQL with pgvector, for clusters)",
 )
 
 CLASS_NAMES: dict[str, str | Missing] = {
@@ -268,11 +271,12 @@ CLASS_NAMES: dict[str, str | Missing] = {
     _EM.Java.OLLAMA_SETUP: _java("embedding model", "EmbeddingModel.OLLAMA_SETUP"),
     _EM.Java.BEDROCK_CONNECTION: _java("embedding model", None),
     _EM.Java.BEDROCK_SETUP: _java("embedding model", None),
-    # Vector stores: none here.
+    # Vector stores: Chroma, pgvector and mem0's here.
+    _VS.CHROMA_VECTOR_STORE: _VS.CHROMA_VECTOR_STORE,
+    _VS.PGVECTOR_VECTOR_STORE: _VS.PGVECTOR_VECTOR_STORE,
+    _VS.MEM0_VECTOR_STORE: _VS.MEM0_VECTOR_STORE,
     **dict.fromkeys(
         [
-            _VS.CHROMA_VECTOR_STORE,
-            _VS.MEM0_VECTOR_STORE,
             _VS.JAVA_WRAPPER_VECTOR_STORE,
             _VS.JAVA_WRAPPER_COLLECTION_MANAGEABLE_VECTOR_STORE,
             _VS.Java.ELASTICSEARCH_VECTOR_STORE,
@@ -280,7 +284,7 @@ CLASS_NAMES: dict[str, str | Missing] = {
             _VS.Java.S3_VECTORS_VECTOR_STORE,
             _VS.Java.MILVUS_VECTOR_STORE,
         ],
-        _NO_VECTOR_STORE,
+        _NO_JAVA_VECTOR_STORE,
     ),
     # MCP: the same class path (flink_agents.integrations.mcp).
     ResourceName.MCP_SERVER: ResourceName.MCP_SERVER,

@@ -37,6 +37,7 @@ __all__ = [
     "EventLogLevel",
     "InputFailurePolicy",
     "LoggerType",
+    "LongTermMemoryOptions",
     "MemoryEventOptions",
     "ShortTermMemoryTtlUpdate",
     "ShortTermMemoryTtlVisibility",
@@ -537,7 +538,7 @@ class AgentConfigOptions:
 class MemoryEventOptions:
     """Which memory events are made (upstream's keys). Each kind resolves: its own key if
     set, else ``memory.generate-event`` if set, else its default (writes on, reads off).
-    The long-term keys are accepted; long-term memory is not available here."""
+    The long-term kinds are made from what an action did to ``ctx.long_term_memory``."""
 
     MEMORY_GENERATE_EVENT: ConfigOption[bool | None] = ConfigOption(
         "memory.generate-event", bool, None, "Every memory event kind not set on its own."
@@ -555,13 +556,23 @@ class MemoryEventOptions:
         "memory.generate-event.sensory-read", bool, None, "SensoryReadEvent (off)."
     )
     LONG_TERM_UPDATE: ConfigOption[bool | None] = ConfigOption(
-        "memory.generate-event.long-term-update", bool, None, "Not available here."
+        "memory.generate-event.long-term-update",
+        bool,
+        None,
+        "LongTermUpdateEvent (on): the items an action's long-term memory calls added, "
+        "changed or deleted, and the sets it cleared.",
     )
     LONG_TERM_GET: ConfigOption[bool | None] = ConfigOption(
-        "memory.generate-event.long-term-get", bool, None, "Not available here."
+        "memory.generate-event.long-term-get",
+        bool,
+        None,
+        "LongTermGetEvent (on): the items an action's long-term memory calls read by get.",
     )
     LONG_TERM_SEARCH: ConfigOption[bool | None] = ConfigOption(
-        "memory.generate-event.long-term-search", bool, None, "Not available here."
+        "memory.generate-event.long-term-search",
+        bool,
+        None,
+        "LongTermSearchEvent (on): per set and query, the hits of an action's searches.",
     )
 
     @staticmethod
@@ -572,6 +583,35 @@ class MemoryEventOptions:
             if value is not None:
                 return bool(option.convert(value))
         return not option.key.endswith("-read")
+
+
+class LongTermMemoryOptions:
+    """Which backend ``ctx.long_term_memory`` uses (upstream's keys). Set all three of
+    `Mem0` for mem0 on the agent's own resources; with none set, an action that reads
+    ``ctx.long_term_memory`` fails with a `LongTermMemoryError` naming them."""
+
+    class Mem0:
+        """mem0 (the ``mem0`` extra): it distills what is added into facts with the chat
+        model, embeds them with the embedding model and keeps them in the vector store."""
+
+        CHAT_MODEL_SETUP: ConfigOption[str | None] = ConfigOption(
+            "long-term-memory.mem0.chat-model-setup",
+            str,
+            None,
+            "Name of the chat model setup mem0 extracts and merges memories with.",
+        )
+        EMBEDDING_MODEL_SETUP: ConfigOption[str | None] = ConfigOption(
+            "long-term-memory.mem0.embedding-model-setup",
+            str,
+            None,
+            "Name of the embedding model setup mem0 embeds memories and queries with.",
+        )
+        VECTOR_STORE: ConfigOption[str | None] = ConfigOption(
+            "long-term-memory.mem0.vector-store",
+            str,
+            None,
+            "Name of the vector store (a collection-managing one) mem0 keeps memories in.",
+        )
 
 
 class AgentConfiguration(Configuration):
@@ -717,7 +757,12 @@ class AgentConfiguration(Configuration):
 
 _OPTIONS_BY_KEY: dict[str, ConfigOption[Any]] = {
     opt.key: opt
-    for holder in (AgentExecutionOptions, AgentConfigOptions, MemoryEventOptions)
+    for holder in (
+        AgentExecutionOptions,
+        AgentConfigOptions,
+        MemoryEventOptions,
+        LongTermMemoryOptions.Mem0,
+    )
     for opt in vars(holder).values()
     if isinstance(opt, ConfigOption)
 }
@@ -771,6 +816,10 @@ UPSTREAM_OPTION_KEYS: frozenset[str] = frozenset(
         "memory.generate-event.long-term-update",
         "memory.generate-event.long-term-get",
         "memory.generate-event.long-term-search",
+        # LongTermMemoryOptions
+        "long-term-memory.mem0.chat-model-setup",
+        "long-term-memory.mem0.embedding-model-setup",
+        "long-term-memory.mem0.vector-store",
     }
 )
 """Keys of the options the upstream project (Apache Flink Agents' ``core_options``) has;
@@ -812,14 +861,6 @@ UNSUPPORTED_OPTIONS: dict[str, str] = {
     AgentConfigOptions.JOB_IDENTIFIER.key: (
         "a pipeline's durable records are identified by durable-execution.pipeline-id"
     ),
-    **{
-        option.key: "there is no long-term memory here"
-        for option in (
-            MemoryEventOptions.LONG_TERM_UPDATE,
-            MemoryEventOptions.LONG_TERM_GET,
-            MemoryEventOptions.LONG_TERM_SEARCH,
-        )
-    },
     AgentConfigOptions.ACTION_STATE_STORE_BACKEND.key: _STORE_INSTEAD,
     **{
         option.key: _STORE_INSTEAD

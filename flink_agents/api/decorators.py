@@ -163,7 +163,9 @@ def embedding_model_setup(target: F) -> F:
 
 
 def vector_store(target: F) -> F:
-    """Upstream's vector store: none here (the plan raises `ResourceUnavailableError`)."""
+    """A static method returning the `ResourceDescriptor` of a vector store
+    (``ResourceName.VectorStore.CHROMA_VECTOR_STORE``, ``PGVECTOR_VECTOR_STORE``, or a
+    `BaseVectorStore` class of your own)."""
     return _resource_marker(ResourceType.VECTOR_STORE)(target)
 
 

@@ -8,6 +8,7 @@ and the runtime. Catch at the level you care about:
     │                                   string); nothing is sent
     ├── YamlDefinitionError             a YAML agent file is wrong: names the file, the line
     │                                   and the field
+    ├── DocumentTooLargeError           a document over a vector store's size limit (named)
     └── ResourceUnavailableError        an upstream resource with no implementation here (a
                                         provider, a resource type, a Java function); names
                                         the nearest working alternative
@@ -16,11 +17,14 @@ and the runtime. Catch at the level you care about:
                                         is neither imported nor allowed
                                         (``stored-classes.allowed-modules``): not imported
     Exception
-    └── ChatModelError                  a chat model call failed; ``retryable`` says whether
-        │                               trying again can help
-        └── EmbeddingModelError         an embedding model call failed, or answered with
-                                        vectors that do not fit (count, dimension, values);
-                                        ``resource`` names the model and its connection
+    ├── ChatModelError                  a chat model call failed; ``retryable`` says whether
+    │   │                               trying again can help
+    │   └── EmbeddingModelError         an embedding model call failed, or answered with
+    │                                   vectors that do not fit (count, dimension, values);
+    │                                   ``resource`` names the model and its connection
+    └── VectorStoreError                a vector store call failed; ``resource`` names the store
+        ├── VectorStoreUnavailableError the store cannot be reached
+        └── VectorDimensionError        a vector of another dimension than the store's
 
 The errors the runtime raises itself are in `flink_agents.runtime.errors`.
 """
@@ -29,15 +33,20 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from typing import Any
 
 __all__ = [
     "ChatModelError",
+    "DocumentTooLargeError",
     "EmbeddingInputError",
     "EmbeddingModelError",
     "ResourceUnavailableError",
     "StoredClassRefusedError",
     "UnknownOptionError",
     "UnsupportedContentBlockError",
+    "VectorDimensionError",
+    "VectorStoreError",
+    "VectorStoreUnavailableError",
     "YamlDefinitionError",
     "closest_names",
 ]
@@ -161,7 +170,7 @@ class YamlDefinitionError(ValueError):
 class ResourceUnavailableError(ValueError):
     """Something Apache Flink Agents offers that this project does not implement: a
     `ResourceName` whose provider is not here, a `ResourceType` with no resources here
-    (vector stores, embedding models, skills), a Java function or resource.
+    (skills), a Java function or resource.
 
     Raised when the agent plan is built (before a job is submitted), and when such a
     descriptor is resolved. The message names what is missing and what to use instead.
@@ -288,3 +297,42 @@ class EmbeddingInputError(ValueError):
 
 def _embedding_input_error(message: str, resource: str | None) -> EmbeddingInputError:
     return EmbeddingInputError(message, resource=resource)
+
+
+class VectorStoreError(Exception):
+    """A vector store call failed: the store is missing or down, the vectors do not fit
+    it, or the backend said no. ``resource`` names the vector store resource when known
+    (the built-in context retrieval action always sets it).
+
+    Subclasses: `VectorStoreUnavailableError` (the store cannot be reached),
+    `VectorDimensionError` (a vector of another dimension than the store's).
+    """
+
+    def __init__(self, message: str, *, resource: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        """What went wrong (no credential: connection URLs are never in it)."""
+        self.resource = resource
+        """The vector store (or embedding model) resource, when known."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_vector_store_error, (type(self), self.message, self.resource))
+
+
+def _rebuild_vector_store_error(
+    cls: type[VectorStoreError], message: str, resource: str | None
+) -> VectorStoreError:
+    return cls(message, resource=resource)
+
+
+class VectorStoreUnavailableError(VectorStoreError):
+    """The vector store cannot be reached (a server down, a database refusing)."""
+
+
+class VectorDimensionError(VectorStoreError):
+    """A vector's dimension is not the one the store (or its collection) holds."""
+
+
+class DocumentTooLargeError(ValueError):
+    """A document to add to a vector store is over the store's size limit (the message
+    names the limit, ``max_document_bytes``, and the document's size). Nothing is added."""

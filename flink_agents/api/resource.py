@@ -18,7 +18,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from flink_agents.api._class_path import import_class
 from flink_agents.api._resource_names import ResourceName, class_name_here
-from flink_agents.api.errors import ResourceUnavailableError, UnknownOptionError
+from flink_agents.api.errors import UnknownOptionError
 from flink_agents.api.resource_context import ResourceContext
 
 __all__ = [
@@ -27,7 +27,6 @@ __all__ = [
     "ResourceName",
     "ResourceType",
     "SerializableResource",
-    "check_resource_type",
     "get_resource_class",
 ]
 
@@ -35,9 +34,7 @@ __all__ = [
 class ResourceType(str, Enum):
     """The kinds of resource an agent can declare and look up by name (upstream's members).
 
-    Chat and embedding models and their connections, tools, prompts, MCP servers and
-    skills have implementations here; a resource of another type (vector stores) fails
-    the plan (`check_resource_type`).
+    Every member has an implementation here.
     """
 
     CHAT_MODEL = "chat_model"
@@ -49,22 +46,6 @@ class ResourceType(str, Enum):
     PROMPT = "prompt"
     MCP_SERVER = "mcp_server"
     SKILLS = "skills"
-
-
-_NOT_HERE: Mapping[ResourceType, str] = {
-    ResourceType.VECTOR_STORE: "query your store from an action or a tool",
-}
-
-
-def check_resource_type(resource_type: ResourceType, name: str | None = None) -> None:
-    """Raise `ResourceUnavailableError` when no resource of ``resource_type`` can run here
-    (vector stores); ``name`` is the resource's."""
-    alternative = _NOT_HERE.get(resource_type)
-    if alternative is not None:
-        what = f"{resource_type.value} resources"
-        if name is not None:
-            what += f" ({name!r})"
-        raise ResourceUnavailableError(what, f"{alternative} (docs/status.md)")
 
 
 class Resource(BaseModel, ABC):

@@ -17,6 +17,7 @@ from flink_agents.api.resource import Resource, ResourceType
 
 if TYPE_CHECKING:
     from flink_agents.api.core_options import AgentConfiguration
+    from flink_agents.api.memory.long_term_memory import BaseLongTermMemory
 
 __all__ = ["RunnerContext"]
 
@@ -69,12 +70,11 @@ class RunnerContext(ABC):
         ``short-term-memory.state-ttl.ms`` for expiry). Values must be JSON-able."""
 
     @property
-    def long_term_memory(self) -> Any:
-        """Upstream's long-term memory: not available here (`NotImplementedError`)."""
-        raise NotImplementedError(
-            "long-term memory is not available in this project (see docs/status.md): keep "
-            "what must outlive a run in short_term_memory"
-        )
+    def long_term_memory(self) -> BaseLongTermMemory:
+        """Memory that outlives runs, in named sets searched by meaning, scoped to this
+        run's key (docs/memory.md). The options in `LongTermMemoryOptions` set it up; a
+        runner without one raises `NotImplementedError`."""
+        raise NotImplementedError(f"{type(self).__name__} has no long-term memory")
 
     @property
     @abstractmethod

@@ -18,7 +18,6 @@ from flink_agents.api.resource import (
     Resource,
     ResourceDescriptor,
     ResourceType,
-    check_resource_type,
 )
 
 __all__ = ["ActionSpec", "AgentPlan", "ResourceSpec"]
@@ -54,9 +53,8 @@ def _check_descriptor(descriptor: ResourceDescriptor) -> None:
         return
 
 
-def _check_resources(resource_type: ResourceType, specs: Mapping[str, ResourceSpec]) -> None:
-    for name, spec in specs.items():
-        check_resource_type(resource_type, name)
+def _check_resources(specs: Mapping[str, ResourceSpec]) -> None:
+    for spec in specs.values():
         if isinstance(spec, ResourceDescriptor):
             _check_descriptor(spec)
 
@@ -97,7 +95,7 @@ class AgentPlan:
         Raises `ValueError` for an action trigger that is no event type (upstream's
         condition expressions) or an action with none, and `ResourceUnavailableError`
         for what upstream has and this project does not: a resource of a type with no
-        implementation here (vector stores...), a `ResourceName` whose provider is not
+        implementation here (skills), a `ResourceName` whose provider is not
         here, a Java function."""
         actions: dict[str, ActionSpec] = {spec.name: spec for spec in runtime_actions}
         for name, (triggers, function, config) in agent.actions.items():
@@ -115,7 +113,7 @@ class AgentPlan:
         for resource_type in ResourceType:
             merged: dict[str, ResourceSpec] = dict((shared_resources or {}).get(resource_type, {}))
             merged.update(agent.resources.get(resource_type, {}))
-            _check_resources(resource_type, merged)
+            _check_resources(merged)
             resources[resource_type] = merged
         return cls(actions, resources)
 

@@ -29,6 +29,7 @@ from flink_agents.api.core_options import (
     ErrorHandlingStrategy,
     EventLogLevel,
     LoggerType,
+    LongTermMemoryOptions,
     MemoryEventOptions,
     ShortTermMemoryTtlUpdate,
     ShortTermMemoryTtlVisibility,
@@ -96,6 +97,11 @@ UPSTREAM_MEMORY_EVENT_OPTIONS = {
     "LONG_TERM_GET": "memory.generate-event.long-term-get",
     "LONG_TERM_SEARCH": "memory.generate-event.long-term-search",
 }
+UPSTREAM_LONG_TERM_MEMORY_OPTIONS = {
+    "CHAT_MODEL_SETUP": "long-term-memory.mem0.chat-model-setup",
+    "EMBEDDING_MODEL_SETUP": "long-term-memory.mem0.embedding-model-setup",
+    "VECTOR_STORE": "long-term-memory.mem0.vector-store",
+}
 
 
 @pytest.mark.parametrize(
@@ -117,6 +123,9 @@ def test_every_upstream_option_has_its_key_and_default(
         assert AgentConfiguration().get(option) == option.get_default_value()
     for name, key in UPSTREAM_MEMORY_EVENT_OPTIONS.items():
         assert getattr(MemoryEventOptions, name).get_key() == key
+    for name, key in UPSTREAM_LONG_TERM_MEMORY_OPTIONS.items():
+        option = getattr(LongTermMemoryOptions.Mem0, name)
+        assert option.get_key() == key and option.get_default_value() is None
 
 
 def test_upstream_option_keys_are_upstreams_options() -> None:
@@ -124,6 +133,7 @@ def test_upstream_option_keys_are_upstreams_options() -> None:
         *(key for key, _ in UPSTREAM_EXECUTION_OPTIONS.values()),
         *(key for key, _ in UPSTREAM_CONFIG_OPTIONS.values()),
         *UPSTREAM_MEMORY_EVENT_OPTIONS.values(),
+        *UPSTREAM_LONG_TERM_MEMORY_OPTIONS.values(),
     } == UPSTREAM_OPTION_KEYS
 
 

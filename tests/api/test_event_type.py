@@ -114,10 +114,6 @@ def test_a_trigger_is_an_event_type(trigger: type[Event] | str, expected: str) -
         ("''", "quoted event type"),
         ("EventType.InputEvent", "pass the constant EventType.InputEvent"),
         ("EventType.Nope", "no member 'Nope'"),
-        (EventType.ContextRetrievalResponseEvent, "vector stores are not available"),
-        (ContextRetrievalRequestEvent, "vector stores are not available"),
-        (EventType.LongTermUpdateEvent, "long-term memory is not available"),
-        (LongTermSearchEvent, "long-term memory is not available"),
     ],
 )
 def test_malformed_or_unavailable_triggers_are_refused(trigger: object, message: str) -> None:
@@ -129,6 +125,11 @@ def test_malformed_or_unavailable_triggers_are_refused(trigger: object, message:
 def test_a_trigger_of_another_kind_is_a_type_error(trigger: object) -> None:
     with pytest.raises(TypeError, match="neither an Event class"):
         event_type_name(trigger)  # type: ignore[arg-type]
+
+
+def test_long_term_memory_events_can_be_listened_to() -> None:
+    assert event_type_name(EventType.LongTermUpdateEvent) == LongTermUpdateEvent.EVENT_TYPE
+    assert event_type_name(LongTermSearchEvent) == LongTermSearchEvent.EVENT_TYPE
 
 
 def test_trigger_event_types_keeps_order_drops_repeats_and_names_the_owner() -> None:

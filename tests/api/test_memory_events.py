@@ -9,8 +9,6 @@ from pydantic import BaseModel
 
 from flink_agents.api.events import (
     AgentRunBeginEvent,
-    ContextRetrievalRequestEvent,
-    ContextRetrievalResponseEvent,
     Event,
     LongTermSearchEvent,
     LongTermUpdateEvent,
@@ -97,8 +95,18 @@ def test_agent_run_begin_event() -> None:
     assert AGENT_RUN_BEGIN_ACTION == "agent_run_begin_action"
 
 
-def test_context_retrieval_events_are_a_clear_error() -> None:
-    with pytest.raises(NotImplementedError, match="vector stores are not available"):
-        ContextRetrievalRequestEvent(query="q", vector_store="docs")  # type: ignore[call-arg]
-    with pytest.raises(NotImplementedError, match="vector stores are not available"):
-        ContextRetrievalResponseEvent(request_id="r", query="q", documents=[])  # type: ignore[call-arg]
+def test_bytes_in_a_value_are_base64_as_upstream_writes_them() -> None:
+    event = ShortTermWriteEvent(key="k", value={"raw": b"\x01\x02\x03", "in": [b"\xff"]})
+    assert event.value == {"raw": "AQID", "in": ["/w=="]}
+
+
+def test_a_rebuilt_event_without_value_or_with_a_text_for_its_sets_is_refused() -> None:
+    with pytest.raises(TypeError, match="value"):
+        MemoryEvent.from_event(Event(type=ShortTermWriteEvent.EVENT_TYPE, attributes={"key": "k"}))
+    with pytest.raises(TypeError, match="must be a list"):
+        MemoryEvent.from_event(
+            Event(
+                type=LongTermUpdateEvent.EVENT_TYPE,
+                attributes={"key": "k", "value": {}, "cleared_sets": "prefs"},
+            )
+        )

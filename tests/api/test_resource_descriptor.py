@@ -1,5 +1,5 @@
-"""`ResourceType` and `ResourceDescriptor` as upstream: upstream's members (those with no
-implementation here fail the plan), and every form of naming a descriptor's class."""
+"""`ResourceType` and `ResourceDescriptor` as upstream: upstream's members, and every form
+of naming a descriptor's class."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ import pytest
 
 from flink_agents.api import Agent, Prompt, ResourceDescriptor, ResourceType, UnknownOptionError
 from flink_agents.api.chat_models.function_model import ScriptedChatModelConnection
-from flink_agents.api.decorators import vector_store
-from flink_agents.api.errors import ResourceUnavailableError
 from flink_agents.plan.agent_plan import AgentPlan
 
 SCRIPTED = "flink_agents.api.chat_models.function_model.ScriptedChatModelConnection"
@@ -29,44 +27,6 @@ def test_resource_type_has_upstreams_members() -> None:
         "SKILLS": "skills",
     }
     assert ResourceType("vector_store") is ResourceType.VECTOR_STORE
-
-
-@pytest.mark.parametrize(
-    ("resource_type", "says"),
-    [
-        (ResourceType.VECTOR_STORE, "query your store"),
-    ],
-)
-def test_a_type_with_no_implementation_fails_the_plan(
-    resource_type: ResourceType, says: str
-) -> None:
-    agent = Agent().add_resource(
-        "store", resource_type, ResourceDescriptor(clazz=SCRIPTED, replies=[])
-    )
-    assert agent.resources[resource_type]["store"] is not None  # declaring it is fine
-    with pytest.raises(ResourceUnavailableError) as caught:
-        AgentPlan.from_agent(agent)
-    assert f"{resource_type.value} resources ('store')" in str(caught.value)
-    assert says in caught.value.alternative
-
-
-def test_upstreams_decorators_for_missing_types_fail_the_plan() -> None:
-    for decorator in (vector_store,):
-
-        class Declared(Agent):
-            @decorator
-            @staticmethod
-            def thing() -> ResourceDescriptor:
-                return ResourceDescriptor(clazz=SCRIPTED, replies=[])
-
-        with pytest.raises(ResourceUnavailableError):
-            AgentPlan.from_agent(Declared())
-
-
-def test_shared_resources_of_a_missing_type_fail_the_plan() -> None:
-    shared = {ResourceType.VECTOR_STORE: {"chroma": ResourceDescriptor(clazz=SCRIPTED)}}
-    with pytest.raises(ResourceUnavailableError, match="vector_store"):
-        AgentPlan.from_agent(Agent(), shared_resources=shared)
 
 
 # ------------------------------------------------------------------ descriptor forms

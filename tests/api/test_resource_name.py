@@ -214,8 +214,5 @@ def test_get_resource_class() -> None:
     from flink_agents.api.prompts.prompt import LocalPrompt
 
     assert get_resource_class("flink_agents.api.prompts.prompt", "LocalPrompt") is LocalPrompt
-    with pytest.raises(ResourceUnavailableError, match="vector stores"):
-        get_resource_class(
-            "flink_agents.integrations.vector_stores.chroma.chroma_vector_store",
-            "ChromaVectorStore",
-        )
+    with pytest.raises(ResourceUnavailableError, match="Java vector stores"):
+        get_resource_class("flink_agents.api.vector_stores.java_vector_store", "JavaVectorStore")

@@ -36,6 +36,7 @@ from flink_agents.api.prompts import LocalPrompt
 from flink_agents.plan import AgentPlan
 from flink_agents.runtime.agent_engine import AgentEngine
 from flink_agents.runtime.builtin_actions import CHAT_ACTION, CHAT_LOOPS_KEY, TOOL_ACTION
+from flink_agents.runtime.context_retrieval import CONTEXT_RETRIEVAL_ACTION
 from flink_agents.runtime.errors import ActionExecutionError, UnhandledEventError
 from flink_agents.runtime.run_state import KeyState, RunState
 from tests.runtime.chat_agents import chat_agent
@@ -71,7 +72,7 @@ def test_an_agent_runs_with_the_builtin_chat_and_tool_actions() -> None:
 
     agent = Agent().add_action("finish", ChatResponseEvent, finish)
     plan = AgentEngine(agent).plan
-    assert list(plan.actions) == [CHAT_ACTION, TOOL_ACTION, "finish"]
+    assert list(plan.actions) == [CHAT_ACTION, TOOL_ACTION, CONTEXT_RETRIEVAL_ACTION, "finish"]
     assert [s.name for s in plan.actions_for(ChatRequestEvent.EVENT_TYPE)] == [CHAT_ACTION]
     assert [s.name for s in plan.actions_for(ToolResponseEvent.EVENT_TYPE)] == [CHAT_ACTION]
     assert [s.name for s in plan.actions_for(ToolRequestEvent.EVENT_TYPE)] == [TOOL_ACTION]

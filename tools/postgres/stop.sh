@@ -16,6 +16,8 @@ fi
 
 if [[ -n "${PG_BIN:-}" ]]; then
     BIN="$PG_BIN"
+elif [[ -f "$DIR/bin" ]]; then
+    BIN="$(cat "$DIR/bin")"  # the server start.sh used
 else
     BIN="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)"
     [[ -n "$BIN" && -x "$BIN/pg_ctl" ]] || BIN="$(dirname "$(command -v pg_ctl)")"

@@ -21,7 +21,6 @@ from collections.abc import Iterable
 
 from flink_agents.api.events.chat_event import ChatRequestEvent, ChatResponseEvent
 from flink_agents.api.events.context_retrieval_event import (
-    CONTEXT_RETRIEVAL_UNAVAILABLE,
     ContextRetrievalRequestEvent,
     ContextRetrievalResponseEvent,
 )
@@ -65,18 +64,7 @@ class EventType:
     AgentRunBeginEvent: str = AgentRunBeginEvent.EVENT_TYPE
 
 
-_LONG_TERM_UNAVAILABLE = (
-    "long-term memory is not available in this project (see docs/status.md), so its "
-    "events are never sent: keep what must outlive a run in short-term memory"
-)
-
-_NEVER_SENT: dict[str, str] = {
-    ContextRetrievalRequestEvent.EVENT_TYPE: CONTEXT_RETRIEVAL_UNAVAILABLE,
-    ContextRetrievalResponseEvent.EVENT_TYPE: CONTEXT_RETRIEVAL_UNAVAILABLE,
-    LongTermUpdateEvent.EVENT_TYPE: _LONG_TERM_UNAVAILABLE,
-    LongTermGetEvent.EVENT_TYPE: _LONG_TERM_UNAVAILABLE,
-    LongTermSearchEvent.EVENT_TYPE: _LONG_TERM_UNAVAILABLE,
-}
+_NEVER_SENT: dict[str, str] = {}
 """Upstream event types nothing here sends: listening to one is refused, with the reason."""
 
 _SEGMENT = r"[A-Za-z_][A-Za-z0-9_-]*"

@@ -6,13 +6,15 @@ the action's own events (see docs/agent-api.md, "Memory events"). Each carries t
 text as ``key`` and a flat map from dotted memory path to the JSON form of the value as
 ``value`` (the last write or read of a path wins; ``new_object`` shows as ``None``).
 
-The runtime emits the short-term and sensory events. The long-term classes exist so
-upstream code imports, but long-term memory is not available here: they are never sent,
-and an action that listens to them is refused when it is declared.
+The long-term events fold what an action did to ``ctx.long_term_memory`` (see
+docs/memory.md): `LongTermUpdateEvent` maps each set to its changed items (id -> text,
+``None`` for a deleted one) and lists the sets cleared, `LongTermGetEvent` each set to the
+items read, `LongTermSearchEvent` each set to each query's hits.
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -36,15 +38,30 @@ def observation_attributes(key: Any, value: Any) -> dict[str, Any]:
     """The ``key`` and ``value`` attributes of a memory or run-begin event, checked: the
     key a string, the value a dict whose values are turned into their JSON form (pydantic
     models become their ``model_dump(mode="json")``, tuples lists)."""
+    _check_key_and_value(key, value)
+    try:
+        normalized = canonical_value(_bytes_as_base64(dict(value)))
+    except TypeError as exc:
+        raise ValueError(f"a memory event's value must be JSON serializable: {exc}") from None
+    return {"key": key, "value": normalized}
+
+
+def _check_key_and_value(key: Any, value: Any) -> None:
     if not isinstance(key, str):
         raise TypeError(f"a memory event's key must be a string, got {type(key).__name__}")
     if not isinstance(value, Mapping):
         raise TypeError(f"a memory event's value must be a dict, got {type(value).__name__}")
-    try:
-        normalized = canonical_value(dict(value))
-    except TypeError as exc:
-        raise ValueError(f"a memory event's value must be JSON serializable: {exc}") from None
-    return {"key": key, "value": normalized}
+
+
+def _bytes_as_base64(value: Any) -> Any:
+    """``value`` with its bytes as base64 text (upstream's JSON form of bytes)."""
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, dict):
+        return {k: _bytes_as_base64(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_bytes_as_base64(v) for v in value]
+    return value
 
 
 class MemoryEvent(Event):
@@ -60,11 +77,14 @@ class MemoryEvent(Event):
         self, *, key: str | None = None, value: Mapping[str, Any] | None = None, **data: Any
     ) -> None:
         if "attributes" in data:
+            attributes = data["attributes"]
+            if isinstance(attributes, Mapping):  # an event rebuilt: its attributes checked
+                observation_attributes(attributes.get("key"), attributes.get("value"))
             super().__init__(**data)
             return
         if type(self) is MemoryEvent:
             raise TypeError("MemoryEvent is abstract: make one of its subclasses")
-        super().__init__(attributes=observation_attributes(key, value or {}), **data)
+        super().__init__(attributes=observation_attributes(key, value), **data)
 
     @classmethod
     def is_memory_type(cls, type: str | None) -> bool:
@@ -79,6 +99,10 @@ class MemoryEvent(Event):
             if subclass is None:
                 raise ValueError(f"Not a memory event type: {event.type!r}")  # upstream's words
             return subclass.from_event(event)
+        attributes = event.attributes
+        _check_key_and_value(attributes.get("key"), attributes.get("value"))
+        if cls is LongTermUpdateEvent:
+            _check_cleared_sets(attributes.get("cleared_sets"))
         return super().from_event(event)
 
     @property
@@ -138,8 +162,17 @@ class SensoryReadEvent(MemoryEvent):
         super().__init__(key=key, value=value, **data)
 
 
+def _check_cleared_sets(cleared_sets: Any) -> None:
+    if cleared_sets is None:
+        return
+    if not isinstance(cleared_sets, list):
+        raise TypeError(f"cleared_sets must be a list, got {type(cleared_sets).__name__}")
+    if not all(isinstance(name, str) for name in cleared_sets):
+        raise TypeError("cleared_sets must be a list of strings (only strings: memory set names)")
+
+
 class LongTermUpdateEvent(MemoryEvent):
-    """Long-term memory updates (not available here: never sent)."""
+    """Items an action added, changed or deleted in long-term memory, and the sets it cleared."""
 
     EVENT_TYPE: ClassVar[str] = "_long_term_update_event"
 
@@ -152,12 +185,12 @@ class LongTermUpdateEvent(MemoryEvent):
         **data: Any,
     ) -> None:
         if "attributes" in data:
+            attributes = data["attributes"]
+            if isinstance(attributes, Mapping):
+                _check_cleared_sets(attributes.get("cleared_sets"))
             super().__init__(**data)
             return
-        if cleared_sets is not None and (
-            not isinstance(cleared_sets, list) or not all(isinstance(s, str) for s in cleared_sets)
-        ):
-            raise TypeError("cleared_sets must be a list of strings")
+        _check_cleared_sets(cleared_sets)
         super().__init__(key=key, value=value, **data)
         self.attributes["cleared_sets"] = list(cleared_sets or [])
 
@@ -168,7 +201,7 @@ class LongTermUpdateEvent(MemoryEvent):
 
 
 class LongTermGetEvent(MemoryEvent):
-    """Long-term memory reads by id (not available here: never sent)."""
+    """Items an action read from long-term memory with ``get``."""
 
     EVENT_TYPE: ClassVar[str] = "_long_term_get_event"
 
@@ -179,7 +212,7 @@ class LongTermGetEvent(MemoryEvent):
 
 
 class LongTermSearchEvent(MemoryEvent):
-    """Long-term memory searches (not available here: never sent)."""
+    """An action's long-term memory searches: per set and query, the hits."""
 
     EVENT_TYPE: ClassVar[str] = "_long_term_search_event"
 

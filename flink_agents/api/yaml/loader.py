@@ -44,7 +44,7 @@ from flink_agents.api.function import (
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.message import MessageRole as ChatRole
 from flink_agents.api.prompts.prompt import Prompt
-from flink_agents.api.resource import ResourceDescriptor, ResourceType, check_resource_type
+from flink_agents.api.resource import ResourceDescriptor, ResourceType
 from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.api.yaml._source import FieldPath, YamlSource, read_source
 from flink_agents.api.yaml.aliases import JAVA_WRAPPER_CLAZZ, resolve_clazz, resolve_event_type
@@ -348,11 +348,9 @@ def _check_not_in(env: AgentsExecutionEnvironment, file: _File) -> None:
 def _check_resource(
     source: YamlSource, where: FieldPath, resource_type: ResourceType, value: Any
 ) -> None:
-    """Whether the resource can be built here: its type, and for a descriptor its class
-    and options (a class whose module does not import here is checked when it is
-    built, as the plan does)."""
-    with source.at(*where):
-        check_resource_type(resource_type)
+    """Whether the resource can be built here: for a descriptor its class and options
+    (a class whose module does not import here is checked when it is built, as the plan
+    does)."""
     if isinstance(value, ResourceDescriptor):
         try:
             value.check()

@@ -187,16 +187,6 @@ def test_an_option_the_class_does_not_take(tmp_path: Path) -> None:
     assert "base_ur" in str(error) and "base_url" in str(error)  # the closest option
 
 
-def test_a_resource_type_not_here_yet(tmp_path: Path) -> None:
-    """Vector stores go through the same checks as any resource: refused at their line
-    while the project has none."""
-    error = _error(
-        tmp_path, "agents:\n  - name: a\n    vector_stores:\n      - {name: v, clazz: chroma}\n"
-    )
-    assert error.line == 4 and error.field.startswith("agents[0].vector_stores[0]")
-    assert "vector_store" in str(error)
-
-
 def test_a_resource_type_once_here_loads(tmp_path: Path) -> None:
     """Embedding models pass the same checks now that the project has them."""
     _load(

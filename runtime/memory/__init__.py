@@ -40,6 +40,9 @@ from flink_agents.api.core_options import (
 )
 from flink_agents.api.events.event import Event
 from flink_agents.api.events.memory_event import (
+    LongTermGetEvent,
+    LongTermSearchEvent,
+    LongTermUpdateEvent,
     SensoryReadEvent,
     SensoryWriteEvent,
     ShortTermReadEvent,
@@ -491,6 +494,9 @@ class MemorySettings:
             ShortTermReadEvent.EVENT_TYPE: MemoryEventOptions.SHORT_TERM_READ,
             SensoryWriteEvent.EVENT_TYPE: MemoryEventOptions.SENSORY_WRITE,
             SensoryReadEvent.EVENT_TYPE: MemoryEventOptions.SENSORY_READ,
+            LongTermUpdateEvent.EVENT_TYPE: MemoryEventOptions.LONG_TERM_UPDATE,
+            LongTermGetEvent.EVENT_TYPE: MemoryEventOptions.LONG_TERM_GET,
+            LongTermSearchEvent.EVENT_TYPE: MemoryEventOptions.LONG_TERM_SEARCH,
         }
         return cls(
             ttl=MemoryTtl.from_config(config),

@@ -1,0 +1,1 @@
+"""Vector stores: documents with embeddings, searched by meaning (upstream's API)."""

@@ -1,0 +1,1 @@
+"""Vector store backends (`flink_agents.api.vector_stores.vector_store.BaseVectorStore`)."""

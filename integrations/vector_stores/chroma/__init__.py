@@ -1,0 +1,1 @@
+"""Chroma: an embedded vector store (no server), or a Chroma server or Chroma Cloud."""

@@ -1,0 +1,293 @@
+"""`ChromaVectorStore`: documents in Chroma (https://docs.trychroma.com/).
+
+Where the data lives, by the first option given: ``api_key`` (Chroma Cloud), ``host``
+(a Chroma server), ``persist_directory`` (embedded, on disk: no server, the default to use
+on one machine), else embedded in memory (gone with the process). An embedded store
+belongs to its process: on a cluster each subtask would have its own, so use a server or
+`PgVectorStore` there. Chroma's anonymous telemetry is off unless ``client_settings`` say
+otherwise.
+
+A collection is made on first use (``auto_create_collection``); ``score`` of a query result
+is Chroma's distance (smaller is nearer). A vector of another dimension than the
+collection's raises `VectorDimensionError`; a collection that does not exist (and is not
+made) raises chromadb's ``NotFoundError``, as upstream's does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import chromadb
+from chromadb.api import ClientAPI
+from chromadb.config import Settings
+from chromadb.errors import ChromaError
+from pydantic import Field, PrivateAttr
+
+from flink_agents.api.errors import VectorDimensionError
+from flink_agents.api.vector_stores.vector_store import (
+    CollectionManageableVectorStore,
+    Document,
+)
+
+__all__ = ["DEFAULT_COLLECTION", "ChromaVectorStore"]
+
+DEFAULT_COLLECTION = "flink_agents_chroma_collection"
+"""The collection a store uses when none is named."""
+
+_MAX_BATCH = 41665
+"""Chroma takes at most this many records per ``add``."""
+
+_CLIENT_LOCK = threading.Lock()
+"""Chroma's embedded clients share one process-wide system whose start is not thread-safe."""
+
+
+class ChromaVectorStore(CollectionManageableVectorStore):
+    """Documents in Chroma: embedded (``persist_directory``, or in memory), a server
+    (``host``/``port``) or Chroma Cloud (``api_key``)."""
+
+    persist_directory: str | None = Field(default=None)
+    """Directory of an embedded store on disk (None, with no host or key: in memory)."""
+    host: str | None = Field(default=None)
+    """Host of a Chroma server."""
+    port: int | None = Field(default=8000)
+    """Port of the Chroma server."""
+    api_key: str | None = Field(default=None, repr=False)
+    """Chroma Cloud API key."""
+    client_settings: Settings | None = Field(default=None)
+    """Chroma client settings (default: anonymous telemetry off)."""
+    tenant: str = Field(default="default_tenant")
+    """Chroma tenant."""
+    database: str = Field(default="default_database")
+    """Chroma database."""
+    collection: str = Field(default=DEFAULT_COLLECTION)  # pyright: ignore[reportIncompatibleVariableOverride]
+    """The collection used when a call names none."""
+    collection_metadata: dict[str, Any] = Field(default_factory=dict)
+    """Metadata given to a collection this store creates."""
+    auto_create_collection: bool = Field(default=True)
+    """Whether add and query create a missing collection."""
+
+    _client: ClientAPI | None = PrivateAttr(default=None)
+
+    @property
+    def client(self) -> ClientAPI:
+        """The Chroma client, made on first use."""
+        client = self._client
+        if client is not None:
+            return client
+        with _CLIENT_LOCK:
+            if self._client is None:
+                self._client = self._new_client()
+            return self._client
+
+    def _new_client(self) -> ClientAPI:
+        settings = self.client_settings or Settings(anonymized_telemetry=False)
+        tenant, database = self.tenant, self.database
+        if self.api_key is not None:
+            return chromadb.CloudClient(api_key=self.api_key, tenant=tenant, database=database)
+        if self.host is not None:
+            return chromadb.HttpClient(
+                host=self.host,
+                port=self.port or 8000,
+                settings=settings,
+                tenant=tenant,
+                database=database,
+            )
+        if self.persist_directory is not None:
+            return chromadb.PersistentClient(
+                path=self.persist_directory, settings=settings, tenant=tenant, database=database
+            )
+        return chromadb.EphemeralClient(settings=settings, tenant=tenant, database=database)
+
+    @property
+    def store_kwargs(self) -> dict[str, Any]:
+        return {
+            "collection": self.collection,
+            "collection_metadata": self.collection_metadata,
+            "auto_create_collection": self.auto_create_collection,
+        }
+
+    def close(self) -> None:
+        self._client = None
+
+    # ------------------------------------------------------------------ collections
+
+    def create_collection_if_not_exists(self, name: str, **kwargs: Any) -> None:
+        """Chroma takes ``metadata`` (a dict) for the new collection."""
+        self.client.get_or_create_collection(name=name, metadata=kwargs.get("metadata"))
+
+    def delete_collection(self, name: str) -> None:
+        self.client.delete_collection(name=name)
+
+    # ------------------------------------------------------------------ documents
+
+    def get(
+        self,
+        ids: str | list[str] | None = None,
+        collection_name: str | None = None,
+        filters: dict[str, Any] | None = None,
+        limit: int | None = 100,
+        **kwargs: Any,
+    ) -> list[Document]:
+        found = self._existing(collection_name).get(
+            ids=ids,
+            where=_where(filters, kwargs),
+            limit=limit,
+            offset=kwargs.get("offset"),
+            where_document=kwargs.get("where_document"),
+        )
+        metadatas = found.get("metadatas") or [None] * len(found["ids"])
+        contents = found.get("documents") or [""] * len(found["ids"])
+        return [
+            Document(id=doc_id, content=content or "", metadata=dict(metadata or {}))
+            for doc_id, content, metadata in zip(found["ids"], contents, metadatas, strict=False)
+        ]
+
+    def delete(
+        self,
+        ids: str | list[str] | None = None,
+        collection_name: str | None = None,
+        filters: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        collection = self._existing(collection_name)
+        where = _where(filters, kwargs)
+        where_document = kwargs.get("where_document")
+        if ids is None and where is None and where_document is None:
+            ids = collection.get(include=[])["ids"]  # Chroma wants a selector: all of them
+            if not ids:
+                return
+        collection.delete(ids=ids, where=where, where_document=where_document)
+
+    def _add_embedding(
+        self,
+        *,
+        documents: list[Document],
+        collection_name: str | None = None,
+        **kwargs: Any,
+    ) -> list[str]:
+        collection = self._for_writing(collection_name, kwargs)
+        added: list[str] = []
+        for batch in _batches(documents, _MAX_BATCH):
+            ids = [doc.id or str(uuid.uuid4()) for doc in batch]
+            with _dimension_errors(collection.name):
+                collection.add(
+                    ids=ids,
+                    documents=[doc.content for doc in batch],
+                    embeddings=[doc.embedding for doc in batch],  # type: ignore[arg-type]
+                    metadatas=[doc.metadata or None for doc in batch],  # type: ignore[arg-type]
+                )
+            added.extend(ids)
+        return added
+
+    def _update_embedding(
+        self,
+        *,
+        documents: list[Document],
+        collection_name: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        collection = self._existing(collection_name)
+        with _dimension_errors(collection.name):
+            collection.update(
+                ids=[doc.id for doc in documents],  # type: ignore[misc]
+                documents=[doc.content for doc in documents],
+                embeddings=[doc.embedding for doc in documents],  # type: ignore[arg-type]
+                metadatas=[doc.metadata or None for doc in documents],  # type: ignore[arg-type]
+            )
+
+    def _query_embedding(
+        self,
+        embedding: list[float],
+        limit: int = 10,
+        collection_name: str | None = None,
+        filters: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> list[Document]:
+        collection = self._for_writing(collection_name, kwargs)
+        with _dimension_errors(collection.name):
+            found = collection.query(
+                query_embeddings=[embedding],
+                n_results=limit,
+                where=_where(filters, kwargs),
+                include=["documents", "metadatas", "distances"],  # type: ignore[list-item]
+            )
+        return _query_documents(found)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _existing(self, collection_name: str | None) -> Any:
+        """The collection; chromadb's `NotFoundError` when it does not exist (as upstream:
+        the context retrieval action reports it as a `VectorStoreError`)."""
+        return self.client.get_collection(name=collection_name or self.collection)
+
+    def _for_writing(self, collection_name: str | None, kwargs: dict[str, Any]) -> Any:
+        """The collection of an add or a query: made when missing, if allowed."""
+        if not kwargs.get("auto_create_collection", self.auto_create_collection):
+            return self._existing(collection_name)
+        metadata = kwargs.get("collection_metadata", self.collection_metadata) or None
+        return self.client.get_or_create_collection(
+            name=collection_name or self.collection, metadata=metadata
+        )
+
+
+@contextlib.contextmanager
+def _dimension_errors(collection: str) -> Iterator[None]:
+    """Turns Chroma's wrong-dimension error into `VectorDimensionError`."""
+    try:
+        yield
+    except ChromaError as exc:
+        if "dimension" in str(exc):
+            raise VectorDimensionError(f"Chroma collection {collection!r}: {exc}") from exc
+        raise
+
+
+def _batches(docs: list[Document], size: int) -> Iterator[list[Document]]:
+    for start in range(0, len(docs), size):
+        yield docs[start : start + size]
+
+
+def _query_documents(found: Any) -> list[Document]:
+    """Chroma answers one list per query vector; there is one."""
+    contents = (found.get("documents") or [[]])[0]
+    if not contents:
+        return []
+    count = len(contents)
+    ids = (found.get("ids") or [[None] * count])[0]
+    metadatas = (found.get("metadatas") or [None])[0] or [None] * count
+    distances = (found.get("distances") or [None])[0] or [None] * count
+    return [
+        Document(id=doc_id, content=content, metadata=dict(metadata or {}), score=distance)
+        for doc_id, content, metadata, distance in zip(
+            ids, contents, metadatas, distances, strict=False
+        )
+    ]
+
+
+def _where(filters: dict[str, Any] | None, kwargs: dict[str, Any]) -> dict[str, Any] | None:
+    """Chroma's ``where``: the unified ``filters`` translated, else the caller's own
+    ``where=``."""
+    if filters is None:
+        return kwargs.get("where")
+    return _translate_filters_to_chroma_where(filters)
+
+
+def _translate_filters_to_chroma_where(
+    filters: dict[str, Any] | None,
+) -> dict[str, Any] | None:
+    """The unified filters (equalities) as Chroma's ``where``: one equality as it is,
+    several under ``$and``; an operator form raises `NotImplementedError`."""
+    if not filters:
+        return None
+    for key, value in filters.items():
+        if key.startswith("$") or isinstance(value, dict):
+            raise NotImplementedError(
+                "filters= takes the equality shorthand only ({'field': value}); for "
+                "Chroma's own operators ($and, $or, $gt, $in...) pass where= instead"
+            )
+    if len(filters) == 1:
+        return dict(filters)
+    return {"$and": [{key: value} for key, value in filters.items()]}

@@ -1,0 +1,1 @@
+"""PostgreSQL with the pgvector extension: one vector store every subtask shares."""

@@ -1,0 +1,330 @@
+"""`PgVectorStore`: documents in PostgreSQL with the pgvector extension.
+
+One database serves every subtask of a job (and every job pointed at it), which an embedded
+store cannot. The store keeps two tables in ``schema`` (made on first use, with
+``CREATE EXTENSION IF NOT EXISTS vector``; the extension must be installed on the server):
+
+- ``<table>``: ``collection``, ``id``, ``content``, ``metadata`` (jsonb), ``embedding``
+  (vector), keyed by (collection, id);
+- ``<table>_collections``: each collection's name, its vectors' dimension (fixed by its
+  first document, or by ``create_collection_if_not_exists(name, dimension=...)``) and its
+  metadata.
+
+A query is an exact nearest-neighbour search by ``distance`` (``cosine``, ``l2`` or
+``inner_product``: pgvector's ``<=>``, ``<->``, ``<#>``); ``score`` is that distance
+(smaller is nearer). Filters are equalities on ``metadata`` (``metadata @> {...}``).
+A vector of another dimension than its collection's raises `VectorDimensionError`; a
+server that cannot be reached raises `VectorStoreUnavailableError` (its message never
+holds the URL), and a database without the extension `VectorStoreError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import uuid
+from typing import Any, Literal
+
+import psycopg
+from psycopg import sql
+from pydantic import Field, PrivateAttr
+
+from flink_agents.api.errors import (
+    VectorDimensionError,
+    VectorStoreError,
+    VectorStoreUnavailableError,
+)
+from flink_agents.api.vector_stores.vector_store import (
+    CollectionManageableVectorStore,
+    Document,
+)
+
+__all__ = ["DEFAULT_COLLECTION", "PgVectorStore"]
+
+DEFAULT_COLLECTION = "flink_agents_collection"
+"""The collection a store uses when none is named."""
+
+_OPERATORS = {"cosine": "<=>", "l2": "<->", "inner_product": "<#>"}
+
+
+class PgVectorStore(CollectionManageableVectorStore):
+    """Documents in PostgreSQL with pgvector, shared by every subtask (module doc)."""
+
+    url: str = Field(repr=False)
+    """The database's connection URL or conninfo (``postgresql://user:pw@host:port/db``);
+    never logged nor put in an error."""
+    schema_name: str = Field(default="public")
+    """The schema of the store's tables."""
+    table: str = Field(default="flink_agents_documents")
+    """The documents' table (the collections' is ``<table>_collections``)."""
+    collection: str = Field(default=DEFAULT_COLLECTION)  # pyright: ignore[reportIncompatibleVariableOverride]
+    """The collection used when a call names none."""
+    distance: Literal["cosine", "l2", "inner_product"] = Field(default="cosine")
+    """How nearness is measured."""
+    connect_timeout_s: int = Field(default=10, gt=0)
+    """Seconds to wait for a connection."""
+
+    _conn: psycopg.Connection[Any] | None = PrivateAttr(default=None)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _ready: bool = PrivateAttr(default=False)
+
+    @property
+    def store_kwargs(self) -> dict[str, Any]:
+        return {}
+
+    def close(self) -> None:
+        with self._lock:
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    # ------------------------------------------------------------------ collections
+
+    def create_collection_if_not_exists(self, name: str, **kwargs: Any) -> None:
+        """Takes ``dimension`` (int: the collection's vectors') and ``metadata`` (dict)."""
+        dimension = kwargs.get("dimension")
+        self._run(
+            "INSERT INTO {collections} (name, dimension, metadata) VALUES (%s, %s, %s) "
+            "ON CONFLICT (name) DO NOTHING",
+            (name, dimension, json.dumps(kwargs.get("metadata") or {})),
+        )
+
+    def delete_collection(self, name: str) -> None:
+        self._run("DELETE FROM {table} WHERE collection = %s", (name,))
+        self._run("DELETE FROM {collections} WHERE name = %s", (name,))
+
+    # ------------------------------------------------------------------ documents
+
+    def get(
+        self,
+        ids: str | list[str] | None = None,
+        collection_name: str | None = None,
+        filters: dict[str, Any] | None = None,
+        limit: int | None = 100,
+        **kwargs: Any,
+    ) -> list[Document]:
+        where, params = self._selection(collection_name, ids, filters)
+        query = f"SELECT id, content, metadata FROM {{table}} WHERE {where} ORDER BY id"
+        if ids is None and limit is not None:
+            query += " LIMIT %s"
+            params.append(limit)
+        if kwargs.get("offset"):
+            query += " OFFSET %s"
+            params.append(int(kwargs["offset"]))
+        rows = self._run(query, params, fetch=True)
+        return [Document(id=row[0], content=row[1], metadata=row[2] or {}) for row in rows]
+
+    def delete(
+        self,
+        ids: str | list[str] | None = None,
+        collection_name: str | None = None,
+        filters: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        where, params = self._selection(collection_name, ids, filters)
+        self._run(f"DELETE FROM {{table}} WHERE {where}", params)
+
+    def _add_embedding(
+        self,
+        *,
+        documents: list[Document],
+        collection_name: str | None = None,
+        **kwargs: Any,
+    ) -> list[str]:
+        name = collection_name or self.collection
+        rows = [(doc.id or str(uuid.uuid4()), doc) for doc in documents]
+        self._write(name, rows, insert=True)
+        return [doc_id for doc_id, _ in rows]
+
+    def _update_embedding(
+        self,
+        *,
+        documents: list[Document],
+        collection_name: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        name = collection_name or self.collection
+        self._write(name, [(doc.id or "", doc) for doc in documents], insert=False)
+
+    def _query_embedding(
+        self,
+        embedding: list[float],
+        limit: int = 10,
+        collection_name: str | None = None,
+        filters: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> list[Document]:
+        name = collection_name or self.collection
+        vector = _vector_text(embedding)
+        expected = self._dimension(name)
+        if expected is not None and expected != len(embedding):
+            raise VectorDimensionError(
+                f"pgvector collection {name!r} holds vectors of dimension {expected}; the "
+                f"query's has {len(embedding)}"
+            )
+        where, params = self._selection(name, None, filters)
+        operator = _OPERATORS[kwargs.get("distance", self.distance)]
+        query = (
+            f"SELECT id, content, metadata, embedding {operator} %s::vector AS score "
+            f"FROM {{table}} WHERE {where} ORDER BY score LIMIT %s"
+        )
+        rows = self._run(query, [vector, *params, limit], fetch=True)
+        return [
+            Document(id=row[0], content=row[1], metadata=row[2] or {}, score=float(row[3]))
+            for row in rows
+        ]
+
+    # ------------------------------------------------------------------ helpers
+
+    def _selection(
+        self,
+        collection_name: str | None,
+        ids: str | list[str] | None,
+        filters: dict[str, Any] | None,
+    ) -> tuple[str, list[Any]]:
+        where = ["collection = %s"]
+        params: list[Any] = [collection_name or self.collection]
+        if ids is not None:
+            where.append("id = ANY(%s)")
+            params.append([ids] if isinstance(ids, str) else list(ids))
+        if filters:
+            for key, value in filters.items():
+                if key.startswith("$") or isinstance(value, dict):
+                    raise NotImplementedError(
+                        "filters= takes the equality shorthand only ({'field': value})"
+                    )
+            where.append("metadata @> %s::jsonb")
+            params.append(json.dumps(filters))
+        return " AND ".join(where), params
+
+    def _dimension(self, name: str) -> int | None:
+        rows = self._run("SELECT dimension FROM {collections} WHERE name = %s", (name,), True)
+        return rows[0][0] if rows else None
+
+    def _write(self, name: str, rows: list[tuple[str, Document]], *, insert: bool) -> None:
+        if not rows:
+            return
+        dimensions = {len(doc.embedding or ()) for _, doc in rows}
+        if len(dimensions) != 1:
+            raise VectorDimensionError(
+                f"pgvector collection {name!r}: the documents' vectors have different "
+                f"dimensions {sorted(dimensions)}"
+            )
+        [dimension] = dimensions
+
+        def write(cur: psycopg.Cursor[Any]) -> None:
+            cur.execute(
+                self._sql(
+                    "INSERT INTO {collections} (name, dimension, metadata) "
+                    "VALUES (%s, %s, '{{}}') ON CONFLICT (name) DO UPDATE SET dimension = "
+                    "COALESCE({collections}.dimension, EXCLUDED.dimension) RETURNING dimension"
+                ),
+                (name, dimension),
+            )
+            held = cur.fetchone()
+            if held is not None and held[0] != dimension:
+                raise VectorDimensionError(
+                    f"pgvector collection {name!r} holds vectors of dimension {held[0]}; "
+                    f"these have {dimension}"
+                )
+            values = [
+                (name, doc_id, doc.content, json.dumps(doc.metadata), _vector_text(doc.embedding))
+                for doc_id, doc in rows
+            ]
+            if insert:
+                statement = (
+                    "INSERT INTO {table} (collection, id, content, metadata, embedding) "
+                    "VALUES (%s, %s, %s, %s::jsonb, %s::vector)"
+                )
+            else:
+                statement = (
+                    "UPDATE {table} SET content = %s, metadata = %s::jsonb, "
+                    "embedding = %s::vector WHERE collection = %s AND id = %s"
+                )
+                values = [(c, m, e, n, i) for n, i, c, m, e in values]
+            cur.executemany(self._sql(statement), values)
+
+        self._transaction(write)
+
+    def _sql(self, text: str) -> sql.Composed:
+        # The statements are this module's literals; only identifiers are filled in.
+        return sql.SQL(text).format(  # pyright: ignore[reportArgumentType]
+            table=sql.Identifier(self.schema_name, self.table),
+            collections=sql.Identifier(self.schema_name, f"{self.table}_collections"),
+        )
+
+    def _run(self, text: str, params: Any, fetch: bool = False) -> list[tuple[Any, ...]]:
+        def run(cur: psycopg.Cursor[Any]) -> list[tuple[Any, ...]]:
+            cur.execute(self._sql(text), params)
+            return cur.fetchall() if fetch else []
+
+        return self._transaction(run)
+
+    def _transaction(self, work: Any) -> Any:
+        with self._lock:
+            try:
+                conn = self._connection()
+                with conn.transaction(), conn.cursor() as cur:
+                    return work(cur)
+            except psycopg.OperationalError as exc:
+                self._drop_connection()
+                raise VectorStoreUnavailableError(
+                    f"PostgreSQL (pgvector store) cannot be reached: {_first_line(exc)}"
+                ) from None
+            except psycopg.errors.DataException as exc:
+                if "dimension" in str(exc):
+                    raise VectorDimensionError(f"pgvector: {_first_line(exc)}") from exc
+                raise VectorStoreError(f"pgvector: {_first_line(exc)}") from exc
+            except psycopg.Error as exc:  # a duplicate id, a refused statement...
+                raise VectorStoreError(f"pgvector: {_first_line(exc)}") from exc
+
+    def _drop_connection(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):  # already broken: nothing to give back
+                conn.close()
+
+    def _connection(self) -> psycopg.Connection[Any]:
+        conn = self._conn
+        if conn is not None and not conn.closed:
+            return conn
+        conn = psycopg.connect(self.url, autocommit=True, connect_timeout=self.connect_timeout_s)
+        self._conn = conn
+        if not self._ready:
+            self._create_tables(conn)
+            self._ready = True
+        return conn
+
+    def _create_tables(self, conn: psycopg.Connection[Any]) -> None:
+        with conn.transaction(), conn.cursor() as cur:
+            # Subtasks starting together: one creates, the others wait for it.
+            cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"pgvector:{self.table}",))
+            cur.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
+            if cur.fetchone() is None:
+                raise VectorStoreError(
+                    "the pgvector extension is not installed on this PostgreSQL server "
+                    "(Debian: apt-get install postgresql-<version>-pgvector; see docs/rag.md)"
+                )
+            cur.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            cur.execute(
+                self._sql(
+                    "CREATE TABLE IF NOT EXISTS {collections} (name text PRIMARY KEY, "
+                    "dimension integer, metadata jsonb NOT NULL DEFAULT '{{}}')"
+                )
+            )
+            cur.execute(
+                self._sql(
+                    "CREATE TABLE IF NOT EXISTS {table} (collection text NOT NULL, "
+                    "id text NOT NULL, content text NOT NULL, metadata jsonb NOT NULL, "
+                    "embedding vector NOT NULL, PRIMARY KEY (collection, id))"
+                )
+            )
+
+
+def _vector_text(embedding: Any) -> str:
+    return "[" + ",".join(repr(float(x)) for x in embedding) + "]"
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -1,0 +1,159 @@
+"""The built-in context retrieval action: ``ContextRetrievalRequestEvent`` ->
+``ContextRetrievalResponseEvent``.
+
+Two durable calls per request, so with a durable call log a restore makes neither again:
+
+1. the query's embedding, by the vector store's embedding model: its digest covers the
+   store's name, its embedding model's, the query text and ``max_results``;
+2. the store lookup with that vector: its digest covers the same.
+
+A record made for another query, another store or another ``max_results`` at the same
+place of a run (a second runner over one store, a job run again) therefore never answers
+this request: the code-path-changed rule drops it and the call is made live. The calls
+record plain JSON (the vector; the documents' dicts), nothing else of the store.
+
+A store that is not declared, cannot be reached, or holds vectors of another dimension
+fails the request with a `VectorStoreError` naming the resource (its subclasses
+`VectorStoreUnavailableError`, `VectorDimensionError`); the error strategy and
+``input-failure.policy`` then apply as to any failed action. The records of a failed
+request's calls are dropped, so a restart tries them again.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from flink_agents.api.errors import VectorStoreError
+from flink_agents.api.events.context_retrieval_event import (
+    ContextRetrievalRequestEvent,
+    ContextRetrievalResponseEvent,
+)
+from flink_agents.api.events.event import Event
+from flink_agents.api.redaction import redact
+from flink_agents.api.resource import ResourceType
+from flink_agents.api.runner_context import RunnerContext
+from flink_agents.api.vector_stores.vector_store import (
+    BaseVectorStore,
+    Document,
+    VectorStoreQuery,
+)
+from flink_agents.plan.agent_plan import ActionSpec
+from flink_agents.runtime.action_context import ActionContext
+
+__all__ = ["CONTEXT_RETRIEVAL_ACTION", "context_retrieval_action", "context_retrieval_spec"]
+
+CONTEXT_RETRIEVAL_ACTION = "_context_retrieval_action"
+"""Name of the built-in context retrieval action."""
+
+_DOCUMENTS: TypeAdapter[list[Document]] = TypeAdapter(list[Document])
+
+
+def context_retrieval_spec() -> ActionSpec:
+    """The context retrieval action, as a plan entry."""
+    return ActionSpec(
+        name=CONTEXT_RETRIEVAL_ACTION,
+        event_types=(ContextRetrievalRequestEvent.EVENT_TYPE,),
+        func=context_retrieval_action,
+        config={},
+        is_async=True,
+    )
+
+
+async def context_retrieval_action(event: Event, ctx: RunnerContext) -> None:
+    """Search the request's vector store and answer with what it found."""
+    if not isinstance(event, ContextRetrievalRequestEvent):
+        return
+    name = event.vector_store
+    store = _store(ctx, name)
+    model = _embedding_model_name(store)
+    action_ctx = ctx if isinstance(ctx, ActionContext) else None
+    first_call = action_ctx.next_call_index if action_ctx is not None else 0
+    identity = (name, model, event.query, event.max_results)
+    try:
+        embedding = await ctx.durable_execute_async(
+            functools.partial(_embed_query, store), *identity
+        )
+        raw = await ctx.durable_execute_async(
+            functools.partial(_search, store, embedding), *identity
+        )
+    except Exception as exc:
+        if action_ctx is not None:
+            # A failed request fails its run: after a restart its calls are made again.
+            await action_ctx.forget_durable_calls(first_call)
+        raise _retrieval_error(exc, name, model) from exc
+    documents = _DOCUMENTS.validate_python(raw)
+    response = ContextRetrievalResponseEvent(
+        request_id=event.id, query=event.query, documents=documents
+    )
+    if action_ctx is not None:
+        action_ctx.send_own_event(response)
+    else:
+        ctx.send_event(response)
+
+
+def _store(ctx: RunnerContext, name: str) -> BaseVectorStore:
+    try:
+        store = ctx.get_resource(name, ResourceType.VECTOR_STORE)
+    except KeyError as exc:
+        raise VectorStoreError(
+            f"context retrieval: {exc.args[0] if exc.args else exc}", resource=name
+        ) from None
+    if not isinstance(store, BaseVectorStore):
+        raise VectorStoreError(
+            f"context retrieval: resource {name!r} is a {type(store).__name__}, not a vector store",
+            resource=name,
+        )
+    return store
+
+
+def _embedding_model_name(store: BaseVectorStore) -> str | None:
+    """The name the store's embedding model was declared under (None: none, or given
+    as an object)."""
+    model = store.embedding_model
+    if isinstance(model, str) or model is None:
+        return model
+    return getattr(model, "name", None) or type(model).__name__
+
+
+def _embed_query(
+    store: BaseVectorStore, name: str, model: str | None, query: str, max_results: int
+) -> list[float]:
+    """Durable call 1: the query's vector (the arguments after ``store`` are its identity)."""
+    try:
+        return [float(x) for x in store.embed_query(query)]
+    except VectorStoreError:
+        raise
+    except Exception as exc:
+        raise _EmbeddingFailed(f"{type(exc).__name__}: {exc}") from exc
+
+
+def _search(
+    store: BaseVectorStore,
+    embedding: list[float],
+    name: str,
+    model: str | None,
+    query: str,
+    max_results: int,
+) -> list[dict[str, Any]]:
+    """Durable call 2: the documents nearest ``embedding``, as JSON dicts."""
+    found = store.query_embedding(embedding, VectorStoreQuery(query_text=query, limit=max_results))
+    return [doc.model_dump(mode="json", exclude={"embedding"}) for doc in found]
+
+
+class _EmbeddingFailed(Exception):
+    """The embedding model failed (turned into a `VectorStoreError` naming it)."""
+
+
+def _retrieval_error(exc: BaseException, name: str, model: str | None) -> VectorStoreError:
+    """``exc`` as a `VectorStoreError` naming the resource that failed."""
+    if isinstance(exc, _EmbeddingFailed) or type(exc).__name__ == "_EmbeddingFailed":
+        return VectorStoreError(
+            redact(f"context retrieval from {name!r}: embedding model {model!r} failed: {exc}"),
+            resource=model or name,
+        )
+    kind = type(exc) if isinstance(exc, VectorStoreError) else VectorStoreError
+    detail = exc.message if isinstance(exc, VectorStoreError) else f"{type(exc).__name__}: {exc}"
+    return kind(redact(f"vector store {name!r} failed: {detail}"), resource=name)

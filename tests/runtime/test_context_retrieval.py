@@ -1,0 +1,191 @@
+"""The built-in context retrieval action on the local runner: a RAG step over a real
+embedded Chroma store, its durable calls, and its refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("chromadb", reason="the chroma extra is not installed")
+
+from flink_agents.api import (
+    Agent,
+    AgentsExecutionEnvironment,
+    Event,
+    InputEvent,
+    OutputEvent,
+    ResourceDescriptor,
+    ResourceType,
+    RunnerContext,
+)
+from flink_agents.api.errors import VectorDimensionError, VectorStoreError
+from flink_agents.api.events.context_retrieval_event import (
+    ContextRetrievalRequestEvent,
+    ContextRetrievalResponseEvent,
+)
+from flink_agents.api.resource import ResourceName
+from flink_agents.api.vector_stores.vector_store import Document
+from flink_agents.integrations.vector_stores.chroma.chroma_vector_store import (
+    ChromaVectorStore,
+)
+from flink_agents.runtime.errors import ActionExecutionError
+from tests.integrations.vector_stores.words_embedding import WordsEmbeddingSetup
+from tests.runtime.chat_agents import run_local
+
+KNOWLEDGE = [
+    Document(id="refunds", content="refund policy"),
+    Document(id="shipping", content="shipping delay"),
+    Document(id="passwords", content="password reset"),
+]
+
+
+def _knowledge_base(directory: Path) -> None:
+    store = ChromaVectorStore(persist_directory=str(directory), collection="kb_test")
+    store.embedding_model = WordsEmbeddingSetup()
+    store.add([d.model_copy() for d in KNOWLEDGE])
+
+
+def rag_agent(
+    directory: Path, *, store: str = "kb", dimension: int = 6, auto_create: bool = True
+) -> Agent:
+    """Each input is a question; the output is (question, ids of the 2 nearest docs)."""
+
+    def ask(event: Event, ctx: RunnerContext) -> None:
+        ctx.send_event(
+            ContextRetrievalRequestEvent(query=str(event.input), vector_store=store, max_results=2)
+        )
+
+    def answer(event: Event, ctx: RunnerContext) -> None:
+        assert isinstance(event, ContextRetrievalResponseEvent)
+        ctx.send_event(OutputEvent(output=(event.query, [d.id for d in event.documents])))
+
+    agent = Agent()
+    agent.add_action("ask", [InputEvent], ask)
+    agent.add_action("answer", [ContextRetrievalResponseEvent], answer)
+    agent.add_resource(
+        "embedder",
+        ResourceType.EMBEDDING_MODEL,
+        ResourceDescriptor(clazz=WordsEmbeddingSetup, dimension=dimension),
+    )
+    agent.add_resource(
+        "kb",
+        ResourceType.VECTOR_STORE,
+        ResourceDescriptor(
+            clazz=ResourceName.VectorStore.CHROMA_VECTOR_STORE,
+            embedding_model="embedder",
+            persist_directory=str(directory),
+            collection="kb_test",
+            auto_create_collection=auto_create,
+        ),
+    )
+    return agent
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Path:
+    directory = tmp_path / "kb"
+    _knowledge_base(directory)
+    WordsEmbeddingSetup.embedded.clear()
+    return directory
+
+
+def _answers(outputs: list[Any]) -> dict[Any, Any]:
+    return {o.key: o.value for o in outputs}
+
+
+def test_each_key_gets_the_documents_nearest_its_own_query(kb: Path) -> None:
+    outputs, _ = run_local(
+        rag_agent(kb),
+        [
+            {"key": "alice", "value": "refund please"},
+            {"key": "bob", "value": "my password"},
+        ],
+    )
+    answers = _answers(outputs)
+    assert answers["alice"][0] == "refund please" and answers["alice"][1][0] == "refunds"
+    assert answers["bob"][0] == "my password" and answers["bob"][1][0] == "passwords"
+    assert len(answers["alice"][1]) == 2
+    assert sorted(WordsEmbeddingSetup.embedded) == ["my password", "refund please"]
+
+
+def _run_with_store(agent: Agent, url: str, inputs: list[dict[str, Any]]) -> list[Any]:
+    env = AgentsExecutionEnvironment.get_execution_environment(
+        config={"durable-execution.store": url}
+    )
+    results = env.from_list(inputs).apply(agent).to_list()
+    env.execute()
+    return [v for r in results for v in r.values()]
+
+
+def test_a_rerun_replays_the_embedding_and_the_lookup(kb: Path, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/calls.db"
+    inputs = [{"key": "alice", "value": "refund please"}]
+    first = _run_with_store(rag_agent(kb), url, inputs)
+    assert WordsEmbeddingSetup.embedded == ["refund please"]
+    # The store changes after the recorded lookup: a replay answers from the record.
+    ChromaVectorStore(persist_directory=str(kb), collection="kb_test").delete(ids=["refunds"])
+    again = _run_with_store(rag_agent(kb), url, inputs)
+    assert again == first and first[0][1][0] == "refunds"
+    assert WordsEmbeddingSetup.embedded == ["refund please"]  # not embedded again
+
+
+def test_a_recorded_answer_never_answers_another_query(kb: Path, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/calls.db"
+    _run_with_store(rag_agent(kb), url, [{"key": "alice", "value": "refund please"}])
+    # Same key, same place in its run, another question: made live, not replayed.
+    [(query, ids)] = _run_with_store(rag_agent(kb), url, [{"key": "alice", "value": "my password"}])
+    assert query == "my password" and ids[0] == "passwords"
+    assert WordsEmbeddingSetup.embedded == ["refund please", "my password"]
+
+
+def test_an_empty_query_is_refused_at_the_door() -> None:
+    with pytest.raises(ValueError, match="non-empty query"):
+        ContextRetrievalRequestEvent(query="  ", vector_store="kb")
+    with pytest.raises(ValueError, match="max_results"):
+        ContextRetrievalRequestEvent(query="q", vector_store="kb", max_results=0)
+
+
+def test_events_keep_upstream_fields_through_json() -> None:
+    request = ContextRetrievalRequestEvent(query="q", vector_store="kb")
+    assert request.max_results == 3
+    back = Event.from_json(request.to_json())
+    assert isinstance(back, ContextRetrievalRequestEvent) and back.query == "q"
+    response = ContextRetrievalResponseEvent(
+        request_id=request.id, query="q", documents=[Document(content="c", score=0.5)]
+    )
+    again = Event.from_json(response.to_json())
+    assert isinstance(again, ContextRetrievalResponseEvent)
+    assert again.request_id == request.id and again.documents[0].score == 0.5
+
+
+def test_a_missing_store_fails_the_request_naming_it(kb: Path) -> None:
+    with pytest.raises(ActionExecutionError) as failed:
+        run_local(rag_agent(kb, store="nowhere"), [{"key": "a", "value": "refund"}])
+    error = failed.value.__cause__
+    assert isinstance(error, VectorStoreError) and error.resource == "nowhere"
+    assert "nowhere" in str(error)
+
+
+def test_wrong_dimension_vectors_fail_the_request_naming_the_store(kb: Path) -> None:
+    with pytest.raises(ActionExecutionError) as failed:
+        run_local(rag_agent(kb, dimension=4), [{"key": "a", "value": "refund"}])
+    error = failed.value.__cause__
+    assert isinstance(error, VectorDimensionError) and error.resource == "kb"
+    assert "'kb'" in str(error) and "dimension" in str(error)
+
+
+def test_a_failed_lookup_is_made_again_after_a_restart(tmp_path: Path) -> None:
+    """The store is not there yet (its collection is missing): the request fails, and its
+    recorded calls are dropped, so the job run again looks the store up live."""
+    url = f"sqlite:///{tmp_path}/calls.db"
+    directory = tmp_path / "kb"
+    inputs = [{"key": "alice", "value": "refund please"}]
+    with pytest.raises(ActionExecutionError) as failed:
+        _run_with_store(rag_agent(directory, auto_create=False), url, inputs)
+    assert isinstance(failed.value.__cause__, VectorStoreError)
+    assert "kb_test" in str(failed.value.__cause__)
+    _knowledge_base(directory)
+    [(_, ids)] = _run_with_store(rag_agent(directory, auto_create=False), url, inputs)
+    assert ids[0] == "refunds"
