@@ -669,9 +669,11 @@ def _settling(kafka: Any, error: Any) -> bool:
         codes.UNKNOWN_TOPIC_OR_PART,
         codes.LEADER_NOT_AVAILABLE,
         codes.NOT_LEADER_FOR_PARTITION,
+        codes.UNKNOWN_LEADER_EPOCH,
+        codes.FENCED_LEADER_EPOCH,
         codes._NOENT,  # the admin client's metadata does not know the leaders yet
     }
-    return error.code() in settling
+    return error.code() in settling or (error.retriable() and not error.fatal())
 
 
 def _transient_codes() -> frozenset[int]:

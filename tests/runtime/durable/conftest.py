@@ -1,9 +1,10 @@
 """Stores for the durable tests: SQLite always, PostgreSQL and Kafka when a server is given.
 
 PostgreSQL tests read the server URL from FLINK_AGENTS_TEST_POSTGRES_URL (start one with
-``tools/postgres/start.sh``), Kafka tests the bootstrap address from
-FLINK_AGENTS_TEST_KAFKA_BOOTSTRAP (``tools/kafka/start.sh``). Without it they skip, except
-under CI (``CI=true``), where they fail: CI must run them.
+``tools/postgres/start.sh``). Without it they skip, except under CI (``CI=true``), where they
+fail: CI must run them. Kafka tests take the broker `e2e_tests.kafka.start_broker` gives:
+FLINK_AGENTS_TEST_KAFKA_BOOTSTRAP, else one ``tools/kafka/start.sh`` starts; skipped where
+neither Kafka nor Java and Maven are there, failed instead under CI.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from flink_agents.runtime.durable import (
 )
 
 POSTGRES_URL_ENV = "FLINK_AGENTS_TEST_POSTGRES_URL"
-KAFKA_BOOTSTRAP_ENV = "FLINK_AGENTS_TEST_KAFKA_BOOTSTRAP"
 
 STORE_KINDS = ["sqlite", "postgres", "kafka"]
 
@@ -49,26 +49,14 @@ def postgres_url() -> str:
     return postgres_url_from(os.environ)
 
 
-def kafka_bootstrap_from(environ: Mapping[str, str]) -> str:
-    """The test broker's bootstrap address; skips without one, fails instead under CI=true."""
-    bootstrap = environ.get(KAFKA_BOOTSTRAP_ENV, "").strip()
-    if bootstrap:
-        return bootstrap
-    if environ.get("CI", "").strip().lower() == "true":
-        pytest.fail(
-            f"{KAFKA_BOOTSTRAP_ENV} is not set but CI=true: CI must run the Kafka store tests "
-            "(start a broker with tools/kafka/start.sh)",
-            pytrace=False,
-        )
-    pytest.skip(
-        f"Kafka store tests need {KAFKA_BOOTSTRAP_ENV} "
-        f'(export {KAFKA_BOOTSTRAP_ENV}="$(bash tools/kafka/start.sh)")'
-    )
-
-
 @pytest.fixture(scope="session")
-def kafka_bootstrap() -> str:
-    return kafka_bootstrap_from(os.environ)
+def kafka_bootstrap() -> Iterator[str]:
+    from e2e_tests.kafka import start_broker, stop_broker
+
+    bootstrap, started = start_broker()
+    yield bootstrap
+    if started:
+        stop_broker()
 
 
 def new_topic_name() -> str:

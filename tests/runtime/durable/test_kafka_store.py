@@ -1,4 +1,4 @@
-"""The Kafka store against a real broker (FLINK_AGENTS_TEST_KAFKA_BOOTSTRAP): what the shared
+"""The Kafka store against a real broker (see ``conftest.kafka_bootstrap``): what the shared
 store tests (``store`` and ``open_store``, parametrized over it) do not show."""
 
 from __future__ import annotations
@@ -25,13 +25,7 @@ from flink_agents.runtime.durable import (
 from flink_agents.runtime.durable.store_url import open_durable_call_log
 
 from ._support import Counter, key
-from .conftest import (
-    KAFKA_BOOTSTRAP_ENV,
-    delete_topic,
-    kafka_bootstrap_from,
-    new_topic_name,
-    topic_messages,
-)
+from .conftest import delete_topic, new_topic_name, topic_messages
 
 VALUE = CallOutcome(status="value", value_json="1")
 
@@ -76,16 +70,6 @@ def _produce(bootstrap: str, topic: str, key: bytes, value: bytes) -> None:
     producer = Producer({"bootstrap.servers": bootstrap})
     producer.produce(topic, key=key, value=value)
     assert producer.flush(30) == 0
-
-
-def test_ci_fails_instead_of_skipping_without_a_broker() -> None:
-    with pytest.raises(pytest.fail.Exception, match="CI=true"):
-        kafka_bootstrap_from({"CI": "true"})
-    with pytest.raises(pytest.skip.Exception, match=r"tools/kafka/start\.sh"):
-        kafka_bootstrap_from({})
-    with pytest.raises(pytest.skip.Exception):
-        kafka_bootstrap_from({"CI": "false", KAFKA_BOOTSTRAP_ENV: "  "})
-    assert kafka_bootstrap_from({"CI": "true", KAFKA_BOOTSTRAP_ENV: "h:9092"}) == "h:9092"
 
 
 def test_unreachable_broker_is_unavailable_and_the_call_does_not_run() -> None:
