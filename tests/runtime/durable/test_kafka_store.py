@@ -161,6 +161,36 @@ def test_a_store_sees_what_another_store_wrote_after_it_opened(
     second.close()
 
 
+class _UnacknowledgingProducer:
+    """A producer whose messages are never acknowledged (a broker that stopped answering)."""
+
+    def produce(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def flush(self, timeout: float) -> int:
+        return 1
+
+    def purge(self) -> None:
+        pass
+
+
+def test_an_unacknowledged_write_is_unavailable_and_not_taken_as_recorded(
+    kafka_bootstrap: str, topic: str
+) -> None:
+    store = KafkaActionStateStore(kafka_bootstrap, topic, num_partitions=2)
+    assert store.get(key()) is None
+    store._producer = _UnacknowledgingProducer()  # pyright: ignore[reportPrivateUsage]
+    with pytest.raises(DurableStoreUnavailableError, match="not acknowledged"):
+        store.begin(key(), "d")
+    assert store.get(key()) is None  # not in memory: Kafka never said it has it
+    store.begin(key(), "d")  # a new producer: the store works again
+    fresh = KafkaActionStateStore(kafka_bootstrap, topic)
+    record = fresh.get(key())
+    assert record is not None and record.pending
+    store.close()
+    fresh.close()
+
+
 def test_pickling_ships_the_configuration_only(kafka_bootstrap: str, topic: str) -> None:
     store = KafkaActionStateStore(kafka_bootstrap, topic, num_partitions=2, pipeline="p")
     store.begin(key(), "d")
