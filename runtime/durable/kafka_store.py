@@ -11,12 +11,17 @@ by a tombstone (a null value); the topic is compacted (``cleanup.policy=compact`
 keeps the latest message of each key and drops tombstoned keys, and the topic's size follows
 the live records.
 
+All records of one run key go to one partition (a hash of pipeline and key), so a run is
+caught up with by reading one partition.
+
 Reading. When the store connects it reads the whole topic to its end into memory (the
 records of its pipeline; the others it only notes, to refuse a topic another pipeline
-uses) and then answers every read from memory. Every write goes to the topic first
-(idempotent producer, ``acks=all``, flushed and its delivery confirmed) and to memory only
-once Kafka has acknowledged it. A write that fails or is not confirmed drops the in-memory
-view: the next operation reads the topic again.
+uses). Before each operation it reads the partition of the run key(s) concerned up to its
+current end (their end offsets asked with one request), then answers from memory: what any
+store wrote to the run before is seen, as in the SQL stores. Every write goes to the topic
+first (idempotent producer, ``acks=all``, flushed and its delivery confirmed) and to memory
+only once Kafka has acknowledged it. A write that fails or is not confirmed drops the
+in-memory view and the clients: the next operation reads the topic again.
 """
 
 from __future__ import annotations
@@ -151,10 +156,10 @@ class KafkaActionStateStore(ActionStateStore):
     ``min.insync.replicas=2`` in production; Kafka does not fsync each write).
 
     The store reads the whole topic into memory when it connects (the first operation, and
-    the first after :meth:`close`) and serves reads from there, so it sees what other
-    stores wrote up to then: in Flink, the subtask that owns a key opens its store after
-    the key's previous owner stopped. Memory holds the pipeline's live records: pruning
-    after checkpoints keeps it to the runs since the last completed checkpoint.
+    the first after :meth:`close`), and before each operation the run key's partition up
+    to its end, so it sees every record any store wrote to the run before. Memory holds the
+    pipeline's live records: pruning after checkpoints keeps it to the runs since the last
+    completed checkpoint. Operations of one store run one at a time.
 
     Records are scoped to ``pipeline``, as in the SQL stores: the store refuses
     (:class:`DurableStoreError`) a topic with live records of another pipeline unless
