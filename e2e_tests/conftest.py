@@ -58,3 +58,15 @@ def stream_env(flink_prepared: Any) -> Callable[..., Any]:
         return env
 
     return make
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap() -> Iterator[str]:
+    """A Kafka broker's bootstrap address (see `e2e_tests.kafka`); a broker this fixture
+    started is stopped at the end of the session."""
+    from e2e_tests.kafka import start_broker, stop_broker
+
+    bootstrap, started = start_broker()
+    yield bootstrap
+    if started:
+        stop_broker()

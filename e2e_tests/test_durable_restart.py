@@ -1,12 +1,14 @@
 """Durable execution on the mini-cluster: an action fails once after its model call was
 recorded; the job restarts from a checkpoint, the action runs again, and the model call is
 not repeated (the counting provider saw it once). Records covered by completed
-checkpoints are pruned (the mini-cluster's REST API is on a fixed port here)."""
+checkpoints are pruned (the mini-cluster's REST API is on a fixed port here). With the
+SQLite store, and with the Kafka one (upstream's ``actionStateStoreBackend: kafka``)."""
 
 from __future__ import annotations
 
 import sqlite3
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -32,8 +34,17 @@ def _prompt(body: dict[str, Any]) -> str:
     return str(body["messages"][-1]["content"])
 
 
+def _live_kafka_records(bootstrap: str, topic: str) -> int:
+    """Records on the topic: keys whose latest message is not a tombstone."""
+    from tests.runtime.durable.conftest import topic_messages
+
+    latest = dict(topic_messages(bootstrap, topic))
+    return sum(value is not None for value in latest.values())
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite", "kafka"])
 def test_model_call_not_repeated_after_a_failure(
-    stream_env: Callable[..., Any], tmp_path: Path
+    stream_env: Callable[..., Any], tmp_path: Path, store_kind: str, request: pytest.FixtureRequest
 ) -> None:
     from pyflink.common import WatermarkStrategy
     from pyflink.datastream.connectors.number_seq import NumberSequenceSource
@@ -42,6 +53,8 @@ def test_model_call_not_repeated_after_a_failure(
     from tools.flink_cluster.standalone import free_port
 
     store = tmp_path / "durable.sqlite"
+    bootstrap = request.getfixturevalue("kafka_bootstrap") if store_kind == "kafka" else ""
+    topic = f"e2e-durable-restart-{uuid.uuid4().hex[:8]}"
     with MockModelServer(delay=(0.05, 0.15)) as server:
         env = stream_env(
             parallelism=2,
@@ -56,7 +69,13 @@ def test_model_call_not_repeated_after_a_failure(
         )
         agents_env = FlinkAgentsExecutionEnvironment(env)
         config = agents_env.get_config()
-        config.set("durable-execution.store", f"sqlite:///{store}")
+        if store_kind == "kafka":
+            config.set("actionStateStoreBackend", "kafka")
+            config.set("kafkaBootstrapServers", bootstrap)
+            config.set("kafkaActionStateTopic", topic)
+            config.set("kafkaActionStateTopicNumPartitions", "4")
+        else:
+            config.set("durable-execution.store", f"sqlite:///{store}")
         config.set("durable-execution.prune.interval-s", "0.2")
         config.set("durable-execution.prune.clock-skew-s", "0.2")
         config.set("e2e.trace-dir", str(tmp_path))
@@ -95,7 +114,13 @@ def test_model_call_not_repeated_after_a_failure(
     print(f"model calls repeated after the restart (in flight at the failure): {repeated}")
     assert sum(c - 1 for c in repeated.values()) <= KEYS
 
-    with sqlite3.connect(store) as conn:
-        left = conn.execute("SELECT COUNT(*) FROM durable_calls").fetchone()[0]
+    if store_kind == "kafka":
+        from tests.runtime.durable.conftest import delete_topic
+
+        left = _live_kafka_records(bootstrap, topic)
+        delete_topic(bootstrap, topic)
+    else:
+        with sqlite3.connect(store) as conn:
+            left = conn.execute("SELECT COUNT(*) FROM durable_calls").fetchone()[0]
     print(f"records left in the store: {left} of {len(sent)} calls")
     assert left < len(sent)  # completed checkpoints pruned the runs they cover

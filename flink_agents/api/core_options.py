@@ -7,10 +7,11 @@ of the key: ``-s`` for seconds (``tool-call.timeout-s``, ``durable-execution.sto
 Values may be given typed or as strings (as they come from a Flink ``config.yaml``).
 
 Every option of upstream's ``core_options`` is declared here under its key and default.
-A few cannot be honoured by this runtime (a Kafka or Fluss action-state store, Java event
+A few cannot be honoured by this runtime (a Fluss action-state store, Java event
 listeners...): `UNSUPPORTED_OPTIONS` says what to use instead; setting one to anything but
-its default logs that as a warning, and ``actionStateStoreBackend`` (which would promise
-exactly-once calls that nothing here keeps) raises `ValueError`.
+its default logs that as a warning. ``actionStateStoreBackend`` set to anything but
+``kafka`` (which would promise exactly-once calls that nothing here keeps) raises
+`ValueError`.
 """
 
 from __future__ import annotations
@@ -385,20 +386,35 @@ class AgentConfigOptions:
         "actionStateStoreBackend",
         str,
         None,
-        "Upstream: kafka | fluss, the action-state store. Not available here: setting it "
-        "raises; use durable-execution.store (sqlite:// or postgresql://).",
+        "kafka: durable model and tool calls recorded on a compacted Kafka topic (the "
+        "kafka* options; instead of durable-execution.store). fluss is not available here "
+        "(raises).",
     )
     KAFKA_BOOTSTRAP_SERVERS: ConfigOption[str] = ConfigOption(
-        "kafkaBootstrapServers", str, "localhost:9092", "Upstream's Kafka action-state store."
+        "kafkaBootstrapServers",
+        str,
+        "localhost:9092",
+        "Brokers of the Kafka action-state store (actionStateStoreBackend: kafka).",
     )
     KAFKA_ACTION_STATE_TOPIC: ConfigOption[str | None] = ConfigOption(
-        "kafkaActionStateTopic", str, None, "Upstream's Kafka action-state store."
+        "kafkaActionStateTopic",
+        str,
+        None,
+        "Topic of the Kafka action-state store (required with actionStateStoreBackend: "
+        "kafka); created compacted when missing.",
     )
     KAFKA_ACTION_STATE_TOPIC_NUM_PARTITIONS: ConfigOption[int] = ConfigOption(
-        "kafkaActionStateTopicNumPartitions", int, 64, "Upstream's Kafka action-state store."
+        "kafkaActionStateTopicNumPartitions",
+        int,
+        64,
+        "Partitions of the action-state topic when the store creates it (keep them: a "
+        "changed count is refused).",
     )
     KAFKA_ACTION_STATE_TOPIC_REPLICATION_FACTOR: ConfigOption[int] = ConfigOption(
-        "kafkaActionStateTopicReplicationFactor", int, 1, "Upstream's Kafka action-state store."
+        "kafkaActionStateTopicReplicationFactor",
+        int,
+        1,
+        "Replicas of the action-state topic when the store creates it (3 in production).",
     )
     FLUSS_BOOTSTRAP_SERVERS: ConfigOption[str] = ConfigOption(
         "flussBootstrapServers", str, "localhost:9123", "Upstream's Fluss action-state store."
@@ -861,32 +877,36 @@ UNSUPPORTED_OPTIONS: dict[str, str] = {
     AgentConfigOptions.JOB_IDENTIFIER.key: (
         "a pipeline's durable records are identified by durable-execution.pipeline-id"
     ),
-    AgentConfigOptions.ACTION_STATE_STORE_BACKEND.key: _STORE_INSTEAD,
     **{
         option.key: _STORE_INSTEAD
         for option in vars(AgentConfigOptions).values()
-        if isinstance(option, ConfigOption) and option.key.startswith(("kafka", "fluss"))
+        if isinstance(option, ConfigOption) and option.key.startswith("fluss")
     },
 }
 """Upstream options this runtime accepts but cannot honour, and what to use instead.
-Setting one to anything but its default logs a warning (``actionStateStoreBackend``
-raises)."""
+Setting one to anything but its default logs a warning."""
 
-_REFUSED = frozenset({AgentConfigOptions.ACTION_STATE_STORE_BACKEND.key})
-"""Unsupported options whose silent absence could cost data or money: setting them raises."""
+_STORE_BACKENDS = frozenset({"kafka"})
+"""The values of ``actionStateStoreBackend`` this runtime keeps its promise for."""
 
 _warned: set[str] = set()
 
 
 def _check_supported(key: str, value: Any) -> None:
-    """Warn (once per key) about, or refuse, an upstream option this runtime cannot honour
-    when it is set to anything but its default."""
+    """Warn (once per key) about an upstream option this runtime cannot honour when it is set
+    to anything but its default; refuse an action-state store backend it does not have
+    (its silent absence would cost calls made twice)."""
+    if key == AgentConfigOptions.ACTION_STATE_STORE_BACKEND.key:
+        if value is not None and str(value).strip().lower() not in _STORE_BACKENDS:
+            raise ValueError(
+                f"agent option {key!r} (upstream's) is {value!r}, which is not available "
+                f"here: kafka is (with the kafka* options), or {_STORE_INSTEAD}"
+            )
+        return
     instead = UNSUPPORTED_OPTIONS.get(key)
     if instead is None or value == _OPTIONS_BY_KEY[key].default:
         return
     message = f"agent option {key!r} (upstream's) is not available here: {instead}"
-    if key in _REFUSED:
-        raise ValueError(message)
     if key not in _warned:
         _warned.add(key)
         _LOG.warning("%s; the setting is ignored", message)

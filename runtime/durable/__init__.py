@@ -2,11 +2,13 @@
 
 The run engine calls :meth:`DurableCallLog.execute` (or ``execute_sync``) with a
 :class:`DurableCallKey`; the log records each call's outcome in an :class:`ActionStateStore`
-(SQLite by default, PostgreSQL for clusters) and replays it when the run is replayed.
+(SQLite by default; PostgreSQL or a compacted Kafka topic for clusters) and replays it when
+the run is replayed.
 """
 
 from flink_agents.runtime.durable.call_log import DurableCallLog, SupportsDurableExecute
 from flink_agents.runtime.durable.digest import call_digest, function_identity
+from flink_agents.runtime.durable.kafka_store import KafkaActionStateStore
 from flink_agents.runtime.durable.postgres_store import PostgresActionStateStore
 from flink_agents.runtime.durable.records import CallOutcome, CallRecord, DurableCallKey
 from flink_agents.runtime.durable.retry import StoreRetry
@@ -32,6 +34,7 @@ __all__ = [
     "DurableReplayError",
     "DurableStoreError",
     "DurableStoreUnavailableError",
+    "KafkaActionStateStore",
     "PostgresActionStateStore",
     "SqliteActionStateStore",
     "StoreRetry",

@@ -60,14 +60,24 @@ def pipeline_id_from(
     return default_pipeline_id(agent, operator_name)
 
 
-def foreign_pipeline_error(store: str, table: str, mine: str, other: str) -> DurableStoreError:
-    """The refusal of a table that holds records of another pipeline."""
+def foreign_pipeline_error(
+    store: str,
+    table: str,
+    mine: str,
+    other: str,
+    *,
+    container: str = "table",
+    own_option: str = "durable-execution.store.table",
+) -> DurableStoreError:
+    """The refusal of a table (or topic: ``container``, named by ``own_option``) that holds
+    records of another pipeline."""
     return DurableStoreError(
-        f"{store}: table {table} holds durable-call records of pipeline {other!r}, and this "
-        f"store was opened for pipeline {mine!r}. Pipelines share a table only when told to: "
-        "give this pipeline a table of its own (durable-execution.store.table), or set "
-        "durable-execution.store.shared: true for every pipeline that uses the table (their "
-        "records stay apart, scoped by pipeline id; durable-execution.pipeline-id names it)"
+        f"{store}: {container} {table} holds durable-call records of pipeline {other!r}, and "
+        f"this store was opened for pipeline {mine!r}. Pipelines share a {container} only when "
+        f"told to: give this pipeline a {container} of its own ({own_option}), or set "
+        f"durable-execution.store.shared: true for every pipeline that uses the {container} "
+        "(their records stay apart, scoped by pipeline id; durable-execution.pipeline-id "
+        "names it)"
     )
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from flink_agents.api.core_options import AgentConfigOptions, AgentConfiguration
 from flink_agents.runtime.durable.call_log import DurableCallLog
+from flink_agents.runtime.durable.kafka_store import KafkaActionStateStore
 from flink_agents.runtime.durable.pipeline import DEFAULT_PIPELINE, pipeline_id_from
 from flink_agents.runtime.durable.postgres_store import PostgresActionStateStore
 from flink_agents.runtime.durable.records import DurableCallKey
@@ -50,10 +51,44 @@ def open_action_state_store(
     return SqliteActionStateStore(url, pipeline=pipeline, shared=shared, **options)
 
 
+def _kafka_store(
+    config: AgentConfiguration, *, pipeline: str, shared: bool, options: dict[str, Any]
+) -> KafkaActionStateStore:
+    """The Kafka store upstream's options name (``actionStateStoreBackend: kafka``)."""
+    backend = AgentConfigOptions.ACTION_STATE_STORE_BACKEND.key
+    if config.get(AgentConfigOptions.DURABLE_EXECUTION_STORE):
+        raise ValueError(
+            f"both {backend} and durable-execution.store name an action-state store: set one"
+        )
+    if options.pop("table", None):
+        raise ValueError(
+            "durable-execution.store.table names a SQL table; the Kafka store's topic is "
+            f"{AgentConfigOptions.KAFKA_ACTION_STATE_TOPIC.key}"
+        )
+    topic = config.get(AgentConfigOptions.KAFKA_ACTION_STATE_TOPIC)
+    if not topic:
+        raise ValueError(
+            f"{backend}: kafka needs {AgentConfigOptions.KAFKA_ACTION_STATE_TOPIC.key} "
+            "(the topic of the records; created compacted when missing)"
+        )
+    return KafkaActionStateStore(
+        config.get(AgentConfigOptions.KAFKA_BOOTSTRAP_SERVERS),
+        topic,
+        num_partitions=config.get(AgentConfigOptions.KAFKA_ACTION_STATE_TOPIC_NUM_PARTITIONS),
+        replication_factor=config.get(
+            AgentConfigOptions.KAFKA_ACTION_STATE_TOPIC_REPLICATION_FACTOR
+        ),
+        pipeline=pipeline,
+        shared=shared,
+        **options,
+    )
+
+
 def open_durable_call_log(
     config: AgentConfiguration, *, agent: Any = None, operator_name: str | None = None
 ) -> DurableCallLog | None:
-    """The durable call log the agent options name (``durable-execution.store``), or None.
+    """The durable call log the agent options name (``durable-execution.store``, or upstream's
+    ``actionStateStoreBackend: kafka`` with its ``kafka*`` options), or None.
 
     Its records belong to the pipeline ``durable-execution.pipeline-id`` names; unset, to
     ``module:qualname`` of ``agent``'s class (plus ``/operator_name`` when given), or to
@@ -65,7 +100,8 @@ def open_durable_call_log(
     `DurableStoreError` rather than letting runs make unrecorded calls.
     """
     url = config.get(AgentConfigOptions.DURABLE_EXECUTION_STORE)
-    if not url:
+    kafka = config.get(AgentConfigOptions.ACTION_STATE_STORE_BACKEND) is not None
+    if not url and not kafka:
         return None
     options: dict[str, Any] = {}
     table = config.get(AgentConfigOptions.DURABLE_EXECUTION_STORE_TABLE)
@@ -76,7 +112,11 @@ def open_durable_call_log(
         options["encryption_key_env"] = key_env
     pipeline = pipeline_id_from(config, agent, operator_name)
     shared = config.get(AgentConfigOptions.DURABLE_EXECUTION_STORE_SHARED)
-    store = open_action_state_store(url, pipeline=pipeline, shared=shared, **options)
+    store = (
+        _kafka_store(config, pipeline=pipeline, shared=shared, options=options)
+        if kafka
+        else open_action_state_store(url or "", pipeline=pipeline, shared=shared, **options)
+    )
     retry = StoreRetry(config.get(AgentConfigOptions.DURABLE_EXECUTION_STORE_RETRY_TIMEOUT))
     # Connects (creates and checks the table, and the encryption keys); raises
     # DurableStoreError, after retrying through an outage like every store operation.

@@ -213,10 +213,12 @@ def test_every_unsupported_option_is_one_of_ours_and_says_what_to_do() -> None:
     assert all(len(instead) > 20 for instead in UNSUPPORTED_OPTIONS.values())
 
 
-def test_an_upstream_action_state_store_is_refused() -> None:
+def test_the_kafka_action_state_store_is_accepted_and_another_backend_refused() -> None:
+    config = AgentConfiguration({"actionStateStoreBackend": "kafka"})
+    assert config.get(AgentConfigOptions.ACTION_STATE_STORE_BACKEND) == "kafka"
     with pytest.raises(ValueError, match=r"actionStateStoreBackend.*durable-execution\.store"):
-        AgentConfiguration({"actionStateStoreBackend": "kafka"})
-    with pytest.raises(ValueError, match=r"durable-execution\.store"):
+        AgentConfiguration({"actionStateStoreBackend": "fluss"})
+    with pytest.raises(ValueError, match=r"kafka is"):
         AgentConfiguration().set(AgentConfigOptions.ACTION_STATE_STORE_BACKEND, "fluss")
 
 

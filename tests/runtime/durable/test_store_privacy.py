@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import pickle
 import stat
@@ -17,13 +18,14 @@ from flink_agents.runtime.durable import (
     ActionStateStore,
     DurableCallLog,
     DurableStoreError,
+    KafkaActionStateStore,
     PostgresActionStateStore,
     SqliteActionStateStore,
 )
 from flink_agents.runtime.durable.store_url import open_durable_call_log
 
 from ._support import Ticket, key
-from .conftest import OpenStore
+from .conftest import OpenStore, topic_messages
 
 SECRET = "sk-ant-api03-VERY-SECRET-KEY-0123456789"
 """A key a tool returned, as the probe found in stored results."""
@@ -78,7 +80,10 @@ def test_existing_store_file_keeps_its_mode_and_a_readable_one_is_warned_about(
 
 
 def _raw_payloads(store: ActionStateStore) -> list[str]:
-    """Every payload as the database holds it."""
+    """Every payload as the database (or topic) holds it."""
+    if isinstance(store, KafkaActionStateStore):
+        values = [value for _, value in topic_messages(store.bootstrap_servers, store.topic)]
+        return [payload for v in values if v and (payload := json.loads(v)["payload"])]
     if isinstance(store, SqliteActionStateStore):
         import sqlite3
 
