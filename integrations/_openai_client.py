@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 import openai
+from pydantic import AliasChoices, Field
 
 from flink_agents.integrations._provider_client import ProviderClient
 
@@ -36,6 +37,11 @@ class OpenAIClient(ProviderClient[openai.AsyncOpenAI]):
     )
     credential_environment: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY", "OPENAI_ADMIN_KEY")
 
+    base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("base_url", "api_base_url")
+    )
+    """The API's base URL (upstream's name: ``api_base_url``); None for the SDK default
+    (``OPENAI_BASE_URL``)."""
     organization: str | None = None
     """OpenAI organization id; ``None`` for the SDK default (``OPENAI_ORG_ID``)."""
     project: str | None = None

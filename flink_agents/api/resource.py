@@ -71,6 +71,10 @@ class Resource(BaseModel, ABC):
 
     def __init__(self, /, **data: Any) -> None:
         type(self).check_options(data)
+        if "name" not in type(self).model_fields:
+            # Upstream's resources take (and ignore) a ``name``: the agent's attribute or
+            # `add_resource` names a resource, here as there.
+            data.pop("name", None)
         context = data.pop("resource_context", None)
         if context is not None:
             if not isinstance(context, ResourceContext) and not callable(
@@ -116,6 +120,7 @@ class Resource(BaseModel, ABC):
             return
         known = cls.option_names()
         known.setdefault("resource_context", "get_resource")  # upstream's keyword
+        known.setdefault("name", "name")  # upstream's keyword, ignored (see __init__)
         given: dict[str, str] = {}
         for option in options:
             field_name = known.get(option)

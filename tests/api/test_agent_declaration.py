@@ -235,8 +235,8 @@ def test_an_unknown_option_of_a_dotted_path_descriptor_fails_the_plan() -> None:
         ResourceDescriptor(
             clazz="flink_agents.integrations.chat_models.openai.openai_chat_model."
             "OpenAIChatModelConnection",
-            api_base_url="http://127.0.0.1:1",
+            api_bse_url="http://127.0.0.1:1",
         ),
     )
-    with pytest.raises(UnknownOptionError, match="api_base_url"):
+    with pytest.raises(UnknownOptionError, match="api_bse_url"):
         AgentPlan.from_agent(agent)

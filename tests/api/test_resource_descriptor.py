@@ -80,6 +80,12 @@ def test_unknown_options_fail_the_plan_in_every_form() -> None:
         AgentPlan.from_agent(agent)
 
 
+def test_upstreams_name_keyword_is_taken_and_ignored() -> None:
+    built = ResourceDescriptor(clazz=SCRIPTED, name="model", replies=["hi"]).build()
+    assert isinstance(built, ScriptedChatModelConnection)
+    assert "name" not in built.model_dump()
+
+
 def test_a_descriptor_builds_and_pickles() -> None:
     descriptor = ResourceDescriptor(clazz=SCRIPTED, replies=["hi"])
     built = descriptor.build()

@@ -352,6 +352,19 @@ def test_sync_chat(server: FakeProviderServer) -> None:
     assert [b["messages"][0]["content"] for b in server.bodies] == ["a", "b"]
 
 
+def test_upstreams_keywords_api_base_url_and_name(server: FakeProviderServer) -> None:
+    """Upstream's connection is made with ``api_base_url`` (and its tests pass ``name``,
+    which resources ignore there and here)."""
+    connection = OpenAIChatModelConnection(
+        name="openai", api_key=API_KEY, api_base_url=server.base_url
+    )
+    assert connection.base_url == server.base_url
+    server.enqueue(TEXT_REPLY)
+    assert connection.chat([ChatMessage.user("a")], model="gpt-test").message.text == "It is red."
+    with pytest.raises(ValueError, match="same option"):
+        OpenAIChatModelConnection(base_url=server.base_url, api_base_url=server.base_url)
+
+
 async def test_client_is_created_once_per_loop(
     server: FakeProviderServer, connection: OpenAIChatModelConnection
 ) -> None:
