@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from flink_agents.plan.agent_plan import ActionSpec
     from flink_agents.runtime.call_threads import CallThreadPool
     from flink_agents.runtime.durable.call_log import SupportsDurableExecute
-    from flink_agents.runtime.run_state import KeyState, RunState
+    from flink_agents.runtime.run_state import ApprovalWait, KeyState, RunState
 
 __all__ = ["ActionContext", "event_id_for", "key_digest", "key_text"]
 
@@ -130,6 +130,7 @@ class ActionContext(RunnerContext):
         "_sent_ids",
         "_short_term",
         "event",
+        "parked",
         "sent",
         "spec",
         "step",
@@ -151,6 +152,9 @@ class ActionContext(RunnerContext):
         self.event = event
         self.step = step
         self.sent: list[Event] = []
+        self.parked: ApprovalWait | None = None
+        """The event's wait for approval, when the action parked it (committed with the
+        step, as what it sent)."""
         self._call_index = 0
         self._id_prefix: str | None = None
         self._ids_made = 0
@@ -283,6 +287,16 @@ class ActionContext(RunnerContext):
         """The run's sensory memory as its plain dict, for the runtime's built-in actions:
         their keys have a '.', which no memory path reaches."""
         return self._run.sensory_memory
+
+    @property
+    def run_state(self) -> RunState:
+        """The run, for the runtime's built-in actions (the tool action reads the decisions
+        of calls that waited for approval)."""
+        return self._run
+
+    def park(self, wait: ApprovalWait) -> None:
+        """This event waits for a person's decisions (`flink_agents.runtime.approvals`)."""
+        self.parked = wait
 
     def finish(self) -> None:
         """The action returned: add its memory events to what it sent."""
