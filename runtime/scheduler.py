@@ -432,9 +432,10 @@ class RunScheduler:
             return not queue.busy and not queue.finished
 
     def release(self, queue: KeyQueue) -> bool:
-        """Forget an idle key; False (and kept) while busy or with outputs not taken."""
+        """Forget an idle key; False (and kept) while busy or with outputs not taken (or a
+        parked run's snapshot not taken: it is kept in state only once taken)."""
         with self._lock:
-            if queue.busy or queue.finished:
+            if queue.busy or queue.finished or (queue.parked and self.has_news(queue)):
                 return False
             if self._queues.get(queue.key) is queue:
                 del self._queues[queue.key]
