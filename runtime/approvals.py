@@ -119,6 +119,8 @@ def decide(run: RunState | None, key: str, approval: ToolApproval) -> bool:
     the run goes on now. `ApprovalNotPendingError` (and ``run`` unchanged) when it
     decides no undecided call of the run."""
     call_id = approval.call_id
+    if approval.key is not None and encode_key(approval.key) != key:
+        raise ApprovalNotPendingError(key, call_id, "it names another key")
     if run is None or not is_parked(run):
         raise ApprovalNotPendingError(key, call_id, "no run of this key waits for a decision")
     if encode_key(run.key) != key:  # pragma: no cover - the scheduler keeps runs per key

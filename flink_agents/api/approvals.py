@@ -56,3 +56,7 @@ class ToolApproval(BaseModel):
     """True: the tool runs (once); False: it does not, and the model reads why."""
     reason: str | None = None
     """Why, for the model (and the audit trail)."""
+    key: Any = None
+    """The key of the run it decides, optional: on Flink a key selector over a stream of
+    questions and decisions can read it (``ApprovalRequest.key`` copied back). When given,
+    a decision arriving under another key decides nothing (a failure record)."""

@@ -198,8 +198,10 @@ def test_an_approval_for_no_pending_call_is_a_failure_record_under_skip(
     try:
         run(runner, [{"key": "k", "value": "go"}])
         decision = ToolApproval(call_id=call_id, approved=True)
-        assert run(runner, [{"key": key, "value": decision}]) == []
-        [record] = runner.errors
+        named = ToolApproval(call_id="c1", approved=True, key="other")  # sent under "k"
+        assert run(runner, [{"key": key, "value": decision}, {"key": "k", "value": named}]) == []
+        record, wrong_key = runner.errors
+        assert "it names another key" in wrong_key["message"]
         assert record["error_type"] == "ApprovalNotPendingError"
         assert why in record["message"] and record["key"] == key
         assert shop.refunded == []  # never resumed the run
