@@ -104,6 +104,8 @@ def test_an_approved_call_runs_once_after_the_approval_and_the_loop_goes_on() ->
         assert runner.approval_requests() == []
         assert len(runner.approval_requests_sent) == 1  # asked once
         assert runner.errors == []
+        assert runner.metrics.get_counter("approvalRequests").get_count() == 1
+        assert runner.metrics.get_histogram("approvalLatencyMs").get_count() == 1
     finally:
         runner.close()
 

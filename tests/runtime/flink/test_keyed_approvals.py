@@ -57,6 +57,7 @@ def test_a_parked_run_survives_a_restore_its_request_out_once_its_tool_run_once(
         sub.input("b", "other key")
         sub.fire_polls_until(lambda: requests(sub.emitted) and answers(sub.emitted))
         sub.run_until_idle()
+        assert sub.scheduler.stats.runs_parked == 1  # the operator's parkedRuns
         snapshot = sub.backend.checkpoint()
         before = list(sub.emitted)
     finally:
@@ -72,6 +73,7 @@ def test_a_parked_run_survives_a_restore_its_request_out_once_its_tool_run_once(
         restored.input("a", ToolApproval(call_id="c1", approved=True))
         restored.fire_polls_until(lambda: len(answers(restored.emitted)) == 2)
         restored.run_until_idle()
+        assert restored.scheduler.stats.runs_parked == 0
         # A second decision of the same call is a clear error (policy fail).
         with pytest.raises(ApprovalNotPendingError, match="no run of this key waits"):
             restored.input("a", ToolApproval(call_id="c1", approved=True))
