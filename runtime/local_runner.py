@@ -99,7 +99,9 @@ class LocalRunner:
     A run that waits for a person's decision (a tool declared ``requires_approval``) is
     parked: its `ApprovalRequest`s go to `approval_requests_sent` (not the outputs), and it
     stays parked across `stream` calls until `ToolApproval` inputs of its key decide every
-    call (or ``tool-call.approval-timeout-s`` passes while a stream runs).
+    call, or ``tool-call.approval-timeout-s`` passes (while a stream runs; a deadline that
+    passed between two streams applies when the next one starts). A stream does not wait
+    for parked runs: it ends once every other run has.
     """
 
     def __init__(
@@ -234,6 +236,7 @@ class LocalRunner:
                 taken=parked.taken,
             )
             seqs[text] = queue.key_state.next_seq - 1  # the parked run's
+            scheduler.time_out(queue, approvals.clock_ms())  # a deadline passed meanwhile
             watch_deadline(queue)
             return queue
 
@@ -296,12 +299,7 @@ class LocalRunner:
                     _, queue = progressed.popitem()
                     for output in outputs_of(queue):
                         yield output
-                if (
-                    producer.done()
-                    and scheduler.buffered == 0
-                    and not progressed
-                    and not timers  # a parked run's approval timeout waits for its time
-                ):
+                if producer.done() and scheduler.buffered == 0 and not progressed:
                     # Its error (a refused input under `fail`, a failed read), if any, once
                     # the inputs accepted before it have been answered.
                     producer.result()

@@ -368,6 +368,12 @@ class KeyedRuns:
         scheduler.wait_idle(entry.queue)
         self.raise_if_failed()
         outputs = self._acknowledge(entry, state, write_record=True)
+        if entry.queue.parked:
+            _LOG.warning(
+                "key %s: the input ended while its run waits for approval of a tool call; "
+                "the run ends with the job (docs/approvals.md)",
+                key,
+            )
         if not scheduler.settled(entry.queue):
             raise RuntimeError(f"key {key}: work left after the end of input")
         if entry.poll_at is not None:

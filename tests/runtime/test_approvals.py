@@ -251,27 +251,30 @@ def test_past_the_approval_timeout_the_call_counts_as_denied(jumping_clock: list
     config = {"tool-call.approval-timeout-s": 60}
     runner = LocalRunner(chat_agent(model, tools=shop.tools()), config)
     try:
+        decided = asyncio.Event()
+
+        async def inputs() -> Any:
+            yield {"key": "k", "value": "go"}
+            await decided.wait()  # the stream goes on: its timer may fire
 
         async def main() -> list[AgentOutput]:
             outputs: list[AgentOutput] = []
-            async for output in runner.stream([{"key": "k", "value": "go"}]):
-                outputs.append(output)
-            return outputs
-
-        async def late() -> list[AgentOutput]:
-            stream = asyncio.ensure_future(main())
+            stream = runner.stream(inputs())
+            reader = asyncio.ensure_future(anext(stream))
             while not runner.approval_requests_sent:  # parked: the timer waits for 60 s
                 await asyncio.sleep(0)
-            assert not stream.done()
             jumping_clock.append(jumping_clock[-1] + 59_000)
             await asyncio.sleep(0.01)
-            assert not stream.done()  # looked again at 59 s: not yet
+            assert not reader.done()  # looked again at 59 s: not yet
             jumping_clock.append(jumping_clock[-1] + 2_000)
-            return await stream
+            outputs.append(await reader)
+            decided.set()
+            outputs += [o async for o in stream]
+            return outputs
 
-        # The loop's timer is set for the seconds left by the clock: move the clock, and
-        # the loop time with it, by giving the timer a zero delay once the clock is past.
-        [output] = asyncio.run(_with_fast_timers(late()))
+        # The loop's timer is set for the seconds left by the clock: cut its long delays,
+        # so it looks at the test's clock soon (and again, if it is not time yet).
+        [output] = asyncio.run(_with_fast_timers(main()))
         assert shop.refunded == []
         [(is_error, text)] = texts_sent(model, 1)
         assert is_error and text == (
@@ -279,6 +282,24 @@ def test_past_the_approval_timeout_the_call_counts_as_denied(jumping_clock: list
         )
         assert runner.metrics.get_counter("approvalTimeouts").get_count() == 1
         assert output.value.ok
+    finally:
+        runner.close()
+
+
+def test_a_deadline_that_passed_between_two_streams_applies_when_the_next_starts(
+    jumping_clock: list[int],
+) -> None:
+    shop = Refunds()
+    model = refund_model(call("c1", "refund", order="o", amount=5.0), answer="timed out")
+    runner = LocalRunner(
+        chat_agent(model, tools=shop.tools()), {"tool-call.approval-timeout-s": 60}
+    )
+    try:
+        assert run(runner, [{"key": "k", "value": "go"}]) == []  # the stream does not wait
+        jumping_clock.append(jumping_clock[-1] + 61_000)
+        [output] = run(runner, [])
+        assert output.value.ok and shop.refunded == []
+        assert runner.approval_requests() == []
     finally:
         runner.close()
 

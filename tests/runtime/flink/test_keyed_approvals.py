@@ -24,6 +24,7 @@ from flink_agents.runtime import approvals
 from flink_agents.runtime.agent_engine import AgentEngine
 from flink_agents.runtime.errors import ApprovalNotPendingError
 from flink_agents.runtime.input_failure import FailedInput
+from flink_agents.runtime.keys import encode_key
 from tests.runtime.chat_agents import chat_agent
 from tests.runtime.flink.fake_flink import FakeBackend, FakeSubtask, ManualClock
 from tests.runtime.test_approvals import Refunds
@@ -170,3 +171,23 @@ def test_the_approval_timeout_is_a_processing_time_timer_that_survives_a_restore
         restored.close()
     assert answers(restored.emitted) == ["timed out"]
     assert shop.refunded == []
+
+
+def test_the_end_of_input_names_a_key_whose_run_is_still_parked(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    shop = Refunds()
+    sub = FakeSubtask(engine(shop, [refund_call("c1"), "b done"]))
+    try:
+        sub.input("a", "refund")
+        sub.input("b", "other")
+        sub.fire_polls_until(lambda: bool(requests(sub.emitted)) and bool(answers(sub.emitted)))
+        with caplog.at_level("WARNING", logger="flink_agents.runtime.flink.keyed_runs"):
+            sub.end_of_input()  # returns: a parked run holds no drain
+    finally:
+        sub.close()
+    assert answers(sub.emitted) == ["b done"]
+    assert [r.getMessage() for r in caplog.records if "waits for approval" in r.getMessage()] == [
+        f"key {encode_key('a')}: the input ended while its run waits for approval of a tool "
+        "call; the run ends with the job (docs/approvals.md)"
+    ]
