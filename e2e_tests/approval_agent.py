@@ -4,12 +4,15 @@ each call it makes in a file of ``e2e.trace-dir`` (so the test counts them)."""
 
 from __future__ import annotations
 
+import json
 import os
+import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 from flink_agents.api.agents.agent import Agent
+from flink_agents.api.approvals import ApprovalRequest, ToolApproval
 from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
 from flink_agents.api.chat_models.function_model import FunctionChatModelConnection
 from flink_agents.api.content_blocks import ToolCallBlock
@@ -22,7 +25,15 @@ from flink_agents.api.runner_context import RunnerContext
 from flink_agents.api.tools.tool import Tool
 from flink_agents.api.tools.tool_parameter_injection import InjectedArg
 
-__all__ = ["ApprovalAgent", "call_id_of"]
+__all__ = [
+    "ApprovalAgent",
+    "QuestionsThenDecisions",
+    "call_id_of",
+    "key_of",
+    "output_line",
+    "present",
+    "request_line",
+]
 
 
 def call_id_of(key: str) -> str:
@@ -90,3 +101,49 @@ class ApprovalAgent(Agent):
             ResourceType.CHAT_MODEL,
             ResourceDescriptor(clazz=BaseChatModelSetup, connection="connection", tools=["refund"]),
         )
+
+
+# ---------------------------------------------------------------- the jobs' records
+
+
+class QuestionsThenDecisions:
+    """Record ``i`` of a job's source, ``interval`` s apart: a question per key, ``fillers``
+    Nones (dropped by `present`: time for a checkpoint, a savepoint or a kill while the runs
+    are parked), then a decision per key: even keys approved, odd ones declined."""
+
+    def __init__(self, keys: int, fillers: int, interval: float = 0.02) -> None:
+        self.keys = keys
+        self.fillers = fillers
+        self.interval = interval
+
+    @property
+    def count(self) -> int:
+        return 2 * self.keys + self.fillers
+
+    def __call__(self, i: int) -> Any:
+        time.sleep(self.interval)
+        if i < self.keys:
+            return {"key": f"k{i}"}
+        if i < self.keys + self.fillers:
+            return None
+        n = i - self.keys - self.fillers
+        key = f"k{n}"
+        return ToolApproval(call_id=call_id_of(key), approved=n % 2 == 0, reason="no", key=key)
+
+
+def present(record: Any) -> bool:
+    return record is not None
+
+
+def key_of(record: Any) -> str:
+    """One key selector for questions and decisions."""
+    return record.key if isinstance(record, ToolApproval) else record["key"]
+
+
+def output_line(output: Any) -> str:
+    return json.dumps({"output": output["key"], "reply": output["reply"]})
+
+
+def request_line(request: Any) -> str:
+    assert isinstance(request, ApprovalRequest)
+    return json.dumps({"request": request.key, "call_id": request.call_id})

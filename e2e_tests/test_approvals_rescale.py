@@ -5,17 +5,22 @@ refund made once, each declined one never, and no question asked again."""
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from e2e_tests.approval_agent import ApprovalAgent, call_id_of
+from e2e_tests.approval_agent import (
+    ApprovalAgent,
+    QuestionsThenDecisions,
+    call_id_of,
+    key_of,
+    output_line,
+    present,
+    request_line,
+)
 from e2e_tests.test_upgrades import _committed, _stop_with_savepoint_after
-from flink_agents.api import ApprovalRequest, ToolApproval
 
 pytestmark = pytest.mark.flink
 
@@ -23,34 +28,7 @@ KEYS = 6
 FILLERS = 150
 """Records between the questions and the decisions (~3 s): the first job is stopped with
 a savepoint among them."""
-
-
-def _record(i: int) -> Any:
-    time.sleep(0.02)
-    if i < KEYS:
-        return {"key": f"k{i}"}
-    if i < KEYS + FILLERS:
-        return None
-    n = i - KEYS - FILLERS
-    key = f"k{n}"
-    return ToolApproval(call_id=call_id_of(key), approved=n % 2 == 0, reason="no", key=key)
-
-
-def _present(record: Any) -> bool:
-    return record is not None
-
-
-def _key_of(record: Any) -> str:
-    return record.key if isinstance(record, ToolApproval) else record["key"]
-
-
-def _output_line(output: Any) -> str:
-    return json.dumps({"output": output["key"], "reply": output["reply"]})
-
-
-def _request_line(request: Any) -> str:
-    assert isinstance(request, ApprovalRequest)
-    return json.dumps({"request": request.key, "call_id": request.call_id})
+RECORDS = QuestionsThenDecisions(KEYS, FILLERS)
 
 
 def _job(
@@ -75,26 +53,26 @@ def _job(
     pickled = Types.PICKLED_BYTE_ARRAY()
     records = (
         env.from_source(
-            NumberSequenceSource(0, KEYS * 2 + FILLERS - 1),
+            NumberSequenceSource(0, RECORDS.count - 1),
             WatermarkStrategy.no_watermarks(),
             "records",
         )
         .uid("numbers")
         .set_parallelism(1)
-        .map(_record, output_type=pickled)
+        .map(RECORDS, output_type=pickled)
         .uid("records")
         .set_parallelism(1)
-        .filter(_present)
+        .filter(present)
         .uid("present")
         .set_parallelism(1)
     )
-    applied = agents_env.from_datastream(records, key_selector=_key_of).apply(
+    applied = agents_env.from_datastream(records, key_selector=key_of).apply(
         ApprovalAgent(), uid="the-agent"
     )
     lines = (
         applied.to_datastream()
-        .map(_output_line, output_type=Types.STRING())
-        .union(applied.to_approval_request_datastream().map(_request_line, Types.STRING()))
+        .map(output_line, output_type=Types.STRING())
+        .union(applied.to_approval_request_datastream().map(request_line, Types.STRING()))
     )
     lines.sink_to(committed_line_sink(str(output))).uid("sink").set_parallelism(1)
     return env
