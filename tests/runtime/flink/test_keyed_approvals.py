@@ -191,3 +191,38 @@ def test_the_end_of_input_names_a_key_whose_run_is_still_parked(
         f"key {encode_key('a')}: the input ended while its run waits for approval of a tool "
         "call; the run ends with the job (docs/approvals.md)"
     ]
+
+
+def test_an_approved_call_replayed_after_a_restore_is_not_made_again(tmp_path: Any) -> None:
+    """Approved and run, then the task dies before a checkpoint took any of it: the run
+    restored parked gets the same decision again, and the durable call log answers the
+    tool call instead of making it twice."""
+    from flink_agents.runtime.durable.store_url import open_durable_call_log
+
+    shop = Refunds()
+    config = AgentConfiguration({"durable-execution.store": str(tmp_path / "calls.db")})
+
+    def durable_engine(replies: list[Any]) -> AgentEngine:
+        model = ScriptedChatModelConnection(replies=replies)
+        agent = chat_agent(model, tools=shop.tools())
+        return AgentEngine(agent, config, durable=open_durable_call_log(config, agent=agent))
+
+    sub = FakeSubtask(durable_engine([refund_call("c1"), "refunded"]))
+    try:
+        sub.input("a", "refund")
+        sub.fire_polls_until(lambda: bool(requests(sub.emitted)))
+        parked = sub.backend.checkpoint()  # the last checkpoint: the run parked
+        sub.input("a", ToolApproval(call_id="c1", approved=True))
+        sub.fire_polls_until(lambda: bool(answers(sub.emitted)))
+    finally:
+        sub.close()  # dies: what came after the checkpoint is replayed
+    assert shop.refunded == [("o", 1.0)]
+
+    restored = FakeSubtask(durable_engine(["refunded"]), parked)
+    try:
+        restored.input("a", ToolApproval(call_id="c1", approved=True))  # replayed by the source
+        restored.fire_polls_until(lambda: bool(answers(restored.emitted)))
+    finally:
+        restored.close()
+    assert answers(restored.emitted) == ["refunded"]
+    assert shop.refunded == [("o", 1.0)]  # once
