@@ -631,10 +631,13 @@ class RunScheduler:
                     await self._wait_for_slot(size)
                 queue.run_bytes = size
                 try:
-                    await self._execute(queue, value, resumed)
+                    parked = await self._execute(queue, value, resumed)
                 finally:
                     size, queue.run_bytes = queue.run_bytes, 0
                     self._give_back(size)
+                if parked:
+                    # Let go: from `_park` on, a decision may start the key's next task.
+                    return
         except asyncio.CancelledError:
             raise
         except BaseException as exc:
@@ -652,8 +655,9 @@ class RunScheduler:
             typical += 0.05 * (seconds - typical)
         self.typical_wait_s = typical
 
-    async def _execute(self, queue: KeyQueue, value: Any, resumed: bool) -> None:
-        """One input's run to its end: tried again or abandoned under the skip policy."""
+    async def _execute(self, queue: KeyQueue, value: Any, resumed: bool) -> bool:
+        """One input's run to its end (tried again or abandoned under the skip policy), or
+        until it parks (True)."""
         engine = self._engine
         stats = self.stats
         key_state = queue.key_state
@@ -670,7 +674,7 @@ class RunScheduler:
                 await self._steps(queue, run, started)
                 if engine.is_parked(run):
                     self._park(queue, run)
-                    return
+                    return True
                 outputs = list(engine.outputs(run))
                 break
             except asyncio.CancelledError:
@@ -703,6 +707,7 @@ class RunScheduler:
             if self._news is not None:
                 self._news[queue] = None
         self._notify(queue)
+        return False
 
     def _park(self, queue: KeyQueue, run: Any) -> None:
         """`run` waits for decisions: published with its outputs (its approval requests),
@@ -716,6 +721,7 @@ class RunScheduler:
             queue.key_state_json = key_state_json
             queue.version += 1
             queue.parked = True
+            queue.busy = False  # no task drives it from here (`_drive` returns)
             self._buffered -= 1 + len(queue.waiting)
             self.stats.runs_parked += 1
             if self._news is not None:

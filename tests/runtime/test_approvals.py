@@ -375,3 +375,41 @@ def test_the_environment_lists_the_requests_and_a_decision_in_the_same_input_res
     asyncio.run(main())
     assert [r.call_id for r in builder.to_approval_request_list()] == ["c1"]
     assert len(builder.to_list()) == 1 and shop.refunded == [("o", 5.0)]
+
+
+def test_a_decision_right_as_the_run_parks_starts_one_driver() -> None:
+    """A decision taken the moment the parked run is published (before the task that
+    parked it has returned: on Flink the operator thread can be that fast) resumes the run
+    once: one task drives it, its tool runs once, it finishes once."""
+    from flink_agents.api import AgentConfiguration
+    from flink_agents.runtime.agent_engine import AgentEngine
+    from flink_agents.runtime.scheduler import KeyQueue, RunScheduler
+
+    shop = Refunds()
+    model = refund_model(call("c1", "refund", order="o", amount=5.0))
+    engine = AgentEngine(chat_agent(model, tools=shop.tools()), AgentConfiguration())
+    decided: list[bool] = []
+
+    def on_progress(queue: KeyQueue) -> None:
+        if queue.parked and not decided:
+            decided.append(
+                scheduler.decide(queue, queue.key, ToolApproval(call_id="c1", approved=True))
+            )
+
+    scheduler = RunScheduler(engine, on_progress=on_progress)
+
+    async def main() -> list[list[Any]]:
+        queue = scheduler.create('"k"', "k")
+        scheduler.submit(queue, "go")
+        while queue.busy or queue.parked or not queue.finished:
+            await asyncio.sleep(0.001)
+        return scheduler.take(queue).finished
+
+    try:
+        finished = asyncio.run(asyncio.wait_for(main(), 10))
+    finally:
+        engine.close()
+    assert decided == [True]
+    assert shop.refunded == [("o", 5.0)]
+    [outputs] = finished
+    assert [type(o).__name__ for o in outputs] == ["ApprovalRequest", "ChatResponseEvent"]
