@@ -46,7 +46,7 @@ if TYPE_CHECKING:
         InternalBaseLongTermMemory,
     )
     from flink_agents.runtime.memory.long_term import ActionLongTermMemory
-    from flink_agents.runtime.run_state import KeyState, RunState
+    from flink_agents.runtime.run_state import ApprovalWait, KeyState, RunState
 
 __all__ = ["ActionContext", "event_id_for", "key_digest", "key_text"]
 
@@ -142,6 +142,7 @@ class ActionContext(RunnerContext):
         "_sent_ids",
         "_short_term",
         "event",
+        "parked",
         "sent",
         "spec",
         "step",
@@ -163,6 +164,9 @@ class ActionContext(RunnerContext):
         self.event = event
         self.step = step
         self.sent: list[Event] = []
+        self.parked: ApprovalWait | None = None
+        """The event's wait for approval, when the action parked it (committed with the
+        step, as what it sent)."""
         self._call_index = 0
         self._calls_in_flight = 0
         self._id_prefix: str | None = None
@@ -319,6 +323,16 @@ class ActionContext(RunnerContext):
         if self._calls_in_flight:
             return func(*args)
         return self.durable_execute(func, *args)
+
+    @property
+    def run_state(self) -> RunState:
+        """The run, for the runtime's built-in actions (the tool action reads the decisions
+        of calls that waited for approval)."""
+        return self._run
+
+    def park(self, wait: ApprovalWait) -> None:
+        """This event waits for a person's decisions (`flink_agents.runtime.approvals`)."""
+        self.parked = wait
 
     def finish(self) -> None:
         """The action returned: add its memory events to what it sent."""

@@ -24,6 +24,7 @@ from pydantic_core import from_json, to_json
 from flink_agents.api._trusted import trusted_instance
 from flink_agents.api._values import check_state_value, decode_value, encode_value
 from flink_agents.api.agents.agent import Agent
+from flink_agents.api.approvals import ApprovalRequest, ToolApproval
 from flink_agents.api.core_options import (
     AgentConfigOptions,
     AgentConfiguration,
@@ -37,7 +38,9 @@ from flink_agents.api.redaction import redact
 from flink_agents.api.resource import Resource, ResourceDescriptor, ResourceType
 from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.plan.agent_plan import AgentPlan, ResourceSpec
+from flink_agents.runtime import approvals
 from flink_agents.runtime.action_context import ActionContext, event_id_for, key_text
+from flink_agents.runtime.approvals import is_parked, settle
 from flink_agents.runtime.builtin_actions import builtin_action_specs
 from flink_agents.runtime.call_threads import TOOL_EXTRA_AFTER_S, CallThreadPool
 from flink_agents.runtime.durable import DurableCallLog
@@ -46,7 +49,13 @@ from flink_agents.runtime.event_log import EventLog
 from flink_agents.runtime.input_failure import FailedInput, failure_record, log_failure
 from flink_agents.runtime.memory import MemorySettings, purge_expired, run_begin_snapshot
 from flink_agents.runtime.metrics import InMemoryMetricGroup
-from flink_agents.runtime.run_state import KeyState, RunStart, RunState, trusted_model
+from flink_agents.runtime.run_state import (
+    ApprovalWait,
+    KeyState,
+    RunStart,
+    RunState,
+    trusted_model,
+)
 from flink_agents.runtime.skill.tools import add_skill_tools
 
 if TYPE_CHECKING:
@@ -416,6 +425,49 @@ class AgentEngine:
     def outputs(self, run: RunState) -> list[Any]:
         return run.outputs
 
+    # ------------------------------------------------------------------ approvals
+
+    def is_parked(self, run: RunState) -> bool:
+        """Whether `run` waits for a person's decision (`flink_agents.runtime.approvals`)."""
+        return bool(run.approvals) and is_parked(run)
+
+    def decide(self, run: RunState | None, key: str, approval: ToolApproval) -> bool:
+        """Apply a `ToolApproval` to the parked run of the key with text `key`; True when
+        the run goes on now (`ApprovalNotPendingError`: it decides no waiting call)."""
+        resumed = approvals.decide(run, key, approval)
+        assert run is not None
+        for wait in run.approvals.values():
+            decision = wait.decisions.get(approval.call_id)
+            if decision is not None:
+                latency = max(0, decision.decided_at_ms - wait.requested_at_ms)
+                self.metrics.get_histogram("approvalLatencyMs").update(float(latency))
+        if resumed:
+            self._approval_spans(run)
+        return resumed
+
+    def time_out(self, run: RunState, now_ms: int) -> bool:
+        """Deny the calls of `run` whose approval timed out; True when the run goes on."""
+        count, resumed = approvals.time_out(run, now_ms)
+        if count:
+            self.metrics.get_counter("approvalTimeouts").inc(count)
+        if resumed:
+            self._approval_spans(run)
+        return resumed
+
+    def approval_deadline_ms(self, run: RunState) -> int | None:
+        """When the first undecided call of `run` times out (None: never)."""
+        return approvals.next_deadline_ms(run) if run.approvals else None
+
+    def pending_approvals(self, run: RunState) -> list[ApprovalRequest]:
+        """The requests of `run`'s calls still undecided."""
+        return approvals.pending_requests(run)
+
+    def _approval_spans(self, run: RunState) -> None:
+        tracing = self.tracing
+        if tracing is not None:
+            for wait in run.approvals.values():
+                tracing.approval_wait(run, wait)
+
     # ------------------------------------------------------------------ runs
 
     def start_run(self, key: Any, value: Any, key_state: KeyState) -> RunState:
@@ -459,6 +511,7 @@ class AgentEngine:
             path=[],
             trace_parent=None,
             trace_span=None,
+            approvals={},
         )
         log = self.event_log
         if log is not None:
@@ -530,6 +583,8 @@ class AgentEngine:
         outputs and step count are left as they were before the step.
         """
         if not run.pending_events:
+            if run.approvals and is_parked(run):
+                return False  # parked: a decision puts the waiting events back
             run.done = True
             return True
         event = run.pending_events[0]
@@ -552,6 +607,7 @@ class AgentEngine:
                 run.seq,
             )
         sent: list[Event] = []
+        parked: ApprovalWait | None = None
         log = self._event_log if self._event_log_ready else self.event_log
         for offset, spec in enumerate(specs):
             ctx = ActionContext(self, run, key_state, spec, event, run.action_steps + offset)
@@ -578,8 +634,14 @@ class AgentEngine:
             self._action_finished(run, spec.name, event, started, ctx.sent, log, None)
             run.path.append(spec.name)
             sent.extend(ctx.sent)
+            if ctx.parked is not None:
+                parked = ctx.parked
         pending = run.pending_events
         pending.pop(0)
+        if run.approvals:  # a wait whose decisions the event's actions have now used
+            settle(run, event.id)
+        if parked is not None:
+            run.approvals[event.id] = parked
         for out in sent:
             if out.type == _OUTPUT_TYPE:
                 run.outputs.append(out.attributes.get("output"))
@@ -590,7 +652,7 @@ class AgentEngine:
         # Plain fields of a model without assignment validation: set them directly.
         fields = vars(run)
         fields["action_steps"] = run.action_steps + len(specs)
-        fields["done"] = done = not pending
+        fields["done"] = done = not pending and not (run.approvals and is_parked(run))
         if done:
             if not run.outputs:
                 self._ended_without_output(run)

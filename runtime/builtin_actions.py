@@ -44,7 +44,7 @@ from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.core_options import AgentExecutionOptions, ErrorHandlingStrategy
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
 from flink_agents.api.events.chat_event import ChatError, ChatRequestEvent, ChatResponseEvent
-from flink_agents.api.events.event import Event
+from flink_agents.api.events.event import Event, OutputEvent
 from flink_agents.api.events.tool_event import ToolRequestEvent, ToolResponseEvent
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.resource import ResourceType
@@ -54,6 +54,7 @@ from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.api.tools.tool import BaseTool, Tool, ToolMetadata
 from flink_agents.api.tools.tool_parameter_injection import injected_arguments
 from flink_agents.plan.agent_plan import ActionSpec
+from flink_agents.runtime import approvals
 from flink_agents.runtime.action_context import ActionContext
 from flink_agents.runtime.call_threads import CallThreadPool
 from flink_agents.runtime.context_retrieval import context_retrieval_spec
@@ -77,6 +78,7 @@ from flink_agents.runtime.skill.tools import BashTool
 
 if TYPE_CHECKING:
     from flink_agents.api.content_blocks import ToolCallBlock
+    from flink_agents.runtime.run_state import ApprovalDecision
     from flink_agents.runtime.tracing import RunTracing
 
 __all__ = [
@@ -528,12 +530,24 @@ async def tool_call_action(event: Event, ctx: RunnerContext) -> None:
         return
     setup = _setup(ctx, event.model) if event.model is not None else None
     allowed = setup.tools if setup is not None else None
-    caller = _tool_caller(ctx, allowed, setup)
     limit = ctx.config.get(AgentExecutionOptions.TOOL_CALL_MAX_PER_TURN)
     calls, over = event.tool_calls[:limit], event.tool_calls[limit:]
+    decisions: Mapping[str, ApprovalDecision] = {}
+    if isinstance(ctx, ActionContext):
+        gated = _needing_approval(ctx, calls, allowed)
+        if gated:
+            decided = approvals.decisions_for(ctx.run_state, event.id)
+            if decided is None:  # none runs until a person decided every one
+                _park(ctx, event, gated)
+                return
+            decisions = decided
+    caller = _tool_caller(ctx, allowed, setup)
     tracing = _tracing(ctx)
 
     def call(c: ToolCallBlock) -> Awaitable[Any]:
+        decision = decisions.get(c.id)
+        if decision is not None and not decision.approved:
+            return _declined(c, decision)
         pending = ctx.durable_execute_async(caller, c.name, c.input, c.id)
         return pending if tracing is None else tracing.tool_call(c.name, c.id, c.input, pending)
 
@@ -549,6 +563,44 @@ async def tool_call_action(event: Event, ctx: RunnerContext) -> None:
     if over:
         responses.extend(_not_run(over, limit))
     _send_own(ctx, ToolResponseEvent(attributes={"request_id": event.id, "responses": responses}))
+
+
+def _needing_approval(
+    ctx: ActionContext, calls: Sequence[ToolCallBlock], allowed: Collection[str] | None
+) -> list[ToolCallBlock]:
+    """The calls that wait for a person: of a tool declared ``requires_approval`` or named
+    in ``tool-call.approval-required-tools`` (a call that could not run anyway, of an
+    unknown tool or with arguments that are no JSON object, is not asked about)."""
+    named = ctx.config.get(AgentExecutionOptions.TOOL_CALL_APPROVAL_REQUIRED_TOOLS)
+    gated = []
+    for c in calls:
+        if (allowed is not None and c.name not in allowed) or raw_arguments(c.input) is not None:
+            continue
+        try:
+            tool = ctx.get_resource(c.name, ResourceType.TOOL)
+        except KeyError:
+            continue
+        if c.name in named or (isinstance(tool, BaseTool) and tool.requires_approval):
+            gated.append(c)
+    return gated
+
+
+def _park(ctx: ActionContext, event: ToolRequestEvent, gated: Sequence[ToolCallBlock]) -> None:
+    """The request waits for decisions: one `ApprovalRequest` per call goes out as an
+    output of the run (exactly once, as outputs are), and the run parks."""
+    timeout = ctx.config.get(AgentExecutionOptions.TOOL_CALL_APPROVAL_TIMEOUT)
+    wait = approvals.new_wait(
+        ctx.run_state, event, [(c.id, c.name, dict(c.input)) for c in gated], timeout
+    )
+    for request in wait.requests:
+        _send_own(ctx, OutputEvent(output=request))
+    ctx.park(wait)
+    ctx.agent_metric_group.get_counter("approvalRequests").inc(len(wait.requests))
+
+
+async def _declined(c: ToolCallBlock, decision: ApprovalDecision) -> ToolResponse:
+    """The error result of a call a person declined (or that timed out): not run."""
+    return ToolResponse.failure(c.id, c.name, approvals.denial_message(c.name, decision))
 
 
 def _not_run(over: Sequence[ToolCallBlock], limit: int) -> list[ToolResponse]:

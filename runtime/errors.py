@@ -9,7 +9,9 @@
     ├── FlinkJobFailedError             (RuntimeError) a Flink job failed with a Python exception
     │                                   in a worker (raised where the job was run)
     ├── InputRefusedError               (TypeError) an input's key or value has no form agent
-    │                                   state can keep; refused at the door, before any run
+    │   │                               state can keep; refused at the door, before any run
+    │   └── ApprovalNotPendingError     a ToolApproval decides no call its key's parked run
+    │                                   waits for (unknown, already decided, another key's)
     ├── StructuredOutputError           (ValueError) a final answer did not parse into the
     │                                   request's output schema
     ├── SkillLoadError                  (ValueError) a skill source cannot be read (a missing
@@ -55,6 +57,7 @@ __all__ = [
     "ActionExecutionError",
     "AgentRunFailedError",
     "AgentRuntimeError",
+    "ApprovalNotPendingError",
     "DurableCallFailedError",
     "DurableError",
     "DurableReplayError",
@@ -195,6 +198,19 @@ class InputRefusedError(AgentRuntimeError, TypeError):
         self.key = key
         self.cause_type = cause_type
         self.cause_message = cause_message
+
+
+class ApprovalNotPendingError(InputRefusedError):
+    """A `ToolApproval` input that decides no call its key's parked run waits for: an
+    unknown call id, a call decided already (or timed out), another key's call, or a key
+    with no parked run. Never applied to any run; under `input-failure.policy: skip` it is
+    the input's failure record (`error_type` ``ApprovalNotPendingError``)."""
+
+    def __init__(self, key: str, call_id: str, why: str) -> None:
+        super().__init__(
+            key, "ApprovalNotPendingError", f"ToolApproval for call {call_id!r}: {why}"
+        )
+        self.call_id = call_id
 
 
 class StructuredOutputError(AgentRuntimeError, ValueError):

@@ -26,9 +26,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 from flink_agents.api.agents.agent import Agent
+from flink_agents.api.approvals import ApprovalRequest, ToolApproval
 from flink_agents.api.core_options import AgentConfiguration, AgentExecutionOptions
 from flink_agents.api.execution_environment import AgentBuilder, AgentsExecutionEnvironment
 from flink_agents.plan.agent_plan import ResourceSpec
+from flink_agents.runtime import approvals
 from flink_agents.runtime.agent_engine import AgentEngine
 from flink_agents.runtime.collector import tuning as collector_tuning
 from flink_agents.runtime.durable.store_url import open_durable_call_log
@@ -80,8 +82,27 @@ _READ_BATCH = 32
 """Inputs read before the runs started get a turn on the loop."""
 
 
+class _ParkedKey(NamedTuple):
+    """A key whose run waits for approval between two `LocalRunner.stream` calls."""
+
+    agent_key: Any
+    run_json: str
+    waiting: list[tuple[Any, int]]
+    """Inputs behind the parked run (decoded, with their JSON's length)."""
+    taken: int
+    """Outputs of the parked run yielded already (its approval requests)."""
+
+
 class LocalRunner:
-    """Runs an agent over keyed inputs on the running event loop."""
+    """Runs an agent over keyed inputs on the running event loop.
+
+    A run that waits for a person's decision (a tool declared ``requires_approval``) is
+    parked: its `ApprovalRequest`s go to `approval_requests_sent` (not the outputs), and it
+    stays parked across `stream` calls until `ToolApproval` inputs of its key decide every
+    call, or ``tool-call.approval-timeout-s`` passes (while a stream runs; a deadline that
+    passed between two streams applies when the next one starts). A stream does not wait
+    for parked runs: it ends once every other run has.
+    """
 
     def __init__(
         self,
@@ -111,8 +132,22 @@ class LocalRunner:
         self._key_state_json: dict[str, str] = {}
         """Per key text, its state as of the end of the last `stream` (memory, next seq)."""
         self._queues: dict[str, KeyQueue] = {}
+        self._parked: dict[str, _ParkedKey] = {}
+        """Per key text, its parked run as of the end of the last `stream`."""
+        self._scheduler: RunScheduler | None = None
         self.errors: list[dict[str, Any]] = []
         """Failure records of the inputs skipped under `input-failure.policy: skip`."""
+        self.approval_requests_sent: list[ApprovalRequest] = []
+        """Every `ApprovalRequest` runs sent, in the order they went out."""
+
+    def approval_requests(self) -> list[ApprovalRequest]:
+        """The requests of the calls still waiting for a decision (parked runs)."""
+        scheduler = self._scheduler
+        pending = [] if scheduler is None else scheduler.pending_approvals()
+        engine = self.engine
+        for parked in self._parked.values():
+            pending += engine.pending_approvals(engine.load_run(parked.run_json))
+        return pending
 
     @property
     def metrics(self) -> MetricGroup:
@@ -165,6 +200,48 @@ class LocalRunner:
             on_progress=on_progress,
         )
         self._queues = scheduler.queues
+        self._scheduler = scheduler
+        loop = asyncio.get_running_loop()
+        timers: dict[str, asyncio.TimerHandle] = {}
+        """Per parked key with an approval timeout, the loop timer that applies it."""
+
+        def expire(queue: KeyQueue) -> None:
+            timers.pop(queue.key, None)
+            scheduler.time_out(queue, approvals.clock_ms())
+            watch_deadline(queue)
+
+        def watch_deadline(queue: KeyQueue) -> None:
+            deadline = scheduler.approval_deadline_ms(queue)
+            if deadline is None or queue.key in timers:
+                return
+            delay = max(0.0, (deadline - approvals.clock_ms()) / 1000.0)
+            timers[queue.key] = loop.call_later(delay, expire, queue)
+
+        def create(text: str, key: Any) -> KeyQueue:
+            key_state_json = self._key_state_json.pop(text, None)
+            parked = self._parked.pop(text, None)
+            if parked is None:
+                # Runs see the key as Flink's do: read back from its text (a list key is
+                # a tuple, a str subclass a str), so every key is hashable and plain.
+                run_key = key if type(key) in _PLAIN_KEYS else decode_key(text)
+                queue = scheduler.create(text, run_key, key_state_json=key_state_json)
+                seqs[text] = queue.key_state.next_seq
+                return queue
+            queue = scheduler.create(
+                text,
+                parked.agent_key,
+                key_state_json=key_state_json,
+                run_json=parked.run_json,
+                inputs=[(None, 0), *parked.waiting],  # the first: the parked run's own
+                taken=parked.taken,
+            )
+            seqs[text] = queue.key_state.next_seq - 1  # the parked run's
+            scheduler.time_out(queue, approvals.clock_ms())  # a deadline passed meanwhile
+            watch_deadline(queue)
+            return queue
+
+        for text in list(self._parked):
+            create(text, None)
 
         async def produce() -> None:
             admitted = 0
@@ -179,6 +256,9 @@ class LocalRunner:
                 try:  # refused at the door, as on Flink (where inputs wait in keyed state)
                     text = accept_key(key)
                     encoded, decoded = admit(engine, text, value)
+                    if isinstance(decoded, ToolApproval):  # decides a parked call, or nothing
+                        scheduler.decide(scheduler.get(text), text, decoded)
+                        continue
                 except InputRefusedError as exc:
                     if engine.failure_retries is None:
                         raise  # after the runs accepted before it have ended
@@ -189,13 +269,7 @@ class LocalRunner:
                     await woken.wait()
                 queue = scheduler.get(text)
                 if queue is None:
-                    # Runs see the key as Flink's do: read back from its text (a list key is
-                    # a tuple, a str subclass a str), so every key is hashable and plain.
-                    run_key = key if type(key) in _PLAIN_KEYS else decode_key(text)
-                    queue = scheduler.create(
-                        text, run_key, key_state_json=self._key_state_json.pop(text, None)
-                    )
-                    seqs[text] = queue.key_state.next_seq
+                    queue = create(text, key)
                 scheduler.submit(queue, decoded, len(encoded))
 
         def outputs_of(queue: KeyQueue) -> list[AgentOutput]:
@@ -207,6 +281,8 @@ class LocalRunner:
                 seq += 1
             seqs[queue.key] = seq
             found += self._route(queue.agent_key, progress.sent, seq)
+            if queue.parked:
+                watch_deadline(queue)
             return found
 
         tuned = bool(engine.config.get(AgentExecutionOptions.GC_TUNING))
@@ -235,10 +311,17 @@ class LocalRunner:
             scheduler.cancel()
             with contextlib.suppress(BaseException):
                 await producer
+            for handle in timers.values():
+                handle.cancel()
             for text, queue in scheduler.queues.items():
                 if queue.key_state_json is not None:
                     self._key_state_json[text] = queue.key_state_json
+                if queue.parked and queue.run_json is not None:
+                    self._parked[text] = _ParkedKey(
+                        queue.agent_key, queue.run_json, list(queue.waiting), queue.taken
+                    )
             self._queues = {}
+            self._scheduler = None
             if tuned:
                 collector_tuning.release()
 
@@ -249,6 +332,8 @@ class LocalRunner:
         for output in outputs:
             if type(output) is FailedInput:
                 self.errors.append(output.record)
+            elif type(output) is ApprovalRequest:
+                self.approval_requests_sent.append(output)
             else:
                 routed.append(AgentOutput(key, output, seq))
         return routed
@@ -271,6 +356,7 @@ class LocalAgentBuilder(AgentBuilder):
         self._runner: LocalRunner | None = None
         self._output: list[dict[Any, Any]] = []
         self._errors: list[dict[str, Any]] = []
+        self._approval_requests: list[ApprovalRequest] = []
 
     def apply(self, agent: Agent | str) -> LocalAgentBuilder:
         """Run ``agent`` (an `Agent`, or the name of one `load_yaml` registered) over the
@@ -304,6 +390,11 @@ class LocalAgentBuilder(AgentBuilder):
         ``env.execute()``; each is also logged at WARNING."""
         return self._errors
 
+    def to_approval_request_list(self) -> list[ApprovalRequest]:
+        """The `ApprovalRequest`s runs sent (tool calls waiting for a person), filled by
+        ``env.execute()``; answer each with a `ToolApproval` input of the same key."""
+        return self._approval_requests
+
     async def stream(self) -> AsyncGenerator[AgentOutput, None]:
         """Run now and yield outputs as they come (instead of ``execute``)."""
         async for output in self.runner.stream(self._inputs):
@@ -315,6 +406,7 @@ class LocalAgentBuilder(AgentBuilder):
                 self._output.append({output.key: output.value})
         finally:  # what was answered and skipped before a failure stays readable
             self._errors.extend(self.runner.errors)
+            self._approval_requests.extend(self.runner.approval_requests_sent)
 
 
 class LocalExecutionEnvironment(AgentsExecutionEnvironment):

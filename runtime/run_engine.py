@@ -64,6 +64,29 @@ class RunEngine(Protocol):
         """The run `dump_run` wrote."""
         ...
 
+    def is_parked(self, run: Any) -> bool:
+        """Whether `run` waits for a person's decisions (no step can make progress)."""
+        ...
+
+    def pending_approvals(self, run: Any) -> list[Any]:
+        """The approval requests of `run`'s undecided calls."""
+        ...
+
+    def decide(self, run: Any | None, key: str, approval: Any) -> bool:
+        """Apply a `ToolApproval` to the parked `run` (None: the key has none) of the key
+        with text `key`; True when it goes on now. `ApprovalNotPendingError` (and `run`
+        unchanged) when it decides no call `run` waits for."""
+        ...
+
+    def time_out(self, run: Any, now_ms: int) -> bool:
+        """Deny the calls of the parked `run` whose approval timed out by `now_ms` (ms since
+        the epoch); True when it goes on now."""
+        ...
+
+    def approval_deadline_ms(self, run: Any) -> int | None:
+        """When the first undecided call of `run` times out (None: never)."""
+        ...
+
     @property
     def failure_retries(self) -> int | None:
         """None: a failed run fails the task (`input-failure.policy: fail`); else how often a

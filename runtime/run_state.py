@@ -19,10 +19,11 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidat
 
 from flink_agents.api._trusted import trusted_instance
 from flink_agents.api._values import AnyValue
+from flink_agents.api.approvals import ApprovalRequest
 from flink_agents.api.events.event import Event
 from flink_agents.runtime.memory import MEMORY_FIELDS
 
-__all__ = ["KeyState", "RunStart", "RunState", "trusted_model"]
+__all__ = ["ApprovalDecision", "ApprovalWait", "KeyState", "RunStart", "RunState", "trusted_model"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -107,6 +108,36 @@ class RunStart(BaseModel):
     """The key's short-term memory when the run started (`KeyState.memory_json`)."""
 
 
+class ApprovalDecision(BaseModel):
+    """How one call that waited for approval was decided."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    approved: bool
+    reason: str | None = None
+    decided_at_ms: int
+    """When (ms since the epoch)."""
+    timed_out: bool = False
+    """Denied because ``tool-call.approval-timeout-s`` passed."""
+
+
+class ApprovalWait(BaseModel):
+    """A tool request whose calls wait for approval (`flink_agents.runtime.approvals`)."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    event: PendingEvent
+    """The `ToolRequestEvent`, processed again once every call is decided."""
+    requests: list[ApprovalRequest]
+    """What went out, one per call that needs approval, in call order."""
+    decisions: dict[str, ApprovalDecision] = Field(default_factory=dict)
+    """By call id, the calls decided so far."""
+    requested_at_ms: int
+    """When the run parked (ms since the epoch)."""
+    deadline_ms: int | None = None
+    """When undecided calls count as denied (``tool-call.approval-timeout-s``)."""
+
+
 class RunState(BaseModel):
     """One agent run: the events still to process, its memory and its outputs so far."""
 
@@ -139,6 +170,9 @@ class RunState(BaseModel):
     from this snapshot, or tried again, continues that trace (`flink_agents.runtime.tracing`)."""
     trace_span: Any = Field(default=None, exclude=True)
     """The run's open ``invoke_agent`` span in this process, if any (not written)."""
+    approvals: dict[str, ApprovalWait] = Field(default_factory=dict)
+    """By tool request id, the requests whose calls wait for a person's decision (the run
+    is parked while one has an undecided call and no event is pending)."""
 
     def to_json(self) -> str:
         """The run as JSON."""

@@ -124,6 +124,8 @@ class RunSchedulerStats:
     runs_resumed: int = 0
     runs_finished: int = 0
     steps: int = 0
+    runs_parked: int = 0
+    """Runs waiting for a person's decisions now (`flink_agents.runtime.approvals`)."""
 
 
 @dataclass(eq=False)
@@ -149,6 +151,10 @@ class KeyQueue:
     """Outputs of the oldest run not taken in full that were taken already."""
     busy: bool = False
     """Inputs waiting or a run in progress (a task drives them)."""
+    parked: bool = False
+    """The run in progress waits for a person's decisions: no task drives it, the inputs
+    waiting behind it wait (and are not counted in `buffered`), `decide` or `time_out`
+    lets it go on."""
     run_bytes: int = 0
     """The memory the run in progress is counted for (`run_bytes`; 0: none)."""
 
@@ -286,6 +292,10 @@ class RunScheduler:
             queue.taken = taken
         queue.waiting = waiting
         count = len(waiting) + (1 if queue.run is not None else 0)
+        if queue.run is not None and engine.is_parked(queue.run):
+            queue.parked = True  # it waits as it did: no task, not counted
+            count = 0
+            self.stats.runs_parked += 1
         with self._lock:
             if key in self._queues:
                 raise ValueError(f"key {key} is already held")
@@ -305,10 +315,71 @@ class RunScheduler:
             if self._queues.get(queue.key) is not queue:
                 raise ValueError(f"key {queue.key}: its queue is no longer held")
             queue.waiting.append((value, json_chars))
+            if queue.parked:  # behind the parked run, until it goes on
+                return
             self._buffered += 1
             start = not queue.busy
             queue.busy = True
         if start:
+            self._start(queue)
+
+    def decide(self, queue: KeyQueue | None, key: str, approval: Any) -> bool:
+        """Apply a `ToolApproval` (an input of the key with text `key`) to the key's parked
+        run; True when the run goes on now. `ApprovalNotPendingError` when it decides
+        nothing the run waits for: no run of the key is parked, or no such call waits
+        (nothing changes then). The decision is in the snapshot `take` gives next."""
+        engine = self._engine
+        with self._lock:
+            run = queue.run if queue is not None and queue.parked else None
+            resumed = engine.decide(run, key, approval)  # raises when nothing waits
+            assert queue is not None
+            self._decided(queue, resumed)
+        self._after_decision(queue, resumed)
+        return resumed
+
+    def time_out(self, queue: KeyQueue, now_ms: int) -> bool:
+        """Deny the calls of the key's parked run whose approval timed out at `now_ms`;
+        True when the run goes on now."""
+        with self._lock:
+            run = queue.run
+            if not queue.parked or run is None:
+                return False
+            deadline = self._engine.approval_deadline_ms(run)
+            if deadline is None or deadline > now_ms:
+                return False
+            resumed = self._engine.time_out(run, now_ms)
+            self._decided(queue, resumed)
+        self._after_decision(queue, resumed)
+        return resumed
+
+    def approval_deadline_ms(self, queue: KeyQueue) -> int | None:
+        """When the key's parked run has a call time out (None: not parked, or never)."""
+        with self._lock:
+            if not queue.parked or queue.run is None:
+                return None
+            return self._engine.approval_deadline_ms(queue.run)
+
+    def pending_approvals(self) -> list[Any]:
+        """The `ApprovalRequest`s of every parked run's undecided calls."""
+        with self._lock:
+            parked = [q.run for q in self._queues.values() if q.parked and q.run is not None]
+            return [r for run in parked for r in self._engine.pending_approvals(run)]
+
+    def _decided(self, queue: KeyQueue, resumed: bool) -> None:
+        """Under the lock: a parked run changed; publish it, and let it go on if `resumed`."""
+        queue.run_json = self._engine.dump_run(queue.run)
+        queue.version += 1
+        if self._news is not None:
+            self._news[queue] = None
+        if resumed:
+            queue.parked = False
+            queue.busy = True
+            self._buffered += 1 + len(queue.waiting)
+            self.stats.runs_parked -= 1
+
+    def _after_decision(self, queue: KeyQueue, resumed: bool) -> None:
+        self._notify(queue)
+        if resumed:
             self._start(queue)
 
     def take(self, queue: KeyQueue) -> KeyProgress:
@@ -361,9 +432,10 @@ class RunScheduler:
             return not queue.busy and not queue.finished
 
     def release(self, queue: KeyQueue) -> bool:
-        """Forget an idle key; False (and kept) while busy or with outputs not taken."""
+        """Forget an idle key; False (and kept) while busy or with outputs not taken (or a
+        parked run's snapshot not taken: it is kept in state only once taken)."""
         with self._lock:
-            if queue.busy or queue.finished:
+            if queue.busy or queue.finished or (queue.parked and self.has_news(queue)):
                 return False
             if self._queues.get(queue.key) is queue:
                 del self._queues[queue.key]
@@ -546,7 +618,7 @@ class RunScheduler:
         try:
             while True:
                 with lock:
-                    if queue.run is None and not queue.waiting:
+                    if queue.parked or (queue.run is None and not queue.waiting):
                         queue.busy = False
                         break
                     resumed = queue.run is not None
@@ -559,10 +631,13 @@ class RunScheduler:
                     await self._wait_for_slot(size)
                 queue.run_bytes = size
                 try:
-                    await self._execute(queue, value, resumed)
+                    parked = await self._execute(queue, value, resumed)
                 finally:
                     size, queue.run_bytes = queue.run_bytes, 0
                     self._give_back(size)
+                if parked:
+                    # Let go: from `_park` on, a decision may start the key's next task.
+                    return
         except asyncio.CancelledError:
             raise
         except BaseException as exc:
@@ -580,8 +655,9 @@ class RunScheduler:
             typical += 0.05 * (seconds - typical)
         self.typical_wait_s = typical
 
-    async def _execute(self, queue: KeyQueue, value: Any, resumed: bool) -> None:
-        """One input's run to its end: tried again or abandoned under the skip policy."""
+    async def _execute(self, queue: KeyQueue, value: Any, resumed: bool) -> bool:
+        """One input's run to its end (tried again or abandoned under the skip policy), or
+        until it parks (True)."""
         engine = self._engine
         stats = self.stats
         key_state = queue.key_state
@@ -596,6 +672,9 @@ class RunScheduler:
         while True:
             try:
                 await self._steps(queue, run, started)
+                if engine.is_parked(run):
+                    self._park(queue, run)
+                    return True
                 outputs = list(engine.outputs(run))
                 break
             except asyncio.CancelledError:
@@ -628,22 +707,47 @@ class RunScheduler:
             if self._news is not None:
                 self._news[queue] = None
         self._notify(queue)
+        return False
+
+    def _park(self, queue: KeyQueue, run: Any) -> None:
+        """`run` waits for decisions: published with its outputs (its approval requests),
+        and let go of (`KeyQueue.parked`)."""
+        engine = self._engine
+        run_json = engine.dump_run(run)
+        key_state_json = engine.dump_key_state(queue.key_state)
+        with self._lock:
+            queue.run_json = run_json
+            queue.run_outputs = list(engine.outputs(run))
+            queue.key_state_json = key_state_json
+            queue.version += 1
+            queue.parked = True
+            queue.busy = False  # no task drives it from here (`_drive` returns)
+            self._buffered -= 1 + len(queue.waiting)
+            self.stats.runs_parked += 1
+            if self._news is not None:
+                self._news[queue] = None
+        self._notify(queue)
 
     async def _steps(self, queue: KeyQueue, run: Any, started: float) -> None:
-        """Step `run` to its end, publishing snapshots on the way."""
+        """Step `run` to its end, or until it parks, publishing snapshots on the way."""
         engine = self._engine
         stats = self.stats
         key_state = queue.key_state
         is_done, step, run_outputs = engine.is_done, engine.step, engine.outputs
-        if is_done(run):
+        is_parked, pending_approvals = engine.is_parked, engine.pending_approvals
+        if is_done(run) or is_parked(run):
             return
         publish_from = started + self._snapshot_after_s
         published = len(run_outputs(run))  # a resumed run's earlier outputs were published
         while True:
             done = await step(run, key_state)
             stats.steps += 1
-            if done:
+            if done or is_parked(run):
                 break
+            if pending_approvals(run):
+                # Approval requests go out only once the run is parked: a decision never
+                # finds its run still going.
+                continue
             outputs = run_outputs(run)
             if len(outputs) > published or time.monotonic() >= publish_from:
                 self._publish(queue, run, list(outputs))

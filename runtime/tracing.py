@@ -81,7 +81,7 @@ if TYPE_CHECKING:
     from flink_agents.api.runner_context import RunnerContext
     from flink_agents.plan.agent_plan import ActionSpec
     from flink_agents.runtime.call_threads import CallThreadPool
-    from flink_agents.runtime.run_state import RunState
+    from flink_agents.runtime.run_state import ApprovalWait, RunState
 
 __all__ = ["TRACER_NAME", "ChatSpan", "RunTracing", "install_sdk_from_env"]
 
@@ -301,6 +301,33 @@ class RunTracing:
         chat_span = _OPEN_CHAT.get()
         if chat_span is not None:
             chat_span.retried(kind, wait_s)
+
+    # ------------------------------------------------------------------ approvals
+
+    def approval_wait(self, run: RunState, wait: ApprovalWait) -> None:
+        """One ``await_approval`` span for a tool request whose calls waited for a
+        person: from when the run parked to the last decision (made once every call is
+        decided, in whatever process decides it; under the run's trace)."""
+        ended = max((d.decided_at_ms for d in wait.decisions.values()), default=0)
+        ended = max(ended, wait.requested_at_ms)
+        span = self._tracer.start_span(
+            "await_approval",
+            context=_parent_context(run.trace_parent) or otel_context.Context(),
+            kind=SpanKind.INTERNAL,
+            attributes={
+                "flink_agents.key": _key_text(run.key),
+                "flink_agents.seq": run.seq,
+                "flink_agents.approval.calls": len(wait.requests),
+                "flink_agents.approval.approved": sum(
+                    1 for d in wait.decisions.values() if d.approved
+                ),
+                "flink_agents.approval.timed_out": sum(
+                    1 for d in wait.decisions.values() if d.timed_out
+                ),
+            },
+            start_time=wait.requested_at_ms * 1_000_000,
+        )
+        span.end(end_time=ended * 1_000_000)
 
     # ------------------------------------------------------------------ tool calls
 

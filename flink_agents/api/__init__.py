@@ -3,6 +3,7 @@
 from flink_agents.api.agents.agent import Agent
 from flink_agents.api.agents.react_agent import ReActAgent
 from flink_agents.api.agents.types import OutputSchema
+from flink_agents.api.approvals import ApprovalRequest, ToolApproval
 from flink_agents.api.chat_message import (
     CANONICAL_FINISH_REASONS,
     AudioBlock,
@@ -103,6 +104,7 @@ __all__ = [
     "AgentExecutionOptions",
     "AgentRunBeginEvent",
     "AgentsExecutionEnvironment",
+    "ApprovalRequest",
     "AudioBlock",
     "BaseChatModelConnection",
     "BaseChatModelSetup",
@@ -166,6 +168,7 @@ __all__ = [
     "StructuredOutputStrategy",
     "TextBlock",
     "Tool",
+    "ToolApproval",
     "ToolCallBlock",
     "ToolMetadata",
     "ToolParameterSource",

@@ -169,6 +169,24 @@ class AgentExecutionOptions:
         "and gives the model an error result naming this option, and the chat loop goes on.",
         positive=True,
     )
+    # Human approval of tool calls (docs/approvals.md).
+    TOOL_CALL_APPROVAL_TIMEOUT: ConfigOption[float | None] = ConfigOption(
+        "tool-call.approval-timeout-s",
+        float,
+        None,
+        "Seconds a tool call that requires approval waits for its ToolApproval (unset: "
+        "forever); past it, on a timer in keyed state (processing time on Flink), the call "
+        "counts as denied with a reason saying it timed out, and the chat loop goes on.",
+        positive=True,
+    )
+    TOOL_CALL_APPROVAL_REQUIRED_TOOLS: ConfigOption[list[str]] = ConfigOption(
+        "tool-call.approval-required-tools",
+        list,
+        [],
+        "Names of tools (a list, or comma-separated) whose calls wait for a person's "
+        "ToolApproval, besides those declared with requires_approval=True: for tools an "
+        "MCP server offers.",
+    )
     TOOL_CALL_MAX_ABANDONED_THREADS: ConfigOption[int] = ConfigOption(
         "tool-call.max-abandoned-threads",
         int,

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, overload
 
+from flink_agents.api.approvals import REQUIRES_APPROVAL_MARK
 from flink_agents.api.events.event import Event
 from flink_agents.api.events.event_type import event_type_name, trigger_event_types
 from flink_agents.api.function import Function, JavaFunction, PythonFunction
@@ -109,18 +110,23 @@ def _resource_marker(resource_type: ResourceType) -> Callable[[F], F]:
 def tool(func: F, /) -> F: ...
 @overload
 def tool(
-    *, injected_args: Mapping[str, InjectedArg | Mapping[str, Any]] | None = None
+    *,
+    injected_args: Mapping[str, InjectedArg | Mapping[str, Any]] | None = None,
+    requires_approval: bool = False,
 ) -> Callable[[F], F]: ...
 def tool(
     func: F | None = None,
     /,
     *,
     injected_args: Mapping[str, InjectedArg | Mapping[str, Any]] | None = None,
+    requires_approval: bool = False,
 ) -> F | Callable[[F], F]:
     """Declare a function as a tool; its schema comes from its signature and docstring.
 
     ``@tool(injected_args={"tenant_id": InjectedArg.from_config("tenant_id")})`` hides
     those parameters from the model; the runtime fills them in (`InjectedArg`).
+    ``@tool(requires_approval=True)``: a call waits for a person's `ToolApproval`
+    before it runs (docs/approvals.md).
     """
     injected = normalize_injected_args(injected_args)
 
@@ -130,6 +136,8 @@ def tool(
         setattr(function, RESOURCE_MARK, ResourceType.TOOL)
         if injected:
             setattr(function, INJECTED_ARGS_MARK, injected)
+        if requires_approval:
+            setattr(function, REQUIRES_APPROVAL_MARK, True)
         return target
 
     return mark if func is None else mark(func)

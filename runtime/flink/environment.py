@@ -71,6 +71,7 @@ from flink_agents.runtime.flink.durability import rest_address_of
 from flink_agents.runtime.flink.java import JavaRuntime, ensure_java
 from flink_agents.runtime.flink.job_failure import install_job_failure_hook
 from flink_agents.runtime.flink.operator import (
+    APPROVAL_OUTPUT,
     ERROR_OUTPUT,
     AgentOperatorOptions,
     EngineFactory,
@@ -484,6 +485,11 @@ class AgentStream(AgentBuilder):
         key, input, action, event_type, error_type, message, attempts, failed_at), exactly
         once like outputs. Each is also logged at WARNING."""
         return self.to_datastream().get_side_output(ERROR_OUTPUT)
+
+    def to_approval_request_datastream(self) -> DataStream:
+        """`ApprovalRequest`s of tool calls waiting for a person (docs/approvals.md), exactly
+        once like outputs: answer each with a `ToolApproval` input of the same key."""
+        return self.to_datastream().get_side_output(APPROVAL_OUTPUT)
 
     def to_table(
         self, schema: RowTypeInfo | Schema, output_type: TypeInformation | None = None

@@ -43,8 +43,13 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from flink_agents.api.approvals import ToolApproval
 from flink_agents.api.redaction import redact
-from flink_agents.runtime.errors import AgentRunFailedError, InputRefusedError
+from flink_agents.runtime.errors import (
+    AgentRunFailedError,
+    ApprovalNotPendingError,
+    InputRefusedError,
+)
 from flink_agents.runtime.keys import decode_key, refused_key
 from flink_agents.runtime.run_engine import RunEngine
 from flink_agents.runtime.scheduler import KeyProgress, KeyQueue, RunScheduler, admit
@@ -144,6 +149,8 @@ class _KeyEntry:
     emitted: int = 0
     """Outputs of the run at `head` emitted before it finished (a run that sends outputs
     while going on is looked at again soon, not when runs usually end)."""
+    approval_timer: int | None = None
+    """The processing-time timer registered for the parked run's approval deadline."""
 
 
 def _record_json(entry: _KeyEntry) -> str:
@@ -229,12 +236,14 @@ class KeyedRuns:
         outputs: list[Any] = []
         if scheduler.has_news(queue):
             outputs = self._acknowledge(entry, state)
+        if isinstance(decoded, ToolApproval):
+            return outputs + self._on_approval(entry, key, value, decoded, state, timers)
         if scheduler.is_idle(queue):
             entry.busy_since = time.monotonic()
         waiting = entry.tail - entry.head
         # The run may finish inside `submit` (when it needs no real waiting).
         scheduler.submit(queue, decoded, len(encoded))
-        if waiting == 0 and scheduler.is_idle(queue):
+        if waiting == 0 and scheduler.is_idle(queue) and not queue.parked:
             # Accepted and finished within this callback: no checkpoint can fall in between,
             # so the input never needs to be in keyed state; only the key record changes.
             # (It still takes its position: positions are the key's run sequence numbers.)
@@ -249,10 +258,47 @@ class KeyedRuns:
             state.write_record(_record_json(entry))
             if entry.poll_at is None:
                 self._schedule_poll(entry, timers)
+        self._watch_deadline(entry, timers)
         self._evict()
         if scheduler.wait_for_capacity():
             self.raise_if_failed()  # otherwise a failure surfaces in the next callback
         return outputs
+
+    def _on_approval(
+        self,
+        entry: _KeyEntry,
+        key: str,
+        value: Any,
+        approval: ToolApproval,
+        state: KeyedAgentState,
+        timers: KeyTimers,
+    ) -> list[Any]:
+        """A `ToolApproval` input: applied to the key's parked run, its snapshot written in
+        this callback (so a checkpoint holds the decision with the input that made it), or
+        refused (`ApprovalNotPendingError`: a failure record under `skip`). It takes no
+        input position: it is no run of its own."""
+        scheduler = self._scheduler
+        try:
+            resumed = scheduler.decide(entry.queue, key, approval)
+        except ApprovalNotPendingError as exc:
+            engine = self._engine
+            if engine.failure_retries is None:
+                raise
+            return [engine.refuse_input(decode_key(key), value, exc)]
+        if resumed:
+            entry.busy_since = time.monotonic()
+        outputs = self._acknowledge(entry, state, write_record=True)
+        if entry.poll_at is None and not scheduler.settled(entry.queue):
+            self._schedule_poll(entry, timers)
+        return outputs
+
+    def _watch_deadline(self, entry: _KeyEntry, timers: KeyTimers) -> None:
+        """A parked run with an approval timeout: a processing-time timer at its deadline
+        (keyed state: after a restore it fires and finds the run in state)."""
+        deadline = self._scheduler.approval_deadline_ms(entry.queue)
+        if deadline is not None and deadline != entry.approval_timer:
+            timers.register_poll(deadline)
+            entry.approval_timer = deadline
 
     def _busy_entry(self, key: str, state: KeyedAgentState) -> _KeyEntry | None:
         """The key's entry, loaded from keyed state (after a restore) when it has work."""
@@ -271,11 +317,16 @@ class KeyedRuns:
         entry = self._busy_entry(key, state)
         if entry is None:
             return []
+        scheduler = self._scheduler
+        if entry.queue.parked and scheduler.time_out(entry.queue, timers.now()):
+            entry.busy_since = time.monotonic()
+            entry.approval_timer = None
         outputs = self._acknowledge(entry, state, write_record=True)
-        if self._scheduler.settled(entry.queue):
+        if scheduler.settled(entry.queue):
             entry.poll_at = None
         elif entry.poll_at is None or entry.poll_at <= timestamp:
             self._schedule_poll(entry, timers)
+        self._watch_deadline(entry, timers)
         return outputs
 
     def on_end_of_input(
@@ -317,6 +368,12 @@ class KeyedRuns:
         scheduler.wait_idle(entry.queue)
         self.raise_if_failed()
         outputs = self._acknowledge(entry, state, write_record=True)
+        if entry.queue.parked:
+            _LOG.warning(
+                "key %s: the input ended while its run waits for approval of a tool call; "
+                "the run ends with the job (docs/approvals.md)",
+                key,
+            )
         if not scheduler.settled(entry.queue):
             raise RuntimeError(f"key {key}: work left after the end of input")
         if entry.poll_at is not None:
@@ -354,6 +411,7 @@ class KeyedRuns:
         if entry.poll_at is not None and self._scheduler.settled(entry.queue):
             timers.delete_poll(entry.poll_at)
             entry.poll_at = None
+        self._watch_deadline(entry, timers)
         return outputs
 
     # ------------------------------------------------------------------ internals

@@ -29,6 +29,7 @@ from pyflink.datastream import (  # pyright: ignore[reportMissingImports]
 )
 from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor  # pyright: ignore[reportMissingImports]
 
+from flink_agents.api.approvals import ApprovalRequest
 from flink_agents.api.core_options import AgentExecutionOptions
 from flink_agents.runtime.collector import tuning as collector_tuning
 from flink_agents.runtime.flink.flink_metrics import FlinkMetricsBridge
@@ -43,6 +44,7 @@ from flink_agents.runtime.run_engine import RunEngine
 from flink_agents.runtime.scheduler import RunScheduler, RunSchedulerStats
 
 __all__ = [
+    "APPROVAL_OUTPUT",
     "ERROR_OUTPUT",
     "AgentOperatorOptions",
     "EngineFactory",
@@ -54,6 +56,8 @@ _LOG = logging.getLogger(__name__)
 
 ERROR_OUTPUT = OutputTag("agent-errors", Types.PICKLED_BYTE_ARRAY())
 """The side output of failure records (`input-failure.policy: skip`)."""
+APPROVAL_OUTPUT = OutputTag("agent-approval-requests", Types.PICKLED_BYTE_ARRAY())
+"""The side output of `ApprovalRequest`s (tool calls waiting for a person)."""
 
 
 def _unpickled_input(key: str, data: bytes) -> tuple[str, Any]:
@@ -71,12 +75,15 @@ def _unpickled_input(key: str, data: bytes) -> tuple[str, Any]:
 
 
 def _routed(outputs: list[Any], pickled: bool) -> Iterator[Any]:
-    """Outputs to the main output, failure records to `ERROR_OUTPUT`; the classes of values
-    that leave as pickled bytes are made to pickle by value (see `pickled_outputs`)."""
+    """Outputs to the main output, failure records to `ERROR_OUTPUT`, approval requests to
+    `APPROVAL_OUTPUT`; the classes of values that leave as pickled bytes are made to pickle
+    by value (see `pickled_outputs`)."""
     for output in outputs:
         if type(output) is FailedInput:
             pickle_by_value(output.record)
             yield ERROR_OUTPUT, output.record
+        elif type(output) is ApprovalRequest:
+            yield APPROVAL_OUTPUT, output
         else:
             if pickled:
                 pickle_by_value(output)
@@ -394,7 +401,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
         self._metrics = FlinkMetricsBridge(agent_metrics, group.add_group("agent"))
         self._operator_counters = {
             name: group.counter(name)
-            for name in ("runsStarted", "runsResumed", "runsFinished", "steps")
+            for name in ("runsStarted", "runsResumed", "runsFinished", "steps", "parkedRuns")
         }
         self._sent_stats = RunSchedulerStats()
         _LOG.info(
@@ -518,6 +525,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
             ("runsResumed", "runs_resumed"),
             ("runsFinished", "runs_finished"),
             ("steps", "steps"),
+            ("parkedRuns", "runs_parked"),  # goes down as parked runs go on
         ):
             total = getattr(stats, field)
             delta = total - getattr(sent, field)

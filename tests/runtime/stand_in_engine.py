@@ -115,6 +115,23 @@ class StandInEngine:
     def outputs(self, run: dict[str, Any]) -> list[Any]:
         return list(run["outputs"])
 
+    def is_parked(self, run: dict[str, Any]) -> bool:
+        return False  # stand-in runs never wait for approval
+
+    def pending_approvals(self, run: dict[str, Any]) -> list[Any]:
+        return []
+
+    def decide(self, run: Any, key: str, approval: Any) -> bool:
+        from flink_agents.runtime.errors import ApprovalNotPendingError
+
+        raise ApprovalNotPendingError(key, approval.call_id, "stand-in runs never park")
+
+    def time_out(self, run: dict[str, Any], now_ms: int) -> bool:
+        return False
+
+    def approval_deadline_ms(self, run: dict[str, Any]) -> int | None:
+        return None
+
     def dump_run(self, run: dict[str, Any]) -> str:
         return json.dumps(run)
 

@@ -705,3 +705,37 @@ def test_the_flink_engine_factory_sets_the_worker_provider_up_when_tracing_is_on
         replace_env=True,
     )
     assert out.splitlines() == ["None ProxyTracerProvider", "RunTracing TracerProvider"]
+
+
+# ---------------------------------------------------------------------------- approvals
+
+
+def test_a_wait_for_approval_is_one_span_in_the_runs_trace(
+    spans: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flink_agents.api import ToolApproval
+    from flink_agents.runtime import approvals
+    from flink_agents.runtime.local_runner import LocalRunner
+    from tests.runtime.test_approvals import Refunds, call, refund_model
+
+    now = [1_000_000]
+    monkeypatch.setattr(approvals, "clock_ms", lambda: now[-1])
+    model = refund_model(call("c1", "refund", order="o", amount=5.0))
+    runner = LocalRunner(chat_agent(model, tools=Refunds().tools()), {"tracing.enabled": True})
+    try:
+        asyncio.run(runner.run([{"key": "k", "value": "go"}]))
+        assert named(finished(spans), "await_approval") == []  # still waiting
+        now.append(now[-1] + 5_000)  # decided five seconds later
+        decision = ToolApproval(call_id="c1", approved=True)
+        asyncio.run(runner.run([{"key": "k", "value": decision}]))
+    finally:
+        runner.close()
+    found = finished(spans)
+    [wait] = named(found, "await_approval")
+    roots = named(found, "invoke_agent")
+    assert {trace_id(r) for r in roots} == {trace_id(wait)}
+    assert wait.end_time is not None and wait.start_time is not None
+    assert wait.end_time - wait.start_time == 5_000 * 1_000_000
+    assert attrs(wait)["flink_agents.approval.calls"] == 1
+    assert attrs(wait)["flink_agents.approval.approved"] == 1
+    assert attrs(wait)["flink_agents.approval.timed_out"] == 0

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model, mo
 
 from flink_agents.api._callables import is_async_callable, is_awaitable
 from flink_agents.api._type_hints import type_hints as _type_hints
+from flink_agents.api.approvals import REQUIRES_APPROVAL_MARK
 from flink_agents.api.function import Function, JavaFunction, PythonFunction
 from flink_agents.api.tools._docstrings import parse_docstring
 from flink_agents.api.tools.tool import Tool, ToolMetadata, ToolType
@@ -83,8 +84,12 @@ class FunctionTool(Tool):
         name: str | None = None,
         description: str | None = None,
         injected_args: Mapping[str, InjectedArg | Mapping[str, Any]] | None = None,
+        requires_approval: bool = False,
     ) -> FunctionTool:
         """A tool for ``func``: name, description and argument schema from its signature.
+
+        ``requires_approval`` (or ``@tool(requires_approval=True)`` on ``func``): a call
+        waits for a person's `ToolApproval` before it runs.
 
         ``injected_args`` join those ``@tool(injected_args=...)`` put on ``func``
         (`ValueError` when the two disagree on a parameter, or name one ``func`` does
@@ -109,7 +114,8 @@ class FunctionTool(Tool):
             description=description if description is not None else summary,
             args_schema=schema,
         )
-        tool = cls(metadata=metadata, func=func, injected_args=injected)
+        approval = requires_approval or bool(getattr(func, REQUIRES_APPROVAL_MARK, False))
+        tool = cls(metadata=metadata, func=func, injected_args=injected, requires_approval=approval)
         tool._args_model = args_model
         return tool
 

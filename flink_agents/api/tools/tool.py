@@ -79,6 +79,9 @@ class BaseTool(Resource, ABC):
 
     metadata: ToolMetadata
     """What the model sees."""
+    requires_approval: bool = False
+    """A call waits for a person's `ToolApproval` before it runs
+    (`flink_agents.api.approvals`)."""
 
     @classmethod
     def resource_type(cls) -> ResourceType:
@@ -109,13 +112,18 @@ class Tool(BaseTool, ABC):
         func: Callable[..., Any],
         *,
         injected_args: Mapping[str, InjectedArg | Mapping[str, Any]] | None = None,
+        requires_approval: bool = False,
     ) -> FunctionTool:
         """A `FunctionTool` for ``func``: its name, docstring and signature say what the
         model sees; ``injected_args`` (with those of ``@tool(injected_args=...)``) are
-        filled in by the runtime and hidden from the model."""
+        filled in by the runtime and hidden from the model. With ``requires_approval``
+        (or ``@tool(requires_approval=True)`` on ``func``) a call waits for a person's
+        `ToolApproval` (`flink_agents.api.approvals`)."""
         from flink_agents.api.tools.function_tool import FunctionTool
 
-        return FunctionTool.from_function(func, injected_args=injected_args)
+        return FunctionTool.from_function(
+            func, injected_args=injected_args, requires_approval=requires_approval
+        )
 
     @abstractmethod
     def call(self, *args: Any, **kwargs: Any) -> Any:

@@ -1,0 +1,77 @@
+"""On a real standalone cluster: the TaskManager is SIGKILLed while every key's run is
+parked for approval (the requests committed by a checkpoint); a new TaskManager restores
+the runs from the checkpoint and the decisions that come after resume them: each request
+committed once, each approved refund made once, each declined one never, no question asked
+again."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from e2e_tests.approval_agent import call_id_of
+from e2e_tests.conftest import REPO_ROOT
+from e2e_tests.test_upgrades import _committed
+
+pytestmark = pytest.mark.flink
+
+KEYS = 6
+
+
+def test_parked_runs_survive_a_taskmanager_kill(flink_prepared: Any, tmp_path: Path) -> None:
+    from tools.flink_cluster.standalone import StandaloneCluster
+
+    if not flink_prepared.scripts_supported:
+        pytest.skip(f"Flink's scripts do not start on Java {flink_prepared.major_version}")
+
+    output, trace = tmp_path / "out", tmp_path / "trace"
+    trace.mkdir()
+    cluster = StandaloneCluster(
+        tmp_path / "cluster",
+        slots=2,
+        options={
+            "restart-strategy.type": "fixed-delay",
+            "restart-strategy.fixed-delay.attempts": "20",
+            "restart-strategy.fixed-delay.delay": "1 s",
+        },
+        env={"PYTHONPATH": str(REPO_ROOT)},
+    )
+    with cluster:
+        cluster.start(taskmanagers=1)
+        job_id = cluster.submit(
+            REPO_ROOT / "e2e_tests" / "approval_cluster_job.py",
+            ["--output", str(output), "--trace-dir", str(trace), "--keys", str(KEYS)],
+        )
+        assert cluster.wait_for_job(job_id, ["RUNNING"], 60) == "RUNNING"
+
+        def all_parked() -> bool:
+            return len([line for line in _committed(output) if "request" in line]) == KEYS
+
+        cluster.wait_for(all_parked, 60, "every key's approval request committed")
+        killed = cluster.kill_taskmanager(signal.SIGKILL)
+        cluster.wait_for(lambda: killed not in cluster.taskmanager_pids(), 10, "the kill")
+        killed_early = not any("output" in line for line in _committed(output))
+        cluster.start_taskmanager()
+        state = cluster.wait_for_job(job_id, ["FINISHED"], 120)
+        assert state == "FINISHED", state
+        exceptions = cluster.rest(f"/jobs/{job_id}/exceptions") or {}
+
+    assert killed_early  # the kill came while the runs were parked
+    assert exceptions.get("exceptionHistory", {}).get("entries"), "the job saw the failure"
+    lines = _committed(output)
+    requests = sorted((line["request"], line["call_id"]) for line in lines if "request" in line)
+    assert requests == sorted((f"k{n}", call_id_of(f"k{n}")) for n in range(KEYS))
+    replies = [(line["output"], line["reply"]) for line in lines if "output" in line]
+    assert sorted(key for key, _ in replies) == sorted(f"k{n}" for n in range(KEYS))
+    for key, reply in replies:
+        if int(key[1:]) % 2 == 0:
+            assert reply == f"done: refunded {key}"
+        else:
+            assert reply.startswith("declined: tool 'refund' was not run: a person declined")
+    refunds = sorted(p.read_text() for p in trace.glob("refund-*.log"))
+    assert refunds == [f"k{n}" for n in range(0, KEYS, 2)]
+    asked = sorted(p.read_text() for p in trace.glob("ask-*.log"))
+    assert asked == sorted(f"k{n}" for n in range(KEYS))
