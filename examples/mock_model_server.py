@@ -1,4 +1,4 @@
-"""A local mock model server that speaks the OpenAI Chat Completions API.
+"""A local mock model server that speaks OpenAI's Chat Completions and Embeddings APIs.
 
 It lets the example agent run end to end with no API key and no network: the
 real ``openai`` SDK talks HTTP to 127.0.0.1, and this server answers like a
@@ -6,7 +6,10 @@ small, deterministic model:
 
 * when tools are offered and the conversation has no tool result yet, it calls
   the first tool, filling string parameters from the last user message;
-* otherwise it answers in text, quoting the last tool result (or the user).
+* otherwise it answers in text, quoting the last tool result (or the user);
+* ``/v1/embeddings`` answers each input with a deterministic unit vector
+  (`embedding_of`: hashed words, so texts that share words lie close together) of
+  ``dimensions`` numbers (default `EMBEDDING_DIMENSIONS`), as floats or base64.
 
 Tests use it as a provider that counts: every request is recorded (its JSON body, when it
 arrived and when its answer was sent), and answers can take a while (``delay``), so calls
@@ -18,18 +21,34 @@ Run it alone with ``python examples/mock_model_server.py --port 8765``.
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
 import itertools
 import json
+import math
 import random
+import re
+import struct
 import threading
 import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["MockModelServer", "RecordedRequest", "reply_to"]
+__all__ = [
+    "EMBEDDING_DIMENSIONS",
+    "MockModelServer",
+    "RecordedRequest",
+    "embedding_of",
+    "embeddings_reply_to",
+    "reply_to",
+]
+
+EMBEDDING_DIMENSIONS = 64
+"""The length of an embedding when the request names no ``dimensions``."""
 
 _ids = itertools.count(1)
+_WORD = re.compile(r"\w+")
 
 
 def _text_of(content: Any) -> str:
@@ -106,6 +125,50 @@ def reply_to(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def embedding_of(text: str, dimensions: int = EMBEDDING_DIMENSIONS) -> list[float]:
+    """A deterministic unit vector for ``text``: each lower-cased word adds 1 or -1 at a
+    position its hash picks (feature hashing), so texts that share words are close."""
+    vector = [0.0] * dimensions
+    for word in _WORD.findall(text.lower()) or [text]:
+        digest = hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest()
+        index = int.from_bytes(digest[:4], "little") % dimensions
+        vector[index] += 1.0 if digest[4] & 1 else -1.0
+    norm = math.sqrt(sum(value * value for value in vector))
+    if norm == 0.0:  # words that cancel out: one position, still deterministic
+        vector[0], norm = 1.0, 1.0
+    return [value / norm for value in vector]
+
+
+def embeddings_reply_to(request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """The status and body of an Embeddings response (400 for an input that is not a
+    non-empty string or list of them, as OpenAI answers)."""
+    given = request.get("input")
+    texts = [given] if isinstance(given, str) else given
+    if (
+        not isinstance(texts, list)
+        or not texts
+        or not all(isinstance(text, str) and text for text in texts)
+    ):
+        error = {"message": "input must be a non-empty string or list of non-empty strings"}
+        return 400, {"error": {**error, "type": "invalid_request_error"}}
+    dimensions = request.get("dimensions") or EMBEDDING_DIMENSIONS
+    as_base64 = request.get("encoding_format") == "base64"
+    data = []
+    for index, text in enumerate(texts):
+        vector = embedding_of(text, dimensions)
+        embedding: Any = vector
+        if as_base64:
+            embedding = base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
+        data.append({"object": "embedding", "index": index, "embedding": embedding})
+    tokens = sum(len(_WORD.findall(text)) or 1 for text in texts)
+    return 200, {
+        "object": "list",
+        "data": data,
+        "model": request.get("model") or "mock-embedding",
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128  # many clients connect at once (the default backlog is 5)
@@ -165,8 +228,11 @@ class MockModelServer:
                 with server._lock:
                     server.request_count += 1
                     server.requests.append(record)
-                if self.path.rstrip("/").endswith("/chat/completions"):
+                route = self.path.rstrip("/")
+                if route.endswith("/chat/completions"):
                     status, payload = 200, reply_to(body)
+                elif route.endswith("/embeddings"):
+                    status, payload = embeddings_reply_to(body)
                 else:
                     status, payload = 404, {"error": {"message": f"no route {self.path}"}}
                 if high > 0:

@@ -39,11 +39,6 @@ UNAVAILABLE_UPSTREAM_MODULES: tuple[tuple[str, str, str], ...] = (
         "Java embedding models",
         "the Python connection and setup of the same provider",
     ),
-    (
-        "flink_agents.integrations.embedding_models",
-        "embedding models",
-        "call the embedding service from an action or a tool",
-    ),
     ("flink_agents.api.yaml", "YAML agent definitions", "define agents as Python classes"),
     (
         "flink_agents.api.trace",

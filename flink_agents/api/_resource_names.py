@@ -112,6 +112,15 @@ class ResourceName:
         OPENAI_SETUP = f"{_EMBEDDING}.openai_embedding_model.OpenAIEmbeddingModelSetup"
         TONGYI_CONNECTION = f"{_EMBEDDING}.tongyi_embedding_model.TongyiEmbeddingModelConnection"
         TONGYI_SETUP = f"{_EMBEDDING}.tongyi_embedding_model.TongyiEmbeddingModelSetup"
+        WORDLLAMA_CONNECTION = (
+            f"{_EMBEDDING}.local.wordllama_embedding_model.WordLlamaEmbeddingModelConnection"
+        )
+        """Not in upstream's names: a model in the process, no server, no download
+        (the ``local-embeddings`` extra)."""
+        WORDLLAMA_SETUP = (
+            f"{_EMBEDDING}.local.wordllama_embedding_model.WordLlamaEmbeddingModelSetup"
+        )
+        """Not in upstream's names (see ``WORDLLAMA_CONNECTION``)."""
         JAVA_WRAPPER_CONNECTION = (
             "flink_agents.api.embedding_models.java_embedding_model.JavaEmbeddingModelConnection"
         )
@@ -183,11 +192,6 @@ _JAVA_WRAPPER = Missing(
     "VLLM_*, TONGYI_*, GEMINI_* or BEDROCK_* (other OpenAI-compatible servers through "
     "OPENAI_COMPLETIONS_* with a base_url)",
 )
-_NO_EMBEDDING = Missing(
-    "this embedding model adapter",
-    "install the SDK extra it needs (docs/embeddings.md), or use another connection of "
-    "ResourceName.EmbeddingModel",
-)
 _JAVA_EMBEDDING_WRAPPER = Missing(
     "the Java embedding model wrapper (there is no Java runtime here)",
     "use the Python connection and setup of the provider: ResourceName.EmbeddingModel."
@@ -251,18 +255,20 @@ CLASS_NAMES: dict[str, str | Missing] = {
     _CM.Java.GEMINI_SETUP: _java("chat model", "ChatModel.GEMINI_SETUP"),
     _CM.Java.BEDROCK_CONNECTION: _java("chat model", "ChatModel.BEDROCK_CONNECTION"),
     _CM.Java.BEDROCK_SETUP: _java("chat model", "ChatModel.BEDROCK_SETUP"),
-    # Embedding models: found at upstream's paths once their module is here.
-    **dict.fromkeys(
-        [
+    # Embedding models: the same class path.
+    **{
+        name: name
+        for name in (
             _EM.OLLAMA_CONNECTION,
             _EM.OLLAMA_SETUP,
             _EM.OPENAI_CONNECTION,
             _EM.OPENAI_SETUP,
             _EM.TONGYI_CONNECTION,
             _EM.TONGYI_SETUP,
-        ],
-        _NO_EMBEDDING,
-    ),
+            _EM.WORDLLAMA_CONNECTION,
+            _EM.WORDLLAMA_SETUP,
+        )
+    },
     _EM.JAVA_WRAPPER_CONNECTION: _JAVA_EMBEDDING_WRAPPER,
     _EM.JAVA_WRAPPER_SETUP: _JAVA_EMBEDDING_WRAPPER,
     _EM.Java.OLLAMA_CONNECTION: _java("embedding model", "EmbeddingModel.OLLAMA_CONNECTION"),

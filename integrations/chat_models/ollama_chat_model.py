@@ -12,37 +12,28 @@ Install the SDK with the ``ollama`` extra (``pip install 'pyflink-agents[ollama]
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Literal
+from collections.abc import Sequence
+from typing import Any, Literal
 
-import httpx
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import Field
 
-try:
-    import ollama
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "the Ollama chat model needs the ollama SDK: pip install 'pyflink-agents[ollama]'"
-    ) from exc
-
-from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
-from flink_agents.api.chat_result import ChatResult
-from flink_agents.api.errors import ChatModelError
-from flink_agents.api.message import ChatMessage
-from flink_agents.integrations._sdk_errors import (
-    call_failed,
-    connection_error,
-    status_error,
-    timeout_error,
+from flink_agents.api.chat_models.chat_model import (
+    BaseChatModelConnection,
+    BaseChatModelSetup,
+    ToolSpec,
 )
-from flink_agents.integrations._secrets import register_provider_secrets
+from flink_agents.api.chat_result import ChatResult
+from flink_agents.api.message import ChatMessage
+from flink_agents.integrations._ollama_client import (
+    DEFAULT_BASE_URL,
+    DEFAULT_REQUEST_TIMEOUT,
+    OllamaClient,
+)
 from flink_agents.integrations.chat_models._ollama_chat_api import (
-    PROVIDER,
     ToolMedia,
     build_request,
     parse_response,
 )
-from flink_agents.integrations.chat_models._provider_connection import ProviderConnection
 from flink_agents.integrations.chat_models._setup_options import set_options
 
 __all__ = [
@@ -53,78 +44,23 @@ __all__ = [
     "OllamaChatModelSetup",
 ]
 
-DEFAULT_BASE_URL = "http://localhost:11434"
-"""Where ``ollama serve`` listens by default."""
-DEFAULT_REQUEST_TIMEOUT = 30.0
-"""Seconds before a request times out (upstream's default)."""
 DEFAULT_CONTEXT_WINDOW = 2048
 """``num_ctx`` of `OllamaChatModelSetup` (upstream's default)."""
 
 Think = bool | Literal["low", "medium", "high"]
 
 
-class OllamaChatModelConnection(ProviderConnection[ollama.AsyncClient]):
-    """A connection to an Ollama server (``ollama serve``, or ollama.com with a key).
+class OllamaChatModelConnection(BaseChatModelConnection, OllamaClient):
+    """A chat connection to an Ollama server (``ollama serve``, or ollama.com with a key).
 
-    Settings: ``base_url`` (default ``http://localhost:11434``; ``None`` reads
-    ``OLLAMA_HOST``), ``request_timeout`` (seconds, default 30; also accepted as
+    Settings (`OllamaClient`): ``base_url`` (default ``http://localhost:11434``; ``None``
+    reads ``OLLAMA_HOST``), ``request_timeout`` (seconds, default 30; also accepted as
     ``timeout``), ``api_key`` (sent as a bearer token, for ollama.com; else the SDK reads
     ``OLLAMA_API_KEY``; never dumped or shown, masked in every error),
     ``default_headers``. The SDK makes its own HTTP client and does not retry: ``http_client``
     is not supported and ``max_retries`` must stay 0 (the built-in chat action retries,
     reading `ChatModelError.retryable`).
     """
-
-    provider_name: ClassVar[str] = PROVIDER
-    sdk_client_class: ClassVar[Callable[..., Any]] = ollama.AsyncClient
-    sdk_error = (ollama.ResponseError, ollama.RequestError, ConnectionError, httpx.HTTPError)
-    sdk_environment: ClassVar[tuple[str, ...]] = ("OLLAMA_HOST", "OLLAMA_API_KEY")
-    http_client_refusal: ClassVar[str | None] = (
-        "the ollama SDK makes its own HTTP client and takes none; it reads proxy "
-        "and TLS settings from the environment (HTTPS_PROXY, SSL_CERT_FILE)"
-    )
-
-    base_url: str | None = DEFAULT_BASE_URL
-    """The Ollama server; ``None`` for ``OLLAMA_HOST`` (else ``127.0.0.1:11434``)."""
-    timeout: float = Field(
-        default=DEFAULT_REQUEST_TIMEOUT,
-        validation_alias=AliasChoices("request_timeout", "timeout"),
-    )
-    """Seconds before a request times out (upstream's name: ``request_timeout``)."""
-
-    @property
-    def request_timeout(self) -> float:
-        """Upstream's name of ``timeout``."""
-        return self.timeout
-
-    @field_validator("max_retries")
-    @classmethod
-    def _no_sdk_retries(cls, value: int) -> int:
-        if value != 0:
-            raise ValueError(
-                "the ollama SDK does not retry; leave max_retries at 0 and set the agent's "
-                "max-retries option (the built-in chat action retries)"
-            )
-        return value
-
-    def _new_client(self, options: dict[str, Any]) -> Any:
-        headers = dict(options["default_headers"] or {})
-        if options["api_key"]:
-            headers["Authorization"] = f"Bearer {options['api_key']}"
-        register_provider_secrets(self.api_key)
-        return ollama.AsyncClient(
-            host=options["base_url"], timeout=options["timeout"], headers=headers or None
-        )
-
-    def _error_from_sdk(self, exc: Exception) -> ChatModelError:
-        register_provider_secrets(self.api_key)
-        if isinstance(exc, ollama.ResponseError) and exc.status_code >= 400:
-            return status_error(PROVIDER, exc.status_code, str(exc.error))
-        if isinstance(exc, httpx.TimeoutException):
-            return timeout_error(PROVIDER)
-        if isinstance(exc, (ConnectionError, httpx.TransportError)):
-            return connection_error(PROVIDER, f"{type(exc).__name__}: {exc}")
-        return call_failed(PROVIDER, exc)
 
     async def achat(
         self,

@@ -60,11 +60,17 @@ def test_every_name_is_a_class_here_or_says_what_to_use(attr: str, name: str) ->
         assert caught.alternative
     else:
         assert issubclass(cls, Resource)
-        kind = ResourceType.CHAT_MODEL_CONNECTION if "CONNECTION" in attr else None
-        if kind is not None:
+        embedding = ".EmbeddingModel." in attr
+        if "CONNECTION" in attr:
+            kind = (
+                ResourceType.EMBEDDING_MODEL_CONNECTION
+                if embedding
+                else ResourceType.CHAT_MODEL_CONNECTION
+            )
             assert cls.resource_type() is kind
         elif attr.endswith("_SETUP"):
-            assert cls.resource_type() is ResourceType.CHAT_MODEL
+            kind = ResourceType.EMBEDDING_MODEL if embedding else ResourceType.CHAT_MODEL
+            assert cls.resource_type() is kind
 
 
 def test_provider_here_maps_to_our_class() -> None:

@@ -2,8 +2,8 @@
 
 `OpenAIChatModelConnection` (Chat Completions) and `OpenAIResponsesChatModelConnection`
 (Responses) subclass `OpenAIConnection`; the settings, the shared client and the
-error mapping come from `ProviderConnection`. Both APIs with the same settings share
-one ``openai.AsyncOpenAI`` client per event loop.
+error mapping come from `OpenAIClient` (shared with the OpenAI embedding connection).
+Both APIs with the same settings share one ``openai.AsyncOpenAI`` client per event loop.
 
 Both send their wire module's JSON body through the client's generic ``post`` (the SDK's
 documented way to send a request body of one's own), not through ``create``. For these two
@@ -18,38 +18,19 @@ the answer into its typed model and raising its errors.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
-import openai
-
-from flink_agents.integrations.chat_models._provider_connection import ProviderConnection
+from flink_agents.api.chat_models.chat_model import BaseChatModelConnection
+from flink_agents.integrations._openai_client import OpenAIClient
 
 __all__ = ["OpenAIConnection"]
 
 _T = TypeVar("_T")
 
 
-class OpenAIConnection(ProviderConnection[openai.AsyncOpenAI]):
-    """A connection through ``openai.AsyncOpenAI``; ``api_key`` defaults to ``OPENAI_API_KEY``."""
-
-    sdk_client_class: ClassVar[Callable[..., Any]] = openai.AsyncOpenAI
-    aiohttp_client_class: ClassVar[Callable[[], Any] | None] = openai.DefaultAioHttpClient
-    sdk_error = openai.OpenAIError
-    sdk_environment: ClassVar[tuple[str, ...]] = (
-        "OPENAI_API_KEY",
-        "OPENAI_ADMIN_KEY",
-        "OPENAI_ORG_ID",
-        "OPENAI_PROJECT_ID",
-        "OPENAI_BASE_URL",
-    )
-    credential_environment: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY", "OPENAI_ADMIN_KEY")
-
-    organization: str | None = None
-    """OpenAI organization id; ``None`` for the SDK default (``OPENAI_ORG_ID``)."""
-
-    def _client_options(self) -> dict[str, Any]:
-        return {**super()._client_options(), "organization": self.organization}
+class OpenAIConnection(BaseChatModelConnection, OpenAIClient):
+    """A chat connection through ``openai.AsyncOpenAI`` (`OpenAIClient`: ``api_key``
+    defaults to ``OPENAI_API_KEY``)."""
 
     async def _post(self, path: str, body: dict[str, Any], answer: type[_T]) -> _T:
         """POST ``body`` as it is to ``path`` (relative to ``base_url``) through the SDK's

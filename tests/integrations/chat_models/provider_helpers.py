@@ -18,7 +18,7 @@ from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.tool_response import ToolResponse
 from flink_agents.api.tools.tool import ToolMetadata
-from flink_agents.integrations.chat_models._provider_connection import ProviderConnection
+from flink_agents.integrations._provider_client import ProviderClient
 from tests.fakes.http_server import FakeProviderServer, RecordedRequest, ScriptedResponse
 
 __all__ = [
@@ -65,7 +65,7 @@ def through_state(history: Sequence[ChatMessage]) -> list[ChatMessage]:
     return decoded
 
 
-async def close_sdk_client(connection: ProviderConnection[Any]) -> None:
+async def close_sdk_client(connection: ProviderClient[Any]) -> None:
     """Close the connection's SDK client inside the test's event loop (else its pool is
     closed after the loop): ``aclose`` where the SDK has it, else ``close``."""
     client: Any = connection._sdk_client()

@@ -1,0 +1,121 @@
+"""Ollama embeddings (``POST /api/embed``) through the official ``ollama`` SDK.
+
+`OllamaEmbeddingModelConnection` and `OllamaEmbeddingModelSetup` keep upstream's module
+path, class names and fields (connection: ``base_url``, ``request_timeout``; setup:
+``model``, ``truncate``, ``keep_alive``, ``additional_kwargs``). The connection is the
+integrations' `OllamaClient` (shared with the chat connection: cached client, call
+deadline, errors mapped) on `BaseEmbeddingModelConnection`.
+
+`embed_request` and `embedding_result_of` are the wire mapping (pure functions).
+
+Install the SDK with the ``ollama`` extra (``pip install 'pyflink-agents[ollama]'``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import Field
+
+from flink_agents.api.embedding_models.embedding_model import (
+    BaseEmbeddingModelConnection,
+    BaseEmbeddingModelSetup,
+    EmbeddingResult,
+)
+from flink_agents.integrations._ollama_client import (
+    DEFAULT_BASE_URL,
+    DEFAULT_REQUEST_TIMEOUT,
+    PROVIDER,
+    OllamaClient,
+)
+from flink_agents.integrations.embedding_models._embedding_result import (
+    as_vector,
+    embedding_result,
+    token_usage,
+)
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "DEFAULT_REQUEST_TIMEOUT",
+    "OllamaEmbeddingModelConnection",
+    "OllamaEmbeddingModelSetup",
+    "embed_request",
+    "embedding_result_of",
+]
+
+_REQUEST_FIELDS = ("truncate", "keep_alive", "dimensions")
+"""Parameters that are fields of the request; the others are model ``options``."""
+
+
+def embed_request(text: str | Sequence[str], params: Mapping[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of ``AsyncClient.embed`` (the request's fields): ``model``
+    (required), ``input``, ``truncate``, ``keep_alive`` and ``dimensions`` when not None,
+    and every other parameter in ``options`` (``num_ctx``...; an ``options`` dict given is
+    merged in)."""
+    given = dict(params)
+    model = given.pop("model", None)
+    if not model:
+        raise ValueError("the model parameter is required (an Ollama embedding model name)")
+    request: dict[str, Any] = {
+        "model": model,
+        "input": text if isinstance(text, str) else list(text),
+    }
+    for name in _REQUEST_FIELDS:
+        value = given.pop(name, None)
+        if value is not None:
+            request[name] = value
+    options = {**dict(given.pop("options", None) or {}), **given}
+    if options:
+        request["options"] = options
+    return request
+
+
+def embedding_result_of(response: Any, *, single: bool) -> EmbeddingResult[Any]:
+    """The SDK's ``EmbedResponse`` as an `EmbeddingResult` (``prompt_eval_count`` as the
+    token usage)."""
+    vectors = [as_vector(PROVIDER, vector) for vector in response.embeddings or []]
+    prompt = getattr(response, "prompt_eval_count", None)
+    return embedding_result(vectors, single=single, usage=token_usage(prompt, prompt))
+
+
+class OllamaEmbeddingModelConnection(BaseEmbeddingModelConnection, OllamaClient):
+    """A connection to an Ollama server's embeddings (``ollama pull nomic-embed-text``).
+
+    Settings (`OllamaClient`, upstream's names): ``base_url`` (default
+    ``http://localhost:11434``), ``request_timeout`` (seconds, default 30), ``api_key``
+    (ollama.com), ``default_headers``, and the rate limits. Provider failures raise
+    `ChatModelError` (a server that is down: ``kind="connection"``, retryable).
+    """
+
+    async def aembed_with_usage(
+        self, text: str | Sequence[str], **kwargs: Any
+    ) -> EmbeddingResult[list[float] | list[list[float]]]:
+        """Embed ``text`` (one vector) or each text of a list, in one request.
+
+        ``kwargs``: ``model`` (required), ``truncate``, ``keep_alive``, ``dimensions``, and
+        model options (``num_ctx``...)."""
+        request = embed_request(text, kwargs)
+        response = await self._send(lambda client: client.embed(**request))
+        return embedding_result_of(response, single=isinstance(text, str))
+
+
+class OllamaEmbeddingModelSetup(BaseEmbeddingModelSetup):
+    """Model and options for an `OllamaEmbeddingModelConnection` (upstream's fields)."""
+
+    truncate: bool = True
+    """Cut a text longer than the model's context instead of failing (upstream's default)."""
+    keep_alive: float | str | None = "5m"
+    """How long the model stays loaded after the call (``"5m"``, seconds, ``-1``: forever)."""
+    additional_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Model options (``num_ctx``...) and request fields (``dimensions``)."""
+
+    @property
+    def model_kwargs(self) -> dict[str, Any]:
+        """The model, ``truncate``, ``keep_alive``, then ``additional_kwargs``."""
+        return {
+            "model": self.model,
+            "truncate": self.truncate,
+            "keep_alive": self.keep_alive,
+            **self.additional_kwargs,
+        }

@@ -1,0 +1,165 @@
+"""OpenAI embeddings (``POST /embeddings``) through the official ``openai`` SDK, for OpenAI
+and every server with an OpenAI-compatible embeddings API (vLLM, LM Studio, llama.cpp,
+DashScope's compatible mode...: set ``base_url``).
+
+`OpenAIEmbeddingModelConnection` and `OpenAIEmbeddingModelSetup` keep upstream's module
+path, class names and fields (connection: ``api_key``, ``base_url``,
+``request_timeout``, ``max_retries``, ``organization``, ``project``; setup: ``model``,
+``encoding_format``, ``dimensions``, ``user``, ``additional_kwargs``). The connection is
+the integrations' `OpenAIClient` (shared with the chat connections: cached client, call
+deadline, errors mapped and the key masked) on `BaseEmbeddingModelConnection`.
+
+`embeddings_request` and `embedding_result_of` are the wire mapping (pure functions):
+the JSON body sent, and the SDK's typed answer read back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from pydantic import AliasChoices, Field
+
+from flink_agents.api.embedding_models.embedding_model import (
+    BaseEmbeddingModelConnection,
+    BaseEmbeddingModelSetup,
+    EmbeddingResult,
+)
+from flink_agents.integrations._openai_client import OpenAIClient
+from flink_agents.integrations.embedding_models._embedding_result import (
+    as_vector,
+    embedding_result,
+    token_usage,
+)
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "DEFAULT_REQUEST_TIMEOUT",
+    "MAX_TEXTS_PER_REQUEST",
+    "PROVIDER",
+    "OpenAIEmbeddingModelConnection",
+    "OpenAIEmbeddingModelSetup",
+    "embedding_result_of",
+    "embeddings_request",
+]
+
+PROVIDER = "openai"
+"""Name used in `ChatModelError.provider` and error messages."""
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+"""OpenAI's API (upstream's default ``base_url``)."""
+DEFAULT_REQUEST_TIMEOUT = 30.0
+"""Seconds one call may take (upstream's default)."""
+MAX_TEXTS_PER_REQUEST = 2048
+"""Inputs OpenAI takes in one embeddings request."""
+
+_SDK_PARAMS = ("dimensions", "encoding_format", "user")
+"""Request fields the SDK's ``embeddings.create`` names; the others go in ``extra_body``."""
+
+
+def embeddings_request(text: str | Sequence[str], params: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON body of an embeddings request: ``model`` (required), ``input`` (the text,
+    or the list of texts), then every other parameter that is not None
+    (``encoding_format``, ``dimensions``, ``user``, a server's own)."""
+    options = dict(params)
+    model = options.pop("model", None)
+    if not model:
+        raise ValueError("the model parameter is required (an embedding model name)")
+    body: dict[str, Any] = {
+        "model": model,
+        "input": text if isinstance(text, str) else list(text),
+    }
+    body.update((key, value) for key, value in options.items() if value is not None)
+    return body
+
+
+def embedding_result_of(response: Any, *, single: bool) -> EmbeddingResult[Any]:
+    """The SDK's ``CreateEmbeddingResponse`` as an `EmbeddingResult`: the vectors in the
+    order of their ``index`` (floats, or base64 decoded), the usage when reported."""
+    data = sorted(response.data, key=lambda item: getattr(item, "index", 0))
+    vectors = [as_vector(PROVIDER, item.embedding) for item in data]
+    usage = getattr(response, "usage", None)
+    return embedding_result(
+        vectors,
+        single=single,
+        usage=token_usage(
+            getattr(usage, "prompt_tokens", None), getattr(usage, "total_tokens", None)
+        ),
+    )
+
+
+class OpenAIEmbeddingModelConnection(BaseEmbeddingModelConnection, OpenAIClient):
+    """A connection to OpenAI's embeddings API, or an OpenAI-compatible server's.
+
+    Settings (upstream's names): ``api_key`` (else ``OPENAI_API_KEY``; never dumped or
+    shown, masked in every error), ``base_url`` (default OpenAI's; a compatible server's
+    ``.../v1``), ``request_timeout`` (seconds for the whole call, default 30; also accepted
+    as ``timeout``), ``max_retries`` (the SDK's retries; 0 by default, unlike upstream's 3:
+    the built-in actions retry what can be retried, `ChatModelError.retryable`),
+    ``organization``, ``project``, ``default_headers``, ``http_client`` /
+    ``http_transport`` (as the chat connections), and the rate limits. A list of texts
+    goes in requests of at most 2048 (OpenAI's limit; a setup's ``batch_size`` lowers it).
+    """
+
+    provider_name: ClassVar[str] = PROVIDER
+    default_batch_size: ClassVar[int | None] = MAX_TEXTS_PER_REQUEST
+
+    base_url: str | None = DEFAULT_BASE_URL
+    """The API's base URL (``.../v1``); None for the SDK default (``OPENAI_BASE_URL``)."""
+    timeout: float = Field(
+        default=DEFAULT_REQUEST_TIMEOUT,
+        validation_alias=AliasChoices("request_timeout", "timeout"),
+    )
+    """Seconds one call may take in all (upstream's name: ``request_timeout``)."""
+
+    @property
+    def request_timeout(self) -> float:
+        """Upstream's name of ``timeout``."""
+        return self.timeout
+
+    async def aembed_with_usage(
+        self, text: str | Sequence[str], **kwargs: Any
+    ) -> EmbeddingResult[list[float] | list[list[float]]]:
+        """Embed ``text`` (one vector) or each text of a list, in one request.
+
+        ``kwargs``: ``model`` (required), ``encoding_format`` (``"float"`` or
+        ``"base64"``: both come back as floats), ``dimensions``, ``user``, and any field a
+        compatible server takes. Provider failures raise `ChatModelError`.
+        """
+        body = embeddings_request(text, kwargs)
+        known = {key: body[key] for key in ("model", "input", *_SDK_PARAMS) if key in body}
+        extra = {key: value for key, value in body.items() if key not in known}
+        response = await self._send(
+            lambda client: client.embeddings.create(**known, extra_body=extra or None)
+        )
+        return embedding_result_of(response, single=isinstance(text, str))
+
+
+class OpenAIEmbeddingModelSetup(BaseEmbeddingModelSetup):
+    """Model and options for an `OpenAIEmbeddingModelConnection` (upstream's fields)."""
+
+    encoding_format: str = "float"
+    """How the vectors travel: ``"float"`` (upstream's default) or ``"base64"`` (smaller;
+    decoded here)."""
+    dimensions: int | None = Field(default=None, ge=1)
+    """The vectors' dimension (``text-embedding-3`` models and later shorten them); every
+    answer is checked against it."""
+    user: str | None = None
+    """An identifier of your end user, for the provider's abuse monitoring."""
+    additional_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Other request fields (a compatible server's own), sent as they are."""
+
+    @property
+    def model_kwargs(self) -> dict[str, Any]:
+        """The model, ``encoding_format``, ``dimensions`` and ``user`` when set, then
+        ``additional_kwargs``."""
+        kwargs: dict[str, Any] = {"model": self.model, "encoding_format": self.encoding_format}
+        if self.dimensions is not None:
+            kwargs["dimensions"] = self.dimensions
+        if self.user is not None:
+            kwargs["user"] = self.user
+        return {**kwargs, **self.additional_kwargs}
+
+    @property
+    def expected_dimensions(self) -> int | None:
+        """``dimensions``, when set."""
+        return self.dimensions
