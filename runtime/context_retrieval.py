@@ -68,7 +68,7 @@ async def context_retrieval_action(event: Event, ctx: RunnerContext) -> None:
         return
     name = event.vector_store
     store = _store(ctx, name)
-    model = _embedding_model_name(store)
+    model = store.embedding_model_name
     action_ctx = ctx if isinstance(ctx, ActionContext) else None
     first_call = action_ctx.next_call_index if action_ctx is not None else 0
     identity = (name, model, event.query, event.max_results)
@@ -107,15 +107,6 @@ def _store(ctx: RunnerContext, name: str) -> BaseVectorStore:
             resource=name,
         )
     return store
-
-
-def _embedding_model_name(store: BaseVectorStore) -> str | None:
-    """The name the store's embedding model was declared under (None: none, or given
-    as an object)."""
-    model = store.embedding_model
-    if isinstance(model, str) or model is None:
-        return model
-    return getattr(model, "name", None) or type(model).__name__
 
 
 def _embed_query(

@@ -20,7 +20,7 @@ from flink_agents.api import (
     ResourceType,
     RunnerContext,
 )
-from flink_agents.api.errors import VectorDimensionError, VectorStoreError
+from flink_agents.api.errors import ChatModelError, VectorDimensionError, VectorStoreError
 from flink_agents.api.events.context_retrieval_event import (
     ContextRetrievalRequestEvent,
     ContextRetrievalResponseEvent,
@@ -47,8 +47,20 @@ def _knowledge_base(directory: Path) -> None:
     store.add([d.model_copy() for d in KNOWLEDGE])
 
 
+class DownEmbedding(WordsEmbeddingSetup):
+    """An embedding model whose provider is down."""
+
+    def embed(self, text: Any, **kwargs: Any) -> Any:
+        raise ChatModelError("connection refused", retryable=True, kind="connection")
+
+
 def rag_agent(
-    directory: Path, *, store: str = "kb", dimension: int = 6, auto_create: bool = True
+    directory: Path,
+    *,
+    store: str = "kb",
+    dimension: int = 6,
+    auto_create: bool = True,
+    embedding: type[WordsEmbeddingSetup] = WordsEmbeddingSetup,
 ) -> Agent:
     """Each input is a question; the output is (question, ids of the 2 nearest docs)."""
 
@@ -67,7 +79,7 @@ def rag_agent(
     agent.add_resource(
         "embedder",
         ResourceType.EMBEDDING_MODEL,
-        ResourceDescriptor(clazz=WordsEmbeddingSetup, dimension=dimension),
+        ResourceDescriptor(clazz=embedding, dimension=dimension),
     )
     agent.add_resource(
         "kb",
@@ -189,3 +201,11 @@ def test_a_failed_lookup_is_made_again_after_a_restart(tmp_path: Path) -> None:
     _knowledge_base(directory)
     [(_, ids)] = _run_with_store(rag_agent(directory, auto_create=False), url, inputs)
     assert ids[0] == "refunds"
+
+
+def test_an_embedding_model_that_is_down_fails_the_request_naming_it(kb: Path) -> None:
+    with pytest.raises(ActionExecutionError) as failed:
+        run_local(rag_agent(kb, embedding=DownEmbedding), [{"key": "a", "value": "refund"}])
+    error = failed.value.__cause__
+    assert isinstance(error, VectorStoreError) and error.resource == "embedder"
+    assert "'embedder'" in str(error) and "connection refused" in str(error)

@@ -626,9 +626,16 @@ def test_install_sdk_from_env_exports_over_otlp_http_to_the_configured_endpoint(
 def test_install_sdk_from_env_keeps_a_set_provider_and_refuses_unknown_exporters() -> None:
     out = _python(
         """
+        import importlib.metadata
         import os
         from opentelemetry import trace
         from flink_agents.runtime.tracing import install_sdk_from_env
+
+        # As if the gRPC exporter were not installed (chromadb, in dev, brings it).
+        real_entry_points = importlib.metadata.entry_points
+        importlib.metadata.entry_points = lambda **kw: (
+            [] if kw.get("name") == "otlp_proto_grpc" else real_entry_points(**kw)
+        )
 
         def attempt():
             try:

@@ -80,6 +80,18 @@ printf '%s\n' "$PASSWORD" > "$DIR/pwfile"
 chmod 600 "$DIR/pwfile"
 [[ "$OWNER" == "postgres" ]] && chown postgres:postgres "$DIR/pwfile"
 
+# A server from a Python package may sit where the cluster owner cannot reach it (a
+# checkout under a private home): give the owner a copy of its own.
+if [[ "$OWNER" == "postgres" ]] && ! as_owner test -x "$BIN/initdb"; then
+    # <site-packages>/pgserver/pginstall/bin, its libraries in <site-packages>/*.libs
+    SITE="$(dirname "$(dirname "$(dirname "$BIN")")")"
+    mkdir -p "$DIR/pkg/pgserver"
+    cp -a "$(dirname "$BIN")" "$DIR/pkg/pgserver/"
+    for libs in "$SITE"/pgserver*.libs; do [[ -d "$libs" ]] && cp -a "$libs" "$DIR/pkg/"; done
+    chown -R postgres:postgres "$DIR/pkg"
+    BIN="$DIR/pkg/pgserver/pginstall/bin"
+fi
+
 as_owner "$BIN/initdb" -D "$DIR/data" -U postgres --pwfile="$DIR/pwfile" \
     --auth-local=trust --auth-host=scram-sha-256 --encoding=UTF8 --no-locale >"$DIR/initdb.log" 2>&1 \
     || { cat "$DIR/initdb.log" >&2; exit 1; }

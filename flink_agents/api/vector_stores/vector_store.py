@@ -25,7 +25,7 @@ from abc import ABC, abstractmethod
 from enum import Enum
 from typing import Any, TypeVar, cast
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from flink_agents.api.embedding_models.embedding_model import BaseEmbeddingModelSetup
 from flink_agents.api.errors import DocumentTooLargeError
@@ -127,10 +127,19 @@ class BaseVectorStore(Resource, ABC):
         """The store's settings, passed to every backend call (a call's own keyword
         arguments win)."""
 
+    _embedding_model_name: str | None = PrivateAttr(default=None)
+
+    @property
+    def embedding_model_name(self) -> str | None:
+        """The resource name ``embedding_model`` was given as (None: none, or an object)."""
+        model = self.embedding_model
+        return model if isinstance(model, str) else self._embedding_model_name
+
     def open(self) -> None:
         """Look up the embedding model setup by name."""
         context = self.resource_context
         if isinstance(self.embedding_model, str) and context is not None:
+            self._embedding_model_name = self.embedding_model
             self.embedding_model = cast(
                 "BaseEmbeddingModelSetup",
                 context.get_resource(self.embedding_model, ResourceType.EMBEDDING_MODEL),
