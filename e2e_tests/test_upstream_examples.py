@@ -1,12 +1,11 @@
-"""Upstream's seven example scripts (Apache Flink Agents, python/flink_agents/examples/),
+"""Upstream's eight example scripts (Apache Flink Agents, python/flink_agents/examples/),
 kept in examples/upstream/flink_agents/examples/ as upstream has them with only the model
-connection changed (the offline model of examples/upstream/offline_models.py).
+connections changed (the offline models of examples/upstream/offline_models.py).
 
-Each example's agents run on the local runner with the inputs its script reads; the two
-whose source ends (a collection: the parallel chat and skills examples) also run as
+Each example's agents run on the local runner with the inputs its script reads; the three
+whose source ends (a collection: the parallel chat, skills and RAG examples) also run as
 upstream's scripts, unchanged, as PyFlink jobs on the mini-cluster. The workflow and
-ReAct agents run as Flink jobs in test_upstream_quickstart.py; the RAG example is in
-examples/upstream/rag/ (its own tests).
+ReAct agents run as Flink jobs in test_upstream_quickstart.py.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from flink_agents.api.resource import ResourceType
 
 UPSTREAM = Path(__file__).resolve().parents[1] / "examples" / "upstream"
 QUICKSTART = UPSTREAM / "flink_agents" / "examples" / "quickstart"
+RAG = UPSTREAM / "flink_agents" / "examples" / "rag"
 REVIEWS = [
     json.loads(line)
     for line in (QUICKSTART / "resources" / "product_review.txt")
@@ -36,6 +36,13 @@ REVIEWS = [
 """The first reviews of upstream's input file (it has 3,163)."""
 QUESTIONS = ["What is (2 + 3) * 4?", "Compute 2 ^ 10.", "What is 144 divided by 12?"]
 """The skills example's questions."""
+RAG_ANSWERS = {
+    "What is Apache Flink?": "Apache Flink Agents is an innovative Agentic AI framework",
+    "What is Apache Flink Agents?": "Apache Flink Agents is an innovative Agentic AI framework",
+    "What is Python?": "Vector stores are databases optimized for storing",
+}
+"""The RAG example's questions, and the start of the knowledge base document the offline
+model answers each with (the closest by the offline embedding model)."""
 
 if str(UPSTREAM) not in sys.path:
     sys.path.insert(0, str(UPSTREAM))  # as PYTHONPATH=examples/upstream does
@@ -185,7 +192,38 @@ def test_yaml_workflow_agent_example() -> None:
     assert got == sorted((r["id"], *_expected_analysis(r)) for r in REVIEWS)
 
 
-def _run_script(script: str, tmp_path: Path) -> str:
+def test_rag_agent_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # rag_agent_example's knowledge base, resources and queries, on the local runner.
+    from offline_models import offline_connection, offline_embedding_connection
+
+    from flink_agents.examples.rag import knowledge_base_setup
+    from flink_agents.examples.rag.agents import rag_agent
+
+    for module in (knowledge_base_setup, rag_agent):
+        monkeypatch.setattr(module, "CHROMA_PERSIST_DIRECTORY", str(tmp_path / "chroma"))
+    knowledge_base_setup.populate_knowledge_base()
+    env = AgentsExecutionEnvironment.get_execution_environment()
+    env.add_resource(
+        "ollama_embedding_connection",
+        ResourceType.EMBEDDING_MODEL_CONNECTION,
+        offline_embedding_connection(),
+    )
+    env.add_resource(
+        "ollama_chat_connection", ResourceType.CHAT_MODEL_CONNECTION, offline_connection()
+    )
+    outputs = (
+        env.from_list([{"key": q, "value": q} for q in RAG_ANSWERS])
+        .apply(rag_agent.MyRAGAgent())
+        .to_list()
+    )
+    env.execute()
+    answers = {key: value for output in outputs for key, value in output.items()}
+    assert sorted(answers) == sorted(RAG_ANSWERS)
+    for question, start in RAG_ANSWERS.items():
+        assert answers[question].startswith(start), answers
+
+
+def _run_script(script: str, tmp_path: Path, folder: Path = QUICKSTART) -> str:
     """Upstream's script as a user runs it (examples/upstream on PYTHONPATH; commands
     allowed by the Flink configuration's agent section); its standard output."""
     import pyflink
@@ -200,9 +238,10 @@ def _run_script(script: str, tmp_path: Path) -> str:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["PYTHONPATH"] = os.pathsep.join([str(UPSTREAM), env.get("PYTHONPATH", "")])
     env["FLINK_CONF_DIR"] = str(conf)
+    env["CHROMA_PERSIST_DIRECTORY"] = str(tmp_path / "chroma")  # the RAG example's store
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     done = subprocess.run(
-        [sys.executable, str(QUICKSTART / script)],
+        [sys.executable, str(folder / script)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -224,3 +263,12 @@ def test_skills_agent_example_as_a_flink_job(tmp_path: Path) -> None:
     out = _run_script("skills_agent_example.py", tmp_path)
     lines = {line.split("> ", 1)[-1].strip() for line in out.splitlines()}
     assert {"20", "1024", "12"} <= lines, out[-2000:]
+
+
+@pytest.mark.flink
+def test_rag_agent_example_as_a_flink_job(tmp_path: Path) -> None:
+    out = _run_script("rag_agent_example.py", tmp_path, RAG)
+    answers = [line.split("> ", 1)[-1].strip() for line in out.splitlines()]
+    for start in RAG_ANSWERS.values():
+        assert any(answer.startswith(start) for answer in answers), out[-2000:]
+    assert sum(a.startswith(RAG_ANSWERS["What is Python?"]) for a in answers) == 1

@@ -109,12 +109,14 @@ def _store(ctx: RunnerContext, name: str) -> BaseVectorStore:
     return store
 
 
-def _embed_query(
+async def _embed_query(
     store: BaseVectorStore, name: str, model: str | None, query: str, max_results: int
 ) -> list[float]:
-    """Durable call 1: the query's vector (the arguments after ``store`` are its identity)."""
+    """Durable call 1: the query's vector (the arguments after ``store`` are its identity).
+    Awaited on the loop, as a chat request is: it takes no action thread, so as many
+    queries are embedded at once as runs are in flight."""
     try:
-        return [float(x) for x in store.embed_query(query)]
+        return [float(x) for x in await store.aembed_query(query)]
     except VectorStoreError:
         raise
     except Exception as exc:

@@ -10,10 +10,14 @@ no API key and no network, and always answer the same.
 * product suggestions: ``{"suggestion_list": [...]}`` from the unsatisfied reasons;
 * parallel chat: an aspect's sentiment ``{"aspect", "result"}``, then the
   ``{"summary": ...}`` of the judgments;
-* skills: examples/upstream/offline_skills_model.py.
+* skills: examples/upstream/offline_skills_model.py;
+* RAG: the first document of the retrieved context (the closest to the question).
 
 `offline_connection` is the connection descriptor the examples' ``ollama_server`` is
 replaced with (`OfflineModelConnection` in the YAML example): the one change made to them.
+The RAG example's Ollama embedding connection is `OfflineEmbeddingModelConnection`
+(`offline_embedding_connection()`): the local WordLlama model, taking the Ollama setup's
+model name and options and leaving them aside.
 """
 
 from __future__ import annotations
@@ -21,14 +25,20 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field
 
 from flink_agents.api.chat_message import ChatMessage, MessageRole
 from flink_agents.api.chat_models.function_model import ChatFunction, FunctionChatModelConnection
+from flink_agents.api.embedding_models.embedding_model import EmbeddingResult
 from flink_agents.api.resource import ResourceDescriptor
 from flink_agents.api.tools.tool import ToolMetadata
+from flink_agents.integrations.embedding_models.local.wordllama_embedding_model import (
+    WordLlamaEmbeddingModelConnection,
+)
 
 _HERE = Path(__file__).resolve().parent
 for _folder in (_HERE, _HERE.parent / "upstream_quickstart"):
@@ -38,7 +48,13 @@ for _folder in (_HERE, _HERE.parent / "upstream_quickstart"):
 from offline_review_model import review_model  # noqa: E402
 from offline_skills_model import skills_model  # noqa: E402
 
-__all__ = ["OfflineModelConnection", "offline_connection", "offline_model"]
+__all__ = [
+    "OfflineEmbeddingModelConnection",
+    "OfflineModelConnection",
+    "offline_connection",
+    "offline_embedding_connection",
+    "offline_model",
+]
 
 _JUDGMENT = re.compile(r"(\w+):(positive|negative|not_mentioned)")
 _ASPECT = re.compile(r'Judge the "(\w+)" dimension: (.*)', re.DOTALL)
@@ -46,6 +62,7 @@ _ASPECT_WORDS = {
     "taste": ("food", "taste", "dish", "flavor"),
     "service": ("service", "staff", "waiter"),
 }
+_RAG = re.compile(r"Context:\n(.*?)\n\nUser Question:", re.DOTALL)
 _POSITIVE = ("great", "good", "delicious", "friendly", "fast", "excellent")
 _NEGATIVE = ("slow", "bad", "rude", "cold", "bland", "terrible")
 
@@ -88,6 +105,10 @@ def offline_model(messages: list[ChatMessage], tools: list[ToolMetadata]) -> Cha
     if "actionable suggestions" in everything:
         return json.dumps({"suggestion_list": _suggestions(everything)})
     user = _texts(messages, MessageRole.USER)[-1] if _texts(messages, MessageRole.USER) else ""
+    context = _RAG.search(user)
+    if context is not None:
+        first = context.group(1).split("\n\n", 1)[0]
+        return re.sub(r"^1\. ", "", first).strip() or "The context has nothing on this."
     if "sentiment analysis assistant" in system:
         found = _ASPECT.search(user)
         if found is not None:
@@ -108,3 +129,19 @@ class OfflineModelConnection(FunctionChatModelConnection):
 def offline_connection() -> ResourceDescriptor:
     """The descriptor of the offline model's connection (for ``ollama_server``)."""
     return ResourceDescriptor(clazz=OfflineModelConnection)
+
+
+class OfflineEmbeddingModelConnection(WordLlamaEmbeddingModelConnection):
+    """The local WordLlama model in place of an Ollama embedding server: a call's Ollama
+    options (``model``, ``truncate``, ``keep_alive``) are left aside."""
+
+    def embed_with_usage(self, text: str | Sequence[str], **kwargs: Any) -> EmbeddingResult[Any]:
+        """WordLlama's vectors of ``text`` (256 dimensions, normalized)."""
+        for ollama_option in ("model", "truncate", "keep_alive"):
+            kwargs.pop(ollama_option, None)
+        return super().embed_with_usage(text, **kwargs)
+
+
+def offline_embedding_connection() -> ResourceDescriptor:
+    """The descriptor of the offline embedding connection (for an Ollama one)."""
+    return ResourceDescriptor(clazz=OfflineEmbeddingModelConnection)

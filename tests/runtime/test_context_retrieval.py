@@ -3,8 +3,10 @@ embedded Chroma store, its durable calls, and its refusals."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -20,6 +22,7 @@ from flink_agents.api import (
     ResourceType,
     RunnerContext,
 )
+from flink_agents.api.core_options import AgentExecutionOptions
 from flink_agents.api.errors import ChatModelError, VectorDimensionError, VectorStoreError
 from flink_agents.api.events.context_retrieval_event import (
     ContextRetrievalRequestEvent,
@@ -209,3 +212,54 @@ def test_an_embedding_model_that_is_down_fails_the_request_naming_it(kb: Path) -
     error = failed.value.__cause__
     assert isinstance(error, VectorStoreError) and error.resource == "embedder"
     assert "'embedder'" in str(error) and "connection refused" in str(error)
+
+
+class GatedEmbedding(WordsEmbeddingSetup):
+    """An embedding model whose calls wait until two are in flight at once (or 10 s)."""
+
+    in_flight: ClassVar[int] = 0
+    most: ClassVar[int] = 0
+    lock: ClassVar[threading.Lock] = threading.Lock()
+    two: ClassVar[threading.Event] = threading.Event()
+
+    def _enter(self) -> None:
+        with GatedEmbedding.lock:
+            GatedEmbedding.in_flight += 1
+            GatedEmbedding.most = max(GatedEmbedding.most, GatedEmbedding.in_flight)
+            if GatedEmbedding.in_flight >= 2:
+                GatedEmbedding.two.set()
+
+    def _leave(self) -> None:
+        with GatedEmbedding.lock:
+            GatedEmbedding.in_flight -= 1
+
+    def embed(self, text: Any, **kwargs: Any) -> Any:
+        self._enter()
+        try:
+            GatedEmbedding.two.wait(10)
+            return super().embed(text, **kwargs)
+        finally:
+            self._leave()
+
+    async def aembed(self, text: Any, **kwargs: Any) -> Any:
+        self._enter()
+        try:
+            await asyncio.to_thread(GatedEmbedding.two.wait, 10)
+            return super().embed(text, **kwargs)
+        finally:
+            self._leave()
+
+
+def test_queries_are_embedded_at_once_without_taking_action_threads(kb: Path) -> None:
+    # A query's embedding is awaited on the loop like a chat request: with one action
+    # thread, two keys' queries are still embedded at the same time (a provider's latency
+    # is not paid one query after another).
+    GatedEmbedding.two.clear()
+    GatedEmbedding.most = 0
+    outputs, _ = run_local(
+        rag_agent(kb, embedding=GatedEmbedding),
+        [{"key": "alice", "value": "refund please"}, {"key": "bob", "value": "my password"}],
+        {AgentExecutionOptions.NUM_ASYNC_THREADS.key: 1},
+    )
+    assert GatedEmbedding.most == 2
+    assert _answers(outputs)["alice"][1][0] == "refunds"

@@ -239,7 +239,10 @@ class BaseEmbeddingModelSetup(Resource):
         )
 
     async def aembed(self, text: str | Sequence[str], **kwargs: Any) -> Embeddings:
-        """`embed` without blocking."""
+        """`embed` without blocking (a subclass's sync ``embed`` of its own runs on a
+        thread)."""
+        if type(self).embed is not BaseEmbeddingModelSetup.embed:
+            return await asyncio.to_thread(self.embed, text, **kwargs)
         return (await self._send(text, kwargs, with_usage=False)).embeddings
 
     async def aembed_with_usage(

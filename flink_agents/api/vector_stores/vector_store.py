@@ -163,6 +163,10 @@ class BaseVectorStore(Resource, ABC):
         """The vector of a query text, from the store's embedding model."""
         return _one_vector(self._get_embedding_model().embed(text))
 
+    async def aembed_query(self, text: str) -> list[float]:
+        """`embed_query` without blocking: the embedding model's ``aembed``."""
+        return _one_vector(await self._get_embedding_model().aembed(text))
+
     def add(
         self,
         documents: Document | list[Document],

@@ -97,10 +97,28 @@ class ChromaVectorStore(CollectionManageableVectorStore):
                 database=database,
             )
         if self.persist_directory is not None:
-            return chromadb.PersistentClient(
-                path=self.persist_directory, settings=settings, tenant=tenant, database=database
-            )
-        return chromadb.EphemeralClient(settings=settings, tenant=tenant, database=database)
+            path = self.persist_directory
+
+            def local(settings: Settings) -> ClientAPI:
+                return chromadb.PersistentClient(
+                    path=path, settings=settings, tenant=tenant, database=database
+                )
+        else:
+
+            def local(settings: Settings) -> ClientAPI:
+                return chromadb.EphemeralClient(settings=settings, tenant=tenant, database=database)
+
+        try:
+            return local(settings)
+        except ValueError as exc:
+            # Chroma runs one instance per directory in a process, and refuses a second
+            # client with other settings. With no settings of its own, the store joins the
+            # one already running there with Chroma's defaults (a client the user made as
+            # `chromadb.PersistentClient(path)`, as upstream's RAG example fills its
+            # knowledge base): telemetry is then that client's choice, not the store's.
+            if self.client_settings is not None or "different settings" not in str(exc):
+                raise
+            return local(Settings())
 
     @property
     def store_kwargs(self) -> dict[str, Any]:

@@ -97,6 +97,28 @@ def test_a_persistent_store_outlives_its_client(tmp_path: Path) -> None:
     assert again.client.get_settings().anonymized_telemetry is False
 
 
+def test_the_store_joins_a_chroma_client_the_user_made_on_its_directory(
+    tmp_path: Path,
+) -> None:
+    # Upstream's RAG example fills the knowledge base with its own
+    # chromadb.PersistentClient(path) (Chroma's default settings) in the process that
+    # then runs the agent: the store opens the same directory there.
+    import chromadb
+
+    users = chromadb.PersistentClient(path=str(tmp_path / "chroma"))
+    users.get_or_create_collection("docs_test").upsert(
+        ids=["u1"], documents=["refund refund policy"], embeddings=[[1.0, 0.0, 0.0, 0.0]]
+    )
+    store = _store(tmp_path)
+    assert [d.content for d in store.get(ids=["u1"])] == ["refund refund policy"]
+    # Settings of its own that differ are still refused, as Chroma refuses them.
+    from chromadb.config import Settings
+
+    other = _store(tmp_path, client_settings=Settings(anonymized_telemetry=False))
+    with pytest.raises(ValueError, match="different settings"):
+        other.get(ids=["u1"])
+
+
 def test_without_auto_create_a_missing_collection_is_an_error(tmp_path: Path) -> None:
     store = _store(tmp_path, auto_create_collection=False)
     with pytest.raises(NotFoundError, match="docs_test"):
