@@ -46,7 +46,7 @@ from flink_agents.runtime.durable.pipeline import (
     foreign_pipeline_error,
 )
 from flink_agents.runtime.durable.records import CallOutcome, CallRecord, DurableCallKey
-from flink_agents.runtime.durable.store import ActionStateStore
+from flink_agents.runtime.durable.store import ClientStore
 from flink_agents.runtime.errors import DurableStoreError, DurableStoreUnavailableError
 
 __all__ = ["KafkaActionStateStore"]
@@ -144,7 +144,7 @@ def _later(runs: Runs, key: DurableCallKey) -> list[Position]:
     ]
 
 
-class KafkaActionStateStore(ActionStateStore):
+class KafkaActionStateStore(ClientStore):
     """Records on one compacted Kafka topic, created if missing.
 
     ``bootstrap_servers`` is the Kafka bootstrap list (``host:9092,host2:9092``); ``topic``
@@ -224,14 +224,6 @@ class KafkaActionStateStore(ActionStateStore):
         "encryption_key_env",
         "timeout_s",
     )
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self._CONFIG}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        for name, value in state.items():
-            setattr(self, name, value)
-        self._init_runtime_state()
 
     def __repr__(self) -> str:
         return (

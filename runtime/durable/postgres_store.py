@@ -31,7 +31,7 @@ from flink_agents.runtime.durable.pipeline import (
     unscoped_table_error,
 )
 from flink_agents.runtime.durable.records import CallOutcome, CallRecord, DurableCallKey
-from flink_agents.runtime.durable.store import ActionStateStore
+from flink_agents.runtime.durable.store import ClientStore
 from flink_agents.runtime.errors import DurableStoreError, DurableStoreUnavailableError
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ def _import_psycopg() -> Any:
     return psycopg
 
 
-class PostgresActionStateStore(ActionStateStore):
+class PostgresActionStateStore(ClientStore):
     """Records in one PostgreSQL table whose primary key is the call key.
 
     ``conninfo`` is a libpq connection string, as a URL (``postgresql://user:pw@host:5432/db``)
@@ -177,14 +177,6 @@ class PostgresActionStateStore(ActionStateStore):
         "shared",
         "encryption_key_env",
     )
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self._CONFIG}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        for name, value in state.items():
-            setattr(self, name, value)
-        self._init_runtime_state()
 
     def __repr__(self) -> str:
         return (

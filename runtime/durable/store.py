@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from flink_agents.runtime.durable.records import CallOutcome, CallRecord, DurableCallKey
 
-__all__ = ["ActionStateStore"]
+__all__ = ["ActionStateStore", "ClientStore"]
 
 
 class ActionStateStore(ABC):
@@ -80,3 +81,23 @@ class ActionStateStore(ABC):
     @abstractmethod
     def close(self) -> None:
         """Release the connection; a later call opens a new one."""
+
+
+class ClientStore(ActionStateStore):
+    """A store reached through clients made lazily (a database pool, Kafka clients): it
+    pickles its configuration (the attributes ``_CONFIG`` names) and never its clients,
+    which `_init_runtime_state` sets up empty again after unpickling."""
+
+    _CONFIG: ClassVar[tuple[str, ...]] = ()
+
+    @abstractmethod
+    def _init_runtime_state(self) -> None:
+        """No clients yet: the state of a store before its first operation."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._CONFIG}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+        self._init_runtime_state()
