@@ -3,7 +3,8 @@
 # line's latest apache-flink and the project (made once, then reused: .venvs-flink/<line>,
 # or $FLINK_LINES_VENVS/<line>), then the tests that cover the guarantees: core cases of the
 # fault matrix, restore with a durable store, the newcomer path, upstream's quickstart on the
-# mini-cluster, and two jobs one after the other on one standalone session cluster.
+# mini-cluster, two jobs one after the other on one standalone session cluster, runs parked
+# for approval across a restore, and Kafka in and out with the line's connector.
 # Every test here starts Flink: on a shared machine run it under the Flink lock
 # (`flock /tmp/flink.lock tools/flink_lines.sh 1.20`).
 # Usage: tools/flink_lines.sh [LINE ...]   (default: 1.20 2.0 2.1 2.2 2.3)
@@ -39,6 +40,11 @@ SMOKE=(
   "e2e_tests/test_upstream_quickstart.py::test_quickstart_as_a_flink_job[workflow_single_agent_example.py]"
   # Two jobs one after the other on one standalone session cluster (one TaskManager).
   "e2e_tests/test_many_jobs.py::TestOneSessionCluster::test_jobs_one_after_another"
+  # Runs parked for a person's approval (keyed state and a processing-time timer) across a
+  # restart from a checkpoint.
+  "e2e_tests/test_approvals_restore.py"
+  # Kafka in and out with the line's connector (tools/kafka/connector.sh), exactly once.
+  "e2e_tests/test_kafka_fault_matrix.py::test_every_input_answered_exactly_once_through_kafka[action_before_model-p2-no_store]"
 )
 
 # Installed next to the project: the smoke set's test tools only. Not the `dev` extra: its
@@ -63,7 +69,8 @@ for line in "${lines[@]}"; do
       "$PYTHON" -m venv "$venv"
       "$venv/bin/python" -m pip install -q --upgrade pip
     fi
-    extras="postgres,ollama"  # ollama: upstream's quickstart talks to an (offline) Ollama
+    # ollama: upstream's quickstart talks to an (offline) Ollama; kafka: the Kafka test's client
+    extras="postgres,ollama,kafka"
     if [ -z "${JAVA_HOME:-}" ] && ! command -v java >/dev/null 2>&1; then extras="$extras,java"; fi
     "$venv/bin/python" -m pip install -q "apache-flink==$line.*" -e ".[$extras]" "${TOOLS[@]}"
     stamp_of >"$venv/.stamp"
