@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import base64
 import json
+import re
+import stat
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -70,6 +72,13 @@ def job(stream_env: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory
     agents_env.get_config().set(AgentConfigOptions.BASE_LOG_DIR, str(log_dir))
     chart = agents_env.from_datastream(chart_in, key_selector=lambda r: r["key"])
     chart.apply(ChartAgent(), name="chart")
+    # The same agent again, writing upstream's File Event Log (eventLoggerType: file).
+    upstream_log_dir = tmp_path_factory.mktemp("upstream-event-log")
+    agents_env.get_config().set_str("eventLoggerType", "file")
+    agents_env.get_config().set(AgentConfigOptions.BASE_LOG_DIR, str(upstream_log_dir))
+    chart_in_2 = env.from_collection([{"key": f"u{i}", "title": f"chart{i}"} for i in range(4)])
+    chart_2 = agents_env.from_datastream(chart_in_2, key_selector=lambda r: r["key"])
+    chart_2.apply(ChartAgent(), name="chart/upstream")
 
     outputs = (
         echo.to_datastream()
@@ -77,6 +86,7 @@ def job(stream_env: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory
         .union(
             order.to_datastream().map(_tag("order")),
             chart.to_datastream().map(_tag("chart")),
+            chart_2.to_datastream().map(_tag("chart_2")),
             tail.to_datastream().map(_tag("tail")),
             parts.to_datastream().map(_stamp),
         )
@@ -86,7 +96,7 @@ def job(stream_env: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory
     by_scenario: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for item in collected:
         by_scenario[item.pop("scenario")].append(item)
-    return {"outputs": by_scenario, "log_dir": log_dir}
+    return {"outputs": by_scenario, "log_dir": log_dir, "upstream_log_dir": upstream_log_dir}
 
 
 def test_datastream_in_and_out(job: dict[str, Any]) -> None:
@@ -124,6 +134,31 @@ def test_event_log_per_subtask_without_media(job: dict[str, Any]) -> None:
         f"c{i}" for i in range(4)
     }
     assert all(PNG_B64 not in f.read_text() for f in files)
+
+
+def test_upstreams_file_event_log_per_subtask(job: dict[str, Any]) -> None:
+    import subprocess
+    import sys
+
+    assert len(job["outputs"]["chart_2"]) == 4
+    directory = Path(job["upstream_log_dir"])
+    files = sorted(directory.iterdir())
+    # events-{jobId}-{taskName}-{subtaskId}.log: the job's id in thread mode, one job.
+    names = [re.fullmatch(r"events-([0-9a-f]{32})-(.+)-([01])\.log", f.name) for f in files]
+    assert all(names) and len({m[1] for m in names if m}) == 1, [f.name for f in files]
+    assert all("/" not in m[2] for m in names if m)
+    assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
+    assert all(PNG_B64 not in f.read_text() for f in files)
+    done = subprocess.run(
+        [sys.executable, "-m", "flink_agents.cli.trace_tree", str(directory), "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    forest = json.loads(done.stdout)
+    assert len(forest["roots"]) == 4 and forest["warnings"] == [] and done.stderr == ""
+    types = {node["eventType"] for node in forest["nodes"].values()}
+    assert {"_tool_request_event", "_tool_response_event", "_output_event"} <= types
 
 
 def test_bounded_input_delivers_runs_in_flight_at_its_end(job: dict[str, Any]) -> None:

@@ -48,12 +48,6 @@ UNAVAILABLE_UPSTREAM_MODULES: tuple[tuple[str, str, str], ...] = (
         "Java chat models",
         "the Python connection and setup of the same provider",
     ),
-    (
-        "flink_agents.cli",
-        "the command line tools (trace_tree)",
-        "read the event log (events.jsonl under the event log's directory) or the "
-        "OpenTelemetry traces",
-    ),
 )
 """Upstream modules (each with its submodules) that are not here: one entry per module,
 removed when the module is added."""

@@ -8,14 +8,25 @@ level, media blocks anywhere in the attributes lose their data and URL
 string, registered secrets (API keys) and credential shapes are masked. At the
 ``standard`` level long strings are then truncated; ``verbose`` keeps them and adds one
 ``action`` record per action execution (its error text redacted the same way).
+
+With upstream's ``eventLoggerType: file`` the log is upstream's file event log instead:
+``events-{jobId}-{taskName}-{subtaskId}.log`` under ``baseLogDir`` (default
+``<temp dir>/flink-agents``), one flat record per event (``timestamp``, ``logLevel``,
+``eventId``, ``eventType``, ``upstreamEventId``, ``upstreamActionName``,
+``eventAttributes``: the attributes sanitized as above), no action records. Both are
+read by ``flink_agents.cli.trace_tree``.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Mapping
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -28,13 +39,31 @@ from flink_agents.api.content_blocks import (
     MediaBlock,
     VideoBlock,
 )
-from flink_agents.api.core_options import AgentConfigOptions, AgentConfiguration, EventLogLevel
+from flink_agents.api.core_options import (
+    AgentConfigOptions,
+    AgentConfiguration,
+    EventLogLevel,
+    LoggerType,
+)
 from flink_agents.api.events.event import Event
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.redaction import redact, redact_value
 from flink_agents.runtime.private_files import make_private_dirs, open_private_append
 
-__all__ = ["EventLog", "sanitize_json"]
+__all__ = ["DEFAULT_FILE_LOG_DIR", "EventLog", "file_event_log_name", "sanitize_json"]
+
+DEFAULT_FILE_LOG_DIR = Path(tempfile.gettempdir()) / "flink-agents"
+"""Where upstream's file event log goes without ``baseLogDir`` (as upstream:
+``java.io.tmpdir/flink-agents``)."""
+
+_UNSAFE_IN_NAMES = re.compile(r'[\\/:*?"<>|]')
+
+
+def file_event_log_name(job_id: str, task_name: str, subtask_index: int) -> str:
+    """Upstream's file name of a subtask's event log: ``events-{jobId}-{taskName}-{subtaskId}.log``
+    (characters a file name cannot hold in the task name replaced by ``_``)."""
+    return f"events-{job_id}-{_UNSAFE_IN_NAMES.sub('_', task_name)}-{subtask_index}.log"
+
 
 _MEDIA: dict[str, type[MediaBlock]] = {
     "image": ImageBlock,
@@ -81,10 +110,13 @@ class EventLog:
         level: EventLogLevel = EventLogLevel.STANDARD,
         *,
         max_string_length: int = 2000,
+        upstream_records: bool = False,
     ) -> None:
         self._stream = stream
         self.level = level
         self.max_string_length = max_string_length
+        self.upstream_records = upstream_records
+        """Upstream's flat event records (and no action records) instead of this project's."""
         self._lock = threading.Lock()
         self._owned = False
 
@@ -96,6 +128,7 @@ class EventLog:
         *,
         file_name: str = "events.jsonl",
         max_string_length: int = 2000,
+        upstream_records: bool = False,
     ) -> EventLog:
         """An event log appending to ``directory/file_name``.
 
@@ -109,24 +142,49 @@ class EventLog:
         # Line-buffered: each record is in the file when its line is written, so the log
         # can be followed (tail -f) while the job runs, not only after close().
         stream = open_private_append(path / file_name, buffering=1)
-        log = cls(stream, level, max_string_length=max_string_length)
+        log = cls(
+            stream, level, max_string_length=max_string_length, upstream_records=upstream_records
+        )
         log._owned = True
         return log
 
     @classmethod
     def from_config(
-        cls, config: AgentConfiguration, *, file_name: str = "events.jsonl"
+        cls,
+        config: AgentConfiguration,
+        *,
+        subtask_index: int | None = None,
+        job_id: str | None = None,
+        task_name: str = "local-runner",
     ) -> EventLog | None:
-        """The event log the options ask for: ``baseLogDir`` and ``event-log.level``."""
-        directory = config.get(AgentConfigOptions.BASE_LOG_DIR)
+        """The event log the options ask for (None when none), for one subtask of a Flink
+        job (``subtask_index`` given) or for the local runner.
+
+        ``eventLoggerType: file``: upstream's file event log, `file_event_log_name` under
+        ``baseLogDir`` or `DEFAULT_FILE_LOG_DIR` (``job_id`` unknown: a new random one).
+        Otherwise, when ``baseLogDir`` is set, this project's ``events.jsonl`` there
+        (``events-<subtask>.jsonl`` for a subtask). ``event-log.level: off``: none.
+        """
         level = config.get(AgentConfigOptions.EVENT_LOG_LEVEL)
-        if not directory or level is EventLogLevel.OFF:
+        if level is EventLogLevel.OFF:
             return None
+        directory = config.get(AgentConfigOptions.BASE_LOG_DIR)
+        upstream = config.get(AgentConfigOptions.EVENT_LOGGER_TYPE) is LoggerType.FILE
+        if upstream:
+            directory = directory or DEFAULT_FILE_LOG_DIR
+            file_name = file_event_log_name(
+                job_id or uuid.uuid4().hex, task_name, subtask_index or 0
+            )
+        elif not directory:
+            return None
+        else:
+            file_name = "events.jsonl" if subtask_index is None else f"events-{subtask_index}.jsonl"
         return cls.for_directory(
             directory,
             level,
             file_name=file_name,
             max_string_length=config.get(AgentConfigOptions.EVENT_LOG_MAX_STRING_LENGTH),
+            upstream_records=upstream,
         )
 
     @property
@@ -142,6 +200,9 @@ class EventLog:
         if not self.enabled:
             return
         data = event.to_dict()
+        if self.upstream_records:
+            self._write(self._upstream_record(data))
+            return
         record = {
             "record": "event",
             "ts": time.time(),
@@ -155,6 +216,24 @@ class EventLog:
         }
         self._write(record)
 
+    def _upstream_record(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Upstream's flat record of an event (its lineage fields only when set)."""
+        now = datetime.now(timezone.utc).isoformat(timespec="microseconds")
+        record: dict[str, Any] = {
+            "timestamp": now.replace("+00:00", "Z"),
+            "logLevel": self.level.name,
+            "eventId": data["id"],
+            "eventType": data["type"],
+        }
+        for name, field in (
+            ("upstreamEventId", "upstream_event_id"),
+            ("upstreamActionName", "upstream_action_name"),
+        ):
+            if data[field] is not None:
+                record[name] = data[field]
+        record["eventAttributes"] = sanitize_json(data["attributes"], self._limit())
+        return record
+
     def log_action(
         self,
         key: Any,
@@ -165,8 +244,8 @@ class EventLog:
         sent_event_ids: list[str],
         error: str | None = None,
     ) -> None:
-        """Write one action record (``verbose`` level only)."""
-        if not self.enabled or self.level is not EventLogLevel.VERBOSE:
+        """Write one action record (``verbose`` level only; upstream's records have none)."""
+        if not self.enabled or self.level is not EventLogLevel.VERBOSE or self.upstream_records:
             return
         record = {
             "record": "action",

@@ -33,9 +33,9 @@ def test_an_upstream_module_that_is_not_here_names_what_to_use(
 def test_upstream_imports_of_submodules_and_names() -> None:
     with pytest.raises(ImportError, match="the execution reporter"):
         from flink_agents.api.trace.execution_reporter import Reporter  # noqa: F401  # pyright: ignore[reportMissingImports]
-    with pytest.raises(ImportError, match="trace_tree"):
-        importlib.import_module("flink_agents.cli.trace_tree")
-    assert "flink_agents.cli" not in sys.modules
+    with pytest.raises(ImportError, match="Java chat models"):
+        importlib.import_module("flink_agents.api.chat_models.java_chat_model.x")
+    assert "flink_agents.api.chat_models.java_chat_model" not in sys.modules
 
 
 def test_modules_that_are_here_and_other_names_import_as_usual() -> None:

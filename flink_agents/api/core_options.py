@@ -73,13 +73,14 @@ class EventLogLevel(str, Enum):
 
 
 class LoggerType(str, Enum):
-    """Upstream's event logger types (``eventLoggerType``). Here the event log is the
-    JSON-lines file under ``baseLogDir``, whatever this says."""
+    """Upstream's event logger types (``eventLoggerType``)."""
 
     SLF4J = "slf4j"
-    """Upstream: events to the Java logger."""
+    """Upstream: events to the Java logger. Here: this project's ``events.jsonl`` under
+    ``baseLogDir`` (no event log when it is unset)."""
     FILE = "file"
-    """Upstream: events to files under ``baseLogDir``."""
+    """Upstream's file event log: ``events-{jobId}-{taskName}-{subtaskId}.log`` under
+    ``baseLogDir`` (default ``<temp dir>/flink-agents``), upstream's flat records."""
 
 
 class ConditionEvaluationFailureStrategy(str, Enum):
@@ -374,8 +375,9 @@ class AgentConfigOptions:
         "eventLoggerType",
         LoggerType,
         LoggerType.SLF4J,
-        "Upstream: slf4j | file. Here the event log is the file under baseLogDir (another "
-        "value is accepted with a warning).",
+        "slf4j: the event log is events.jsonl under baseLogDir (none when unset); file: "
+        "upstream's file event log, events-{jobId}-{taskName}-{subtaskId}.log under "
+        "baseLogDir (default <temp dir>/flink-agents), upstream's flat records.",
     )
     PRETTY_PRINT: ConfigOption[bool] = ConfigOption(
         "prettyPrint",
@@ -880,9 +882,6 @@ UNSUPPORTED_OPTIONS: dict[str, str] = {
     ),
     AgentConfigOptions.EVENT_LOG_TRACE_ENABLED.key: (
         "set tracing.enabled for OpenTelemetry spans of runs, actions, model and tool calls"
-    ),
-    AgentConfigOptions.EVENT_LOGGER_TYPE.key: (
-        "the event log is the JSON-lines file under baseLogDir (event-log.level sets how much)"
     ),
     AgentConfigOptions.PRETTY_PRINT.key: "the event log writes one JSON record per line",
     AgentConfigOptions.EVENT_LISTENERS.key: (

@@ -45,6 +45,7 @@ __all__ = [
     "FinishedRuns",
     "RestCheckpointSource",
     "SubtaskDurability",
+    "job_id_of",
     "open_subtask_durability",
     "rest_address_of",
 ]
@@ -212,7 +213,8 @@ def _flink_config_of(runtime_context: Any) -> dict[str, str]:
         return {}
 
 
-def _job_id_of(runtime_context: Any) -> str | None:
+def job_id_of(runtime_context: Any) -> str | None:
+    """The Flink job id (hex) from a PyFlink RuntimeContext in thread mode; None elsewhere."""
     java = _java_context(runtime_context)
     if java is None:
         return None
@@ -346,7 +348,7 @@ def open_subtask_durability(
     rest_address = config.get(
         AgentConfigOptions.DURABLE_EXECUTION_PRUNE_REST_ADDRESS
     ) or rest_address_of(_flink_config_of(runtime_context))
-    job_id = _job_id_of(runtime_context)
+    job_id = job_id_of(runtime_context)
     if rest_address is not None and job_id is None:
         try:
             job_id = find_job_id(rest_address, task_name)

@@ -22,7 +22,7 @@ from flink_agents.api.resource import ResourceType
 from flink_agents.plan.agent_plan import ResourceSpec
 from flink_agents.runtime.agent_engine import AgentEngine
 from flink_agents.runtime.event_log import EventLog
-from flink_agents.runtime.flink.durability import open_subtask_durability
+from flink_agents.runtime.flink.durability import job_id_of, open_subtask_durability
 from flink_agents.runtime.flink.job_script import script_classes, ship_tool_type_hints
 from flink_agents.runtime.flink.operator import SubtaskContext
 from flink_agents.runtime.process_setup import set_up_process
@@ -75,7 +75,10 @@ class AgentEngineFactory:
             install_sdk_from_env()
         register_script_classes(self.script_classes)  # before any state is read
         event_log = EventLog.from_config(
-            self.config, file_name=f"events-{context.subtask_index}.jsonl"
+            self.config,
+            subtask_index=context.subtask_index,
+            job_id=job_id_of(context.runtime_context),
+            task_name=context.task_name,
         )
         durable = self.durable(context) if self.durable is not None else None
         durability = None

@@ -6,6 +6,7 @@ import base64
 import io
 import json
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,10 +27,12 @@ from flink_agents.api import (
     ToolCallBlock,
     ToolMetadata,
 )
+from flink_agents.api.core_options import AgentConfiguration
 from flink_agents.api.events.tool_event import ToolResponseEvent
 from flink_agents.api.redaction import clear_registered_secrets, register_secret
 from flink_agents.api.tool_response import ToolResponse
-from flink_agents.runtime.event_log import EventLog, sanitize_json
+from flink_agents.runtime import event_log
+from flink_agents.runtime.event_log import EventLog, file_event_log_name, sanitize_json
 from flink_agents.runtime.local_runner import LocalExecutionEnvironment
 from tests.runtime.chat_agents import chat_agent
 
@@ -267,4 +270,114 @@ def test_a_failed_tool_response_is_logged_without_the_secret(registered_key: str
     record = json.loads(text.splitlines()[0])
     assert record["attributes"]["responses"][0]["error"] == (
         "tool 'fetch' failed: RuntimeError: auth ***7Rw3 rejected"
+    )
+
+
+# ------------------------------------------------------------- upstream's file event log
+
+UPSTREAM_FILE = re.compile(r"^events-([0-9a-f]{32})-local-runner-0\.log$")
+
+
+def run_upstream_logged(directory: Path, **options: Any) -> Path:
+    """The chat agent with its tool call on the local runner under ``eventLoggerType: file``;
+    the one file it wrote."""
+    env = LocalExecutionEnvironment(
+        {"baseLogDir": str(directory), "eventLoggerType": "file", **options}
+    )
+    user = ChatMessage.user(
+        [TextBlock(text="look"), ImageBlock(mime_type="image/png", url=SECRET_URL)]
+    )
+    agent = chat_agent(
+        FunctionChatModelConnection(function=vision), tools={"photo_tool": photo_tool}
+    )
+    env.from_list([{"key": "cam-1", "value": [user]}]).apply(agent)
+    env.execute()
+    (path,) = directory.iterdir()
+    return path
+
+
+def test_logger_type_file_writes_upstreams_layout_and_records(
+    tmp_path: Path, umask_022: None
+) -> None:
+    path = run_upstream_logged(tmp_path / "logs", **{"event-log.standard.max-string-length": 20})
+    assert UPSTREAM_FILE.match(path.name)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    text = path.read_text()
+    assert SECRET_PIXELS not in text and "secret-pixels" not in text
+    assert SECRET_URL not in text and "token=abc123" not in text
+    records = [json.loads(line) for line in text.splitlines()]
+    assert [r["eventType"] for r in records] == [
+        "_input_event",
+        "_chat_request_event",
+        "_tool_request_event",
+        "_tool_response_event",
+        "_chat_response_event",
+        "_output_event",
+    ]
+    root, request = records[0], records[1]
+    # Upstream's flat record: its fields in its order; no lineage fields on the root.
+    assert list(root) == ["timestamp", "logLevel", "eventId", "eventType", "eventAttributes"]
+    assert list(request) == [
+        "timestamp",
+        "logLevel",
+        "eventId",
+        "eventType",
+        "upstreamEventId",
+        "upstreamActionName",
+        "eventAttributes",
+    ]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", root["timestamp"])
+    assert {r["logLevel"] for r in records} == {"STANDARD"}
+    assert request["upstreamEventId"] == root["eventId"]
+    assert request["upstreamActionName"] == "start"
+    tool_image = records[3]["eventAttributes"]["responses"][0]["content"][0]
+    assert tool_image["redacted"] is True and tool_image["data"] is None
+    # Long strings are truncated at the standard level, as in this project's records.
+    answer = records[4]["eventAttributes"]["response"]["blocks"][0]["text"]
+    assert answer == "x" * 20 + "...<30 more chars>"
+
+
+def test_upstream_records_at_verbose_have_no_action_records(tmp_path: Path) -> None:
+    path = run_upstream_logged(tmp_path, **{"event-log.level": "verbose"})
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(records) == 6 and {r["logLevel"] for r in records} == {"VERBOSE"}
+    assert records[4]["eventAttributes"]["response"]["blocks"][0]["text"] == "x" * 50
+
+
+def test_upstream_records_are_redacted(registered_key: str) -> None:
+    stream = io.StringIO()
+    log = EventLog(stream, EventLogLevel.VERBOSE, upstream_records=True)
+    failure = ToolResponse.failure("c1", "fetch", f"auth {registered_key} rejected")
+    log.log_event("k", 0, ToolResponseEvent(request_id="r", responses=[failure]))
+    log.log_event("k", 0, InputEvent(input={"img": f"data:image/png;base64,{PNG_B64}"}))
+    text = stream.getvalue()
+    assert registered_key not in text and PNG_B64[:200] not in text
+    first = json.loads(text.splitlines()[0])
+    assert first["eventAttributes"]["responses"][0]["error"] == "auth ***7Rw3 rejected"
+
+
+def test_logger_type_file_without_base_log_dir_uses_upstreams_default(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(event_log, "DEFAULT_FILE_LOG_DIR", tmp_path / "flink-agents")
+    config = AgentConfiguration({"eventLoggerType": "FILE"})
+    log = EventLog.from_config(config, subtask_index=3, job_id="ab12", task_name="agent -> Map")
+    assert log is not None
+    log.close()
+    assert [p.name for p in (tmp_path / "flink-agents").iterdir()] == [
+        "events-ab12-agent -_ Map-3.log"
+    ]
+    assert EventLog.from_config(AgentConfiguration({})) is None
+    off = AgentConfiguration({"eventLoggerType": "file", "event-log.level": "off"})
+    assert EventLog.from_config(off) is None
+
+
+def test_file_event_log_name_is_upstreams() -> None:
+    assert (
+        file_event_log_name("j1", 'a/b\\c:d*e?f"g<h>i|j', 2)
+        == "events-j1-a_b_c_d_e_f_g_h_i_j-2.log"
+    )
+    assert file_event_log_name("j1", "action-execute-operator", 0) == (
+        "events-j1-action-execute-operator-0.log"
     )

@@ -304,3 +304,48 @@ def test_opening_a_subtask_registers_the_provider_keys_of_the_environment(
         assert secret not in redact(f"boom {secret}")
     finally:
         clear_registered_secrets()
+
+
+class _JavaJobInfo:
+    """Stands in for the Java RuntimeContext of PyFlink's thread mode: its job id."""
+
+    def getJobInfo(self) -> Any:
+        return self
+
+    def getJobId(self) -> Any:
+        return self
+
+    def toHexString(self) -> str:
+        return "0123456789abcdef0123456789abcdef"
+
+
+class _ThreadModeContext:
+    _runtime_context = _JavaJobInfo()
+
+
+@pytest.mark.parametrize(
+    ("options", "name"),
+    [
+        ({}, "events-2.jsonl"),
+        (
+            {"eventLoggerType": "file"},
+            "events-0123456789abcdef0123456789abcdef-agent -_ Map-2.log",
+        ),
+    ],
+)
+def test_a_subtask_logs_events_to_its_own_file(
+    tmp_path: Path, options: dict[str, Any], name: str
+) -> None:
+    context = SubtaskContext(
+        task_name="agent -> Map",
+        subtask_index=2,
+        parallelism=3,
+        attempt=0,
+        metrics=InMemoryMetricGroup(),
+        runtime_context=_ThreadModeContext(),
+    )
+    engine = AgentEngineFactory(Agent(), {"baseLogDir": str(tmp_path), **options})(context)
+    assert engine.event_log is not None
+    engine.event_log.log_event("k", 0, InputEvent(input="hi"))
+    engine.event_log.close()
+    assert [p.name for p in tmp_path.iterdir()] == [name]
