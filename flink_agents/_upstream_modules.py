@@ -39,11 +39,6 @@ UNAVAILABLE_UPSTREAM_MODULES: tuple[tuple[str, str, str], ...] = (
         "set the option tracing.enabled for OpenTelemetry spans of runs, actions and calls",
     ),
     (
-        "flink_agents.api.version_compatibility",
-        "Flink version checks",
-        "nothing: this project runs on PyFlink 2.3, checked by the package's dependency",
-    ),
-    (
         "flink_agents.api.chat_models.java_chat_model",
         "Java chat models",
         "the Python connection and setup of the same provider",
