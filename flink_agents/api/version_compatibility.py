@@ -38,18 +38,18 @@ class FlinkVersionManager:
 
     def __init__(self) -> None:
         self._version: str | None = None
-        self._read = False
+        self._initialized = False
 
     @property
     def version(self) -> str | None:
         """The installed apache-flink's version (``"1.20.3"``), None when it is not
         installed."""
-        if not self._read:
+        if not self._initialized:
             try:
                 self._version = importlib.metadata.version(_PACKAGE)
             except Exception:  # not installed, or its metadata unreadable: no version
                 self._version = None
-            self._read = True
+            self._initialized = True
         return self._version
 
     @property
