@@ -1,7 +1,7 @@
 """Upstream's modules that are not here: importing one says so, and what to use instead.
 
 Apache Flink Agents has modules this project does not (Java wrappers, the execution
-reporter, the ``cli``...). Without help an upstream agent
+reporter...). Without help an upstream agent
 that imports one stops at a bare ``ModuleNotFoundError: No module named ...``;
 `UnavailableUpstreamModules` (a finder placed last on ``sys.meta_path`` by
 ``flink_agents/__init__``) turns that into a ``ModuleNotFoundError`` naming the feature,
@@ -37,11 +37,6 @@ UNAVAILABLE_UPSTREAM_MODULES: tuple[tuple[str, str, str], ...] = (
         "flink_agents.api.tools.tool_execution_metadata_provider",
         "the execution reporter",
         "set the option tracing.enabled for OpenTelemetry spans of runs, actions and calls",
-    ),
-    (
-        "flink_agents.api.version_compatibility",
-        "Flink version checks",
-        "nothing: this project runs on PyFlink 2.3, checked by the package's dependency",
     ),
     (
         "flink_agents.api.chat_models.java_chat_model",

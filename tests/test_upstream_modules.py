@@ -47,3 +47,17 @@ def test_modules_that_are_here_and_other_names_import_as_usual() -> None:
     # After the ordinary finders (others may be appended after it).
     finders = list(sys.meta_path)
     assert finders.index(UnavailableUpstreamModules) > finders.index(PathFinder)  # pyright: ignore[reportArgumentType]
+
+
+def test_upstreams_plan_paths_name_the_api_classes() -> None:
+    # Upstream's tests and older docs import these from its plan layer.
+    from flink_agents.api.core_options import AgentConfiguration
+    from flink_agents.api.function import JavaFunction, PythonFunction
+    from flink_agents.api.tools.function_tool import FunctionTool
+    from flink_agents.plan import configuration, function
+    from flink_agents.plan.tools import function_tool
+
+    assert (function.PythonFunction, function.JavaFunction) == (PythonFunction, JavaFunction)
+    assert configuration.AgentConfiguration is AgentConfiguration
+    assert function_tool.FunctionTool is FunctionTool
+    assert AgentConfiguration({"a.b": 3}).get_int("a.b") == 3

@@ -134,6 +134,7 @@ def tool(
         function = _function_of(target)
         validate_injected_arg_names(function, injected)
         setattr(function, RESOURCE_MARK, ResourceType.TOOL)
+        setattr(function, "_is_tool", True)  # upstream's attribute  # noqa: B010
         if injected:
             setattr(function, INJECTED_ARGS_MARK, injected)
         if requires_approval:

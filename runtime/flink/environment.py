@@ -537,22 +537,23 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
         execution_mode: ExecutionMode | None = None,
         operator_options: AgentOperatorOptions | None = None,
     ) -> None:
+        self._register(env, t_env, operator_options)
+        self.execution_mode: ExecutionMode = self._set_up_jvm(execution_mode)
+
+    def _register(
+        self,
+        env: StreamExecutionEnvironment,
+        t_env: StreamTableEnvironment | None,
+        operator_options: AgentOperatorOptions | None,
+    ) -> None:
+        """What registering agents and resources needs (no JVM): the environments, the
+        agent options (those of Flink's configuration file first)."""
         super().__init__()
         self._env = env
         self._t_env = t_env
         self._operator_options = operator_options
         self._uids: set[str] = set()
         self._session_checked = False
-        j_conf = get_j_env_configuration(env._j_stream_execution_environment)
-        mode: ExecutionMode = execution_mode or _configured_mode(j_conf) or "thread"
-        if mode == "thread" and not _thread_mode_works(j_conf):
-            raise ThreadModeUnavailableError(
-                _THREAD_MODE_UNAVAILABLE.format(bin=os.path.dirname(sys.executable))
-            )
-        _check_jvm_options(j_conf)
-        install_job_failure_hook()  # a failed job's first line names its Python cause
-        self.execution_mode: ExecutionMode = mode
-        configure_python_workers(j_conf, mode)
         # Options in Flink's configuration file first; settings in code override them.
         config = self.get_config()
         for key, value in agent_options_from_conf_dir().items():
@@ -560,6 +561,19 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
                 config.set_str(key, value)
             except ValueError as exc:
                 raise ValueError(f"agent option {key!r} in $FLINK_CONF_DIR: {exc}") from exc
+
+    def _set_up_jvm(self, execution_mode: ExecutionMode | None) -> ExecutionMode:
+        """Check the JVM's configuration, set up its Python workers; the execution mode."""
+        j_conf = get_j_env_configuration(self._env._j_stream_execution_environment)
+        mode: ExecutionMode = execution_mode or _configured_mode(j_conf) or "thread"
+        if mode == "thread" and not _thread_mode_works(j_conf):
+            raise ThreadModeUnavailableError(
+                _THREAD_MODE_UNAVAILABLE.format(bin=os.path.dirname(sys.executable))
+            )
+        _check_jvm_options(j_conf)
+        install_job_failure_hook()  # a failed job's first line names its Python cause
+        configure_python_workers(j_conf, mode)
+        return mode
 
     def check_session_cluster(self) -> None:
         """Refuse a session cluster whose TaskManagers would load pemja per job (once per

@@ -125,6 +125,8 @@ def test_malformed_or_unavailable_triggers_are_refused(trigger: object, message:
 def test_a_trigger_of_another_kind_is_a_type_error(trigger: object) -> None:
     with pytest.raises(TypeError, match="neither an Event class"):
         event_type_name(trigger)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="trigger condition must be a string"):  # upstream's
+        action(trigger)  # type: ignore[arg-type]
 
 
 def test_long_term_memory_events_can_be_listened_to() -> None:

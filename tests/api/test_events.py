@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import uuid
 from typing import ClassVar
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from flink_agents.api import (
     ChatError,
@@ -317,3 +318,48 @@ def test_upstream_style_subclass_from_event_and_reconstruct_from() -> None:
     assert draft.upstream_action_name is None
     restored = _round_trip(typed)
     assert isinstance(restored, UpstreamStyleEvent) and restored.value == "v"
+
+
+# Upstream's event contract: a missing type is a validation error, an id is fixed, and
+# pydantic's JSON of an event names its lineage as upstream's Java side does.
+
+
+def test_a_missing_type_is_a_validation_error() -> None:
+    with pytest.raises(ValidationError, match="needs a type"):
+        Event(n=1)  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match='"type"'):
+        Event.from_json(json.dumps({"attributes": {}}))
+
+
+def test_an_events_id_cannot_be_assigned() -> None:
+    event = Event(type="t")
+    with pytest.raises(ValidationError, match="Field is frozen"):
+        event.id = "other"
+    assert event.model_copy(update={"id": "copy"}).id == "copy"
+
+
+def test_pydantic_json_names_the_lineage_as_upstream() -> None:
+    root = Event(type="t", n=1)
+    assert set(json.loads(root.model_dump_json())) == {"type", "attributes", "id"}
+    child = Event(
+        type="t", upstreamEventId=uuid.UUID(int=1), upstreamActionName="act", attributes={}
+    )
+    written = json.loads(child.model_dump_json())
+    assert written["upstreamEventId"] == str(uuid.UUID(int=1))
+    assert written["upstreamActionName"] == "act"
+    assert "upstream_event_id" not in written
+    assert "upstreamEventId" not in child.model_dump(exclude={"upstream_event_id"})
+    for restored in (Event.from_json(json.dumps(written)), Event.model_validate(written)):
+        assert restored.upstream_event_id == str(uuid.UUID(int=1))
+        assert restored.upstream_action_name == "act"
+        assert restored.id == child.id
+
+
+class _Declared(Event):
+    note: str = ""
+
+
+def test_a_uuid_lineage_id_next_to_declared_fields_is_kept_as_text() -> None:
+    event = _Declared(type="d", note="x", upstreamEventId=uuid.UUID(int=2))
+    assert event.upstream_event_id == str(uuid.UUID(int=2))
+    assert json.loads(event.model_dump_json())["note"] == "x"

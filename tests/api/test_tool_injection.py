@@ -228,3 +228,21 @@ def test_a_memory_path_must_lead_to_a_value(agent: Agent, says: str) -> None:
     assert result is not None
     assert result.is_error
     assert says in result.text
+
+
+def test_upstreams_words_for_injected_args_it_refuses() -> None:
+    # Upstream's messages (code matching them keeps working), then ours.
+    with pytest.raises(
+        ValueError, match=r"Injected tool parameter\(s\) tenant do not match function query_order"
+    ):
+        Tool.from_callable(query_order, injected_args={"tenant": InjectedArg.from_config("t")})
+    with pytest.raises(TypeError, match=r"'injected_args' must be a dict.*got list"):
+        tool(injected_args=["tenant_id"])  # type: ignore[arg-type]
+
+
+def test_a_tool_function_is_marked_as_upstreams_are() -> None:
+    @tool
+    def lookup(order_id: str) -> str:
+        return order_id
+
+    assert getattr(lookup, "_is_tool") is True  # noqa: B009

@@ -22,7 +22,18 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_serializer,
+)
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
 from flink_agents.api._trusted import fill_trusted, trusted_instance
@@ -44,7 +55,9 @@ _LINEAGE_ALIASES = {
     "upstreamEventId": "upstream_event_id",
     "upstreamActionName": "upstream_action_name",
 }
-"""Upstream's cross-language names of the lineage fields, accepted as keywords."""
+"""Upstream's cross-language names of the lineage fields, accepted as keywords and used in
+pydantic's dumps of an event (`Event.model_dump_json`)."""
+_LINEAGE_NAMES = {field: alias for alias, field in _LINEAGE_ALIASES.items()}
 
 
 _ID_PREFIX = os.urandom(8).hex()
@@ -114,19 +127,34 @@ class Event(BaseModel):
     when not given)."""
     attributes: dict[str, Any] = Field(default_factory=dict)
     """The payload."""
-    id: str = Field(default_factory=_new_id)
-    """Unique id of this event."""
-    upstream_event_id: str | None = None
+    id: str = Field(default_factory=_new_id, frozen=True)
+    """Unique id of this event (cannot be assigned: a copy with another id is another
+    event)."""
+    upstream_event_id: str | None = Field(
+        default=None, validation_alias=AliasChoices("upstream_event_id", "upstreamEventId")
+    )
     """Id of the event whose action sent this one (None for an input)."""
-    upstream_action_name: str | None = None
+    upstream_action_name: str | None = Field(
+        default=None, validation_alias=AliasChoices("upstream_action_name", "upstreamActionName")
+    )
     """Name of the action that sent this event."""
 
     def __init__(
         self, type: str | None = None, attributes: Mapping[str, Any] | None = None, **data: Any
     ) -> None:
         event_type = type or self.EVENT_TYPE
-        if not event_type:
-            raise ValueError("an Event needs a type")
+        if not event_type:  # as pydantic reports a missing required field (a ValueError)
+            raise ValidationError.from_exception_data(
+                "Event",
+                [
+                    {
+                        "type": "value_error",
+                        "loc": ("type",),
+                        "input": data,
+                        "ctx": {"error": ValueError("an Event needs a type")},
+                    }
+                ],
+            )
         if not data:  # the common case: the runtime sets the lineage when it is sent
             lineage: tuple[str, str | None, str | None] = (_new_id(), None, None)
             fields_set = {"type", "attributes"}
@@ -158,6 +186,26 @@ class Event(BaseModel):
             )
             return
         super().__init__(type=event_type, attributes=dict(attributes or {}), **data)
+
+    @field_validator("id", "upstream_event_id", mode="before")
+    @classmethod
+    def _id_as_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, uuid.UUID) else value
+
+    @model_serializer(mode="wrap")
+    def _lineage_by_upstream_names(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> Any:
+        # Pydantic's dumps name the lineage as upstream does (its cross-language JSON),
+        # and leave it out when there is none; `to_dict` is the runtime's own form.
+        dumped = handler(self)
+        if isinstance(dumped, dict):
+            for field, alias in _LINEAGE_NAMES.items():
+                if field in dumped:
+                    value = dumped.pop(field)
+                    if value is not None:
+                        dumped[alias] = value
+        return dumped
 
     @classmethod
     def _split_keywords(
@@ -309,7 +357,9 @@ class Event(BaseModel):
     @staticmethod
     def from_dict(data: Mapping[str, Any]) -> Event:
         """The event `to_dict` wrote, as its registered subclass (or `Event`)."""
-        event_type = data["type"]
+        event_type = data.get("type")
+        if not isinstance(event_type, str) or not event_type:
+            raise ValueError(f'an event\'s JSON needs a "type" string, got {event_type!r}')
         cls = event_class_for(event_type)
         raw = data.get("attributes") or {}
         attributes = {name: cls._adapter(name).validate_python(v) for name, v in raw.items()}
@@ -317,8 +367,8 @@ class Event(BaseModel):
             type=event_type,
             attributes=attributes,
             id=data.get("id") or _new_id(),
-            upstream_event_id=data.get("upstream_event_id"),
-            upstream_action_name=data.get("upstream_action_name"),
+            upstream_event_id=data.get("upstream_event_id", data.get("upstreamEventId")),
+            upstream_action_name=data.get("upstream_action_name", data.get("upstreamActionName")),
         )
 
     @staticmethod

@@ -117,7 +117,8 @@ def event_type_name(trigger: type[Event] | str) -> str:
         name = trigger.EVENT_TYPE
     else:
         raise TypeError(
-            f"{trigger!r} is neither an Event class, an EventType constant nor an event type name"
+            f"{trigger!r} is neither an Event class, an EventType constant nor an event type "
+            "name (an action trigger condition must be a string, or an Event class here)"
         )
     reason = _NEVER_SENT.get(name)
     if reason is not None:

@@ -100,7 +100,10 @@ def normalize_injected_args(
     if injected_args is None:
         return {}
     if not isinstance(injected_args, Mapping):
-        raise TypeError("injected_args must map parameter names to InjectedArg (or dicts)")
+        raise TypeError(  # upstream's words first
+            "'injected_args' must be a dict mapping parameter names to InjectedArg (or "
+            f"dicts), got {type(injected_args).__name__}"
+        )
     normalized: dict[str, InjectedArg] = {}
     for name, spec in injected_args.items():
         if isinstance(spec, InjectedArg):
@@ -151,9 +154,10 @@ def validate_injected_arg_names(
     unknown = sorted(name for name in injected_args if name not in parameters)
     if unknown:
         name = getattr(func, "__qualname__", repr(func))
-        raise ValueError(
-            f"injected tool parameter(s) {', '.join(unknown)} are not parameters of {name} "
-            f"(parameters: {', '.join(parameters)})"
+        raise ValueError(  # upstream's words first
+            f"Injected tool parameter(s) {', '.join(unknown)} do not match function {name} "
+            f"parameters: {', '.join(unknown)} are not parameters of {name} (parameters: "
+            f"{', '.join(parameters)})"
         )
 
 

@@ -1,0 +1,1 @@
+"""Upstream's plan-layer path of its tools (`function_tool.FunctionTool`)."""
