@@ -173,7 +173,8 @@ class Checkpoints:
         return (
             f"{name:8s} {self.completed:3d} checkpoints ({self.failed} failed): duration "
             f"p50 {percentile(d, 0.5):6.0f} ms, max {max(d):6.0f} ms; state p50 "
-            f"{percentile(s, 0.5) / 1024:8.0f} KiB, max {max(s) / 1024:8.0f} KiB"
+            f"{percentile(s, 0.5) / 1024:8.0f} KiB, max {max(s) / 1024:8.0f} KiB\n"
+            f"{'':8s} durations in order (ms): {' '.join(f'{x:.0f}' for x in d)}"
         )
 
 
@@ -181,7 +182,9 @@ def checkpoints_between(rest: str, job_id: str, start_ms: float, end_ms: float) 
     """The checkpoints triggered between `start_ms` and `end_ms` (wall clock)."""
     answer = _get_json(f"{rest}/jobs/{job_id}/checkpoints")
     history = [c for c in answer.get("history", []) if start_ms <= c["trigger_timestamp"] <= end_ms]
-    done = [c for c in history if c["status"] == "COMPLETED"]
+    done = sorted(
+        (c for c in history if c["status"] == "COMPLETED"), key=lambda c: c["trigger_timestamp"]
+    )
     return Checkpoints(
         completed=len(done),
         failed=sum(c["status"] == "FAILED" for c in history),
