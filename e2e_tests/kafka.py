@@ -25,6 +25,7 @@ __all__ = [
     "missing",
     "produce",
     "read_committed",
+    "read_committed_stamped",
     "start_broker",
     "stop_broker",
 ]
@@ -87,6 +88,18 @@ def read_committed(
 ) -> list[tuple[str | None, str]]:
     """The committed records of a topic as (key, value): once `expected` are there, a further
     `settle_s` of polling (so a duplicate would show), or all there are after `timeout_s`."""
+    return [
+        (key, value)
+        for key, value, _ in read_committed_stamped(
+            bootstrap, topic, expected=expected, timeout_s=timeout_s, settle_s=settle_s
+        )
+    ]
+
+
+def read_committed_stamped(
+    bootstrap: str, topic: str, *, expected: int, timeout_s: float = 60, settle_s: float = 2
+) -> list[tuple[str | None, str, int]]:
+    """`read_committed` with each record's timestamp (ms) as the broker keeps it."""
     from confluent_kafka import Consumer
 
     consumer = Consumer(
@@ -99,7 +112,7 @@ def read_committed(
         }
     )
     consumer.subscribe([topic])
-    records: list[tuple[str | None, str]] = []
+    records: list[tuple[str | None, str, int]] = []
     deadline = time.monotonic() + timeout_s
     settled_at: float | None = None
     try:
@@ -107,7 +120,8 @@ def read_committed(
             message: Any = consumer.poll(0.2)
             if message is not None and not message.error():
                 key = message.key()
-                records.append((key.decode() if key else None, message.value().decode()))
+                stamp = message.timestamp()[1]
+                records.append((key.decode() if key else None, message.value().decode(), stamp))
             if settled_at is None and len(records) >= expected:
                 settled_at = time.monotonic() + settle_s
     finally:

@@ -19,6 +19,11 @@ SQLite). The core cells (`CORE`) run with the README's test command; the others 
 `test_bad_records_go_to_the_error_stream`: records that are not valid for the agent (not
 JSON, wrong schema) become failure records on the error stream under `input-failure.policy`
 `skip`, written to a dead-letter topic exactly once, and every other record is answered.
+
+`test_a_bounded_job_drains_into_create_time_topics`: a bounded job whose runs all still wait
+on the model when the input ends answers every record into a topic of the default
+`CreateTime` (the answers of the drain used to carry Flink's end-of-input timestamp, which
+the broker refuses; issue 34).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable
@@ -34,8 +40,9 @@ from typing import Any
 
 import pytest
 
+from e2e_tests.agents import SlowModelAgent
 from e2e_tests.fault_agent import FaultAgent, write_control
-from e2e_tests.kafka import connector_jars, produce, read_committed
+from e2e_tests.kafka import connector_jars, produce, read_committed, read_committed_stamped
 from e2e_tests.test_fault_matrix import IN_FLIGHT_MARGIN_S, _calls
 
 pytestmark = pytest.mark.flink
@@ -67,20 +74,19 @@ def _cases() -> list[Any]:
 
 
 def _topics(partitions: int, bootstrap: str) -> dict[str, str]:
-    """An input topic of `partitions`, and output and error topics that stamp their records
-    with the broker's time (`LogAppendTime`; see docs/kafka.md: the answers a bounded job
-    sends as it drains carry Flink's end-of-input timestamp, which a broker refuses)."""
+    """An input topic of `partitions`, and output and error topics of one partition, all
+    with the broker's defaults (records keep the timestamps the producer gives them,
+    `CreateTime`)."""
     from confluent_kafka.admin import AdminClient, NewTopic  # pyright: ignore[reportPrivateImportUsage]
 
     run = uuid.uuid4().hex[:8]
     topics = {name: f"{name}-{run}" for name in ("in", "out", "errors")}
-    stamped = {"message.timestamp.type": "LogAppendTime"}
     admin = AdminClient({"bootstrap.servers": bootstrap})  # lives until the topics are there
     futures = admin.create_topics(
         [
             NewTopic(topics["in"], num_partitions=partitions, replication_factor=1),
-            NewTopic(topics["out"], num_partitions=1, replication_factor=1, config=stamped),
-            NewTopic(topics["errors"], num_partitions=1, replication_factor=1, config=stamped),
+            NewTopic(topics["out"], num_partitions=1, replication_factor=1),
+            NewTopic(topics["errors"], num_partitions=1, replication_factor=1),
         ]
     )
     for future in futures.values():
@@ -235,6 +241,28 @@ def test_every_input_answered_exactly_once_through_kafka(
         and run["end"] <= failed_at - IN_FLIGHT_MARGIN_S
     ]
     assert not again, f"recorded calls made again: {again}"
+
+
+# ---------------------------------------------------------------- the drain
+
+
+def test_a_bounded_job_drains_into_create_time_topics(
+    stream_env: Callable[..., Any], kafka_bootstrap: str
+) -> None:
+    topics = _topics(1, kafka_bootstrap)
+    records = [{"key": f"k{i % KEYS}", "n": i // KEYS} for i in range(KEYS * INPUTS)]
+    produce(kafka_bootstrap, topics["in"], [(r["key"], json.dumps(r)) for r in records])
+    started_ms = time.time() * 1000
+
+    # The source is read in a moment; each key's runs then take 0.5 s one after the other,
+    # so almost every answer leaves from the end-of-input drain.
+    _kafka_job(stream_env, kafka_bootstrap, topics, 1, SlowModelAgent(0.5), lambda _: None)
+
+    stamped = read_committed_stamped(kafka_bootstrap, topics["out"], expected=len(records))
+    answers = sorted(json.loads(value)["answer"] for _, value, _ in stamped)
+    assert answers == sorted(f"echo {r['key']}/{r['n']}" for r in records)
+    # The producer's clock stamped them (no timestamp from Flink), not the end of time.
+    assert all(started_ms - 60_000 < ts < time.time() * 1000 + 60_000 for _, _, ts in stamped)
 
 
 # ---------------------------------------------------------------- bad records

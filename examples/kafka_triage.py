@@ -268,18 +268,11 @@ def run_table(bootstrap: str, topics: dict[str, str], checkpoint_ms: int = 500) 
 
 
 def create_topics(bootstrap: str, topics: dict[str, str]) -> None:
-    """The topics, the answers and dead letters stamped with the broker's time: the records
-    a bounded job sends as it drains carry Flink's end-of-input timestamp (docs/kafka.md)."""
+    """The topics, with the broker's defaults (records keep the producer's timestamps)."""
     from confluent_kafka.admin import AdminClient, NewTopic  # pyright: ignore[reportPrivateImportUsage]
 
-    stamped = {"message.timestamp.type": "LogAppendTime"}
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    futures = admin.create_topics(
-        [
-            NewTopic(topic, num_partitions=1, config={} if name == "tickets" else stamped)
-            for name, topic in topics.items()
-        ]
-    )
+    futures = admin.create_topics([NewTopic(topic, num_partitions=1) for topic in topics.values()])
     for future in futures.values():
         future.result(30)
 

@@ -163,6 +163,20 @@ INTERNALS: tuple[Internal, ...] = (
         _java_class("TaskInfo"),
     ),
     Internal(
+        "EmbeddedPythonKeyedProcessOperator$OnTimerContextImpl",
+        "flink_agents.runtime.flink.timer_outputs",
+        "thread mode's timer context (the Python context's _j_timer_context): its enclosing "
+        "operator's `collector` field (a TimestampedCollector) has the drain's outputs' "
+        "timestamp erased",
+        _java_class("EmbeddedPythonKeyedProcessOperator$OnTimerContextImpl"),
+    ),
+    Internal(
+        "AbstractEmbeddedDataStreamPythonFunctionOperator",
+        "flink_agents.runtime.flink.timer_outputs",
+        "declares the `collector` field the drain's outputs go through",
+        _java_class("AbstractEmbeddedDataStreamPythonFunctionOperator"),
+    ),
+    Internal(
         "asyncio.events._get_running_loop",
         "flink_agents.runtime.flink.loop_thread",
         "the loop thread runs ready callbacks itself between Flink's callbacks",

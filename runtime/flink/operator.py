@@ -37,6 +37,7 @@ from flink_agents.runtime.flink.keyed_runs import END_OF_INPUT_TIMER, KeyedRuns,
 from flink_agents.runtime.flink.loop_thread import LoopThread
 from flink_agents.runtime.flink.pickled_outputs import pickle_by_value
 from flink_agents.runtime.flink.session_cluster import warn_if_pemja_per_job
+from flink_agents.runtime.flink.timer_outputs import TimerOutputs
 from flink_agents.runtime.input_failure import FailedInput, refusal
 from flink_agents.runtime.keys import refused_key, refused_key_text
 from flink_agents.runtime.metrics import InMemoryMetricGroup
@@ -344,6 +345,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
         self._operator_counters: dict[str, Any] = {}
         self._sent_stats = RunSchedulerStats()
         self._next_flush = 0.0
+        self._timer_outputs = TimerOutputs()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -358,6 +360,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
         run = runtime_context.get_state(ValueStateDescriptor(f"{prefix}-run", Types.STRING()))
         self._state = _FlinkKeyState(record, inputs, run)
         self._current_key = _CurrentKey(runtime_context)
+        self._timer_outputs = TimerOutputs()  # this instance's Java collector
 
         agent_metrics = InMemoryMetricGroup()
         context = SubtaskContext(
@@ -485,10 +488,12 @@ class KeyedAgentOperator(KeyedProcessFunction):
 
     def _drain(self, ctx: Any) -> Iterator[Any]:
         """The end-of-input timer: every key's outputs leave as its runs finish (the Java
-        side emits what this generator yields at once), not when the drain is over."""
+        side emits what this generator yields at once), not when the drain is over, and
+        without the timer's end-of-time timestamp (`timer_outputs`)."""
         runs, state, current_key = self._runs, self._state, self._current_key
         assert runs is not None and state is not None and current_key is not None
         try:
+            self._timer_outputs.erase_timestamp(ctx)
             key = ctx.get_current_key()
             timers = _FlinkTimers(ctx.timer_service())
             other_keys = _OtherKeys(current_key, key, state, timers)

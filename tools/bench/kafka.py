@@ -33,9 +33,15 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parents[1])]  # the other benches; e2e_tests (Kafka helpers)
 
+import cloudpickle  # noqa: E402
+import flink_runtime  # noqa: E402
 from flink_runtime import BUFFER_TIMEOUT_MS, bench_agent, flink_lock, trivial_function  # noqa: E402
 
 from e2e_tests.kafka import connector_jars, produce  # noqa: E402
+
+# The agent's functions go with the job (Flink's Python workers do not have tools/bench on
+# their path).
+cloudpickle.register_pickle_by_value(flink_runtime)
 
 LINES = ("trivial", "agent")
 
@@ -79,7 +85,7 @@ def run_job(line: str, bootstrap: str, topic_in: str, topic_out: str, checkpoint
         create_stream_execution_environment,
     )
 
-    env = create_stream_execution_environment()
+    env = create_stream_execution_environment({"restart-strategy.type": "none"})  # fail, not loop
     env.add_jars(*connector_jars())
     env.set_parallelism(1)
     env.set_buffer_timeout(BUFFER_TIMEOUT_MS)
