@@ -32,6 +32,8 @@ from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor  #
 from flink_agents.api.approvals import ApprovalRequest
 from flink_agents.api.core_options import AgentExecutionOptions
 from flink_agents.runtime.collector import tuning as collector_tuning
+from flink_agents.runtime.flink.compat.pemja import java_class
+from flink_agents.runtime.flink.compat.pyflink import java_runtime_context, keyed_state_backend
 from flink_agents.runtime.flink.flink_metrics import FlinkMetricsBridge
 from flink_agents.runtime.flink.keyed_runs import END_OF_INPUT_TIMER, KeyedRuns, PollPolicy
 from flink_agents.runtime.flink.loop_thread import LoopThread
@@ -151,7 +153,10 @@ def _task_info(runtime_context: RuntimeContext) -> tuple[str, int, int, int]:
             runtime_context.get_attempt_number(),
         )
     except Exception:
-        info = runtime_context._runtime_context.getTaskInfo()  # type: ignore[attr-defined]
+        java_context = java_runtime_context(runtime_context)
+        if java_context is None:  # process mode: the getters above are PyFlink's own
+            raise
+        info = java_context.getTaskInfo()
         return (
             str(info.getTaskName()),
             int(info.getIndexOfThisSubtask()),
@@ -227,15 +232,9 @@ class _CurrentKey:
     __slots__ = ("_backend", "_java_row")
 
     def __init__(self, runtime_context: Any) -> None:
-        get_backend = getattr(runtime_context, "get_keyed_state_backend", None)
-        if get_backend is not None:  # thread mode
-            from pemja import findClass  # pyright: ignore[reportAttributeAccessIssue]
-
-            self._backend: Any = get_backend()._keyed_state_backend
-            self._java_row: Any = findClass("org.apache.flink.types.Row")
-        else:
-            self._backend = runtime_context._keyed_state_backend
-            self._java_row = None
+        backend, java = keyed_state_backend(runtime_context)
+        self._backend: Any = backend
+        self._java_row: Any = java_class("org.apache.flink.types.Row") if java else None
 
     def set(self, key: str) -> None:
         """Make the key with text `key` the current one."""
