@@ -351,8 +351,8 @@ def operator_options_from(
 ) -> AgentOperatorOptions:
     """The agent operator's options: the fields set in `given`, the others from `config`:
     `max-in-flight-runs-bytes`, `max-in-flight-runs`, `max-buffered-inputs` (unset: twice
-    the runs the in-flight bounds let go on, at least 10,000), `gc.tuning`; the rest their
-    defaults."""
+    the runs the in-flight bounds let go on, at least 10,000), `gc.tuning`, `gc.freeze`; the
+    rest their defaults."""
     given_fields = given.model_fields_set if given is not None else set()
 
     def chosen(field: str, option: ConfigOption[Any]) -> Any:
@@ -369,6 +369,7 @@ def operator_options_from(
         "max_buffered": max_buffered
         or max(_MIN_BUFFERED, 2 * runs_within(max_bytes, max_in_flight)),
         "gc_tuning": bool(config.get(AgentExecutionOptions.GC_TUNING)),
+        "gc_freeze": bool(config.get(AgentExecutionOptions.GC_FREEZE)),
     }
     if given is None:
         return AgentOperatorOptions(**from_config)
@@ -529,7 +530,7 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
             environment's `python.execution-mode` if set, else `thread`.
         operator_options: tuning of the agent operator; the fields not given come from
             the agent options (`max-in-flight-runs-bytes`, `max-in-flight-runs`,
-            `max-buffered-inputs`, `gc.tuning`).
+            `max-buffered-inputs`, `gc.tuning`, `gc.freeze`).
     """
 
     def __init__(

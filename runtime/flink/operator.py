@@ -31,14 +31,18 @@ from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor  #
 
 from flink_agents.api.approvals import ApprovalRequest
 from flink_agents.api.core_options import AgentExecutionOptions
-from flink_agents.runtime.collector import tuning as collector_tuning
 from flink_agents.runtime.flink.compat.pemja import java_class
 from flink_agents.runtime.flink.compat.pyflink import java_runtime_context, keyed_state_backend
 from flink_agents.runtime.flink.flink_metrics import FlinkMetricsBridge
 from flink_agents.runtime.flink.keyed_runs import END_OF_INPUT_TIMER, KeyedRuns, PollPolicy
 from flink_agents.runtime.flink.loop_thread import LoopThread
-from flink_agents.runtime.flink.pickled_outputs import pickle_by_value
+from flink_agents.runtime.flink.pickled_outputs import (
+    hold_reducers,
+    pickle_by_value,
+    release_reducers,
+)
 from flink_agents.runtime.flink.session_cluster import warn_if_pemja_per_job
+from flink_agents.runtime.gc_tuning import tuning as collector_tuning
 from flink_agents.runtime.input_failure import FailedInput, refusal
 from flink_agents.runtime.keys import refused_key, refused_key_text
 from flink_agents.runtime.metrics import InMemoryMetricGroup
@@ -114,7 +118,9 @@ class AgentOperatorOptions(BaseModel):
     """Idle keys kept in memory (their next input reads no state)."""
     gc_tuning: bool = True
     """Tune Python's collector while the subtask is open (`gc.tuning`,
-    `flink_agents.runtime.collector`)."""
+    `flink_agents.runtime.gc_tuning`)."""
+    gc_freeze: bool = False
+    """With `gc_tuning`, also freeze the objects that exist at `open` (`gc.freeze`)."""
     inline_runs: bool = True
     """Start runs on the operator thread when the loop is free, so runs that need no
     waiting finish inside the Flink callback (`LoopThread`; off: every input is handed to
@@ -276,12 +282,13 @@ def _stop_runs(
     scheduler: RunScheduler,
     engine: RunEngine,
     tuned: bool,
+    frozen: bool = False,
     finish_calls: bool = True,
 ) -> None:
-    """Stop a subtask's runs and release its engine (and its hold on the collector
-    tuning). With `finish_calls`, in-flight model and tool calls first get
-    `durable-execution.stop-grace-s` to finish and record their outcome (a restore then
-    replays them instead of calling again)."""
+    """Stop a subtask's runs and release its engine (and its holds on the collector tuning
+    and the pickled outputs' reducers). With `finish_calls`, in-flight model and tool calls
+    first get `durable-execution.stop-grace-s` to finish and record their outcome (a restore
+    then replays them instead of calling again)."""
     # Not on the loop's own thread: the loop must go on to finish the calls.
     if finish_calls and not loop_thread.on_loop_thread():
         left = engine.finish_calls()
@@ -295,8 +302,9 @@ def _stop_runs(
         loop_thread.close(before_stop=scheduler.cancel)
         engine.close()
     finally:
+        release_reducers()
         if tuned:
-            collector_tuning.release()
+            collector_tuning.release(freeze=frozen)
 
 
 _LIVE_LOCK = threading.Lock()
@@ -384,9 +392,13 @@ class KeyedAgentOperator(KeyedProcessFunction):
         )
         # A cancelled task's instance is dropped without `close`: stop its runs when it goes.
         tuned = options.gc_tuning
+        frozen = tuned and options.gc_freeze
         if tuned:
-            collector_tuning.hold()
-        self._stop = weakref.finalize(self, _stop_runs, loop_thread, self._scheduler, engine, tuned)
+            collector_tuning.hold(freeze=frozen)
+        hold_reducers()  # process-wide (copyreg): released with the runs, see pickled_outputs
+        self._stop = weakref.finalize(
+            self, _stop_runs, loop_thread, self._scheduler, engine, tuned, frozen
+        )
         self._take_over(index, attempt)
         self._runs = KeyedRuns(
             engine,
