@@ -3,7 +3,7 @@
 PyFlink fuses a Python operator with a Python operator after it into one; the agent's outputs
 then reach the next function without being pickled. `execute_and_collect` over a union (or a
 repartition) of such pairs used to leave the unfused operators in the job as well: the job ran every agent
-twice, and with the agent's uid Flink refused it (see `flink_agents.runtime.flink.chaining`).
+twice, and with the agent's uid Flink refused it (see `flink_agents.runtime.flink.compat.pyflink`).
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from flink_agents._compat.pydantic import field_values
 from flink_agents.api._callables import is_async_callable, is_awaitable
 from flink_agents.api._trusted import trusted_instance
 from flink_agents.api._values import check_state_value
@@ -85,12 +86,12 @@ def key_text(key: Any) -> str:
 def _sent_copy(event: Event, lineage: dict[str, Any]) -> Event:
     """A shallow copy of ``event`` (its own attributes dict) with ``lineage`` set, made
     without re-validation; the lineage is also written to ``event`` itself."""
-    fields = vars(event)
+    fields = field_values(event)
     fields.update(lineage)
     return trusted_instance(
         type(event),
         {**fields, "attributes": dict(fields["attributes"])},
-        set(event.__pydantic_fields_set__),
+        set(event.model_fields_set),
     )
 
 

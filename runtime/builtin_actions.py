@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from flink_agents._compat.pydantic import set_plain_field
 from flink_agents.api._callables import is_awaitable
 from flink_agents.api._values import ModelClassRef
 from flink_agents.api.agents.agent import STRUCTURED_OUTPUT
@@ -239,7 +240,7 @@ async def _next_turn(ctx: RunnerContext, setup: BaseChatModelSetup, state: ChatL
         _respond_error(ctx, state, outcome.error, None)
         return
     result = outcome.result
-    vars(state)["model_calls"] = state.model_calls + 1  # a plain field: no validation to run
+    set_plain_field(state, "model_calls", state.model_calls + 1)  # no validation to run
     message = result.message
     state.history.append(message)
     tool_calls = message.tool_calls

@@ -32,10 +32,10 @@ from flink_agents.api.execution_environment import AgentBuilder, AgentsExecution
 from flink_agents.plan.agent_plan import ResourceSpec
 from flink_agents.runtime import approvals
 from flink_agents.runtime.agent_engine import AgentEngine
-from flink_agents.runtime.collector import tuning as collector_tuning
 from flink_agents.runtime.durable.store_url import open_durable_call_log
 from flink_agents.runtime.errors import InputRefusedError
 from flink_agents.runtime.event_log import EventLog
+from flink_agents.runtime.gc_tuning import tuning as collector_tuning
 from flink_agents.runtime.input_failure import FailedInput, accept_key
 from flink_agents.runtime.keys import agent_key, decode_key
 from flink_agents.runtime.metrics import MetricGroup
@@ -286,8 +286,9 @@ class LocalRunner:
             return found
 
         tuned = bool(engine.config.get(AgentExecutionOptions.GC_TUNING))
+        freeze = tuned and bool(engine.config.get(AgentExecutionOptions.GC_FREEZE))
         if tuned:
-            collector_tuning.hold()
+            collector_tuning.hold(freeze=freeze)
         producer = asyncio.ensure_future(produce())
         producer.add_done_callback(lambda _: woken.set())
         try:
@@ -323,7 +324,7 @@ class LocalRunner:
             self._queues = {}
             self._scheduler = None
             if tuned:
-                collector_tuning.release()
+                collector_tuning.release(freeze=freeze)
 
     def _route(self, key: Any, outputs: list[Any], seq: int) -> list[AgentOutput]:
         """Outputs as `AgentOutput`s; failure records (input-failure.policy skip) to

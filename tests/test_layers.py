@@ -1,7 +1,8 @@
 """The layers and what each may import.
 
-- The API and the plan are the ground floor: nothing in them imports the runtime or the
-  integrations (which build on them).
+- The API, the plan and ``flink_agents/_compat`` (the dependency reaches both use) are the
+  ground floor: nothing in them imports the runtime or the integrations (which build on
+  them).
 - The runtime and the integrations stand side by side on it: neither imports the other (the
   runtime reaches a provider only through the API's ``BaseChatModelConnection``, resolved
   from a descriptor's class path).
@@ -24,7 +25,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-GROUND_FLOOR = ("flink_agents/api", "flink_agents/plan")
+GROUND_FLOOR = ("flink_agents/api", "flink_agents/plan", "flink_agents/_compat")
 UPPER_FLOORS = ("flink_agents.runtime", "flink_agents.integrations")
 RUNTIME = ("flink_agents.runtime",)
 INTEGRATIONS = ("flink_agents.integrations",)

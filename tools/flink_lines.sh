@@ -24,8 +24,10 @@ done
 if [ ${#lines[@]} -eq 0 ]; then lines=("${ALL_LINES[@]}"); fi
 
 SMOKE=(
-  # Every reach into PyFlink's, py4j's and asyncio's internals is still there (no JVM).
-  "tests/runtime/flink/test_internals.py"
+  # What every reach into PyFlink's, py4j's, Beam's, pemja's, asyncio's and pydantic's
+  # internals assumes still holds in this line's versions (no JVM; the compat modules).
+  "tests/runtime/compat"
+  "tests/compat"
   # The fault matrix's core cases: a failure at a model call, at a tool call and in an action
   # after a model call, with and without a store, direct and fused, parallelism 1 and 2.
   "e2e_tests/test_fault_matrix.py::test_every_input_exactly_once[model-ends_early-p2-sqlite-direct]"

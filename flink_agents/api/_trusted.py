@@ -1,8 +1,8 @@
 """Pydantic instances from values already known to be valid, for the per-step hot paths.
 
 Validation is skipped: callers pass every field, with values of the declared types. The
-four instance slots pydantic keeps are written through their descriptors, which is about
-twice as fast as `object.__setattr__` by name (and several times `model_construct`).
+four instance slots pydantic keeps are written through their descriptors
+(`flink_agents._compat.pydantic.slot_setters`: the reach, its versions and its check).
 """
 
 from __future__ import annotations
@@ -11,14 +11,13 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from flink_agents._compat.pydantic import slot_setters
+
 __all__ = ["fill_trusted", "trusted_instance"]
 
 M = TypeVar("M", bound=BaseModel)
 
-_SET_DICT = BaseModel.__dict__["__dict__"].__set__
-_SET_FIELDS_SET = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
-_SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
+_SET_DICT, _SET_FIELDS_SET, _SET_EXTRA, _SET_PRIVATE = slot_setters()
 
 
 def fill_trusted(instance: BaseModel, fields: dict[str, Any], fields_set: set[str]) -> None:

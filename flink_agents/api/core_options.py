@@ -315,9 +315,18 @@ class AgentExecutionOptions:
         bool,
         True,
         "While runs are in flight (a local stream; a Flink subtask from open to close), "
-        "freeze the objects that exist so full collections skip them, and collect the "
-        "youngest generation every 20,000 allocations instead of 700; off: Python's "
-        "collector as it is (see docs/deployment.md).",
+        "collect the youngest generation every 20,000 allocations instead of 700 (the last "
+        "runner puts the thresholds back); off: Python's collector as it is (see "
+        "docs/deployment.md).",
+    )
+    # Process-wide side effects that cannot be undone exactly: opt-in.
+    GC_FREEZE: ConfigOption[bool] = ConfigOption(
+        "gc.freeze",
+        bool,
+        False,
+        "While runs are in flight, also freeze the objects that exist when runs start "
+        "(gc.freeze()) so full collections skip them; the last runner unfreezes, which "
+        "also unfreezes objects the application froze itself (see docs/deployment.md).",
     )
     AGENT_RUN_BEGIN_EVENT: ConfigOption[bool] = ConfigOption(
         "agent-run.begin-event",

@@ -38,6 +38,7 @@ from mcp_types import Prompt as MCPPromptInfo
 from mcp_types import Tool as MCPToolInfo
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from flink_agents._compat.pydantic import with_private
 from flink_agents.api.content_blocks import TextBlock, ToolResultContent
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.prompts.prompt import Prompt
@@ -217,12 +218,8 @@ class MCPServer(Resource):
         return run_blocking(run())
 
     def __getstate__(self) -> dict[Any, Any]:
-        state = super().__getstate__()
-        private = dict(state.get("__pydantic_private__") or {})
-        private["_key"] = None
-        private["_holds"] = 0  # holds are this process's
-        state["__pydantic_private__"] = private
-        return state
+        # holds are this process's
+        return with_private(super().__getstate__(), _key=None, _holds=0)
 
     # ------------------------------------------------------------------ tools
 

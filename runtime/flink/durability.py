@@ -38,6 +38,7 @@ from flink_agents.api.core_options import AgentConfigOptions, AgentConfiguration
 from flink_agents.runtime.durable import DurableCallLog
 from flink_agents.runtime.durable.store_url import open_durable_call_log
 from flink_agents.runtime.errors import DurableStoreError
+from flink_agents.runtime.flink.compat.pyflink import java_runtime_context
 
 __all__ = [
     "CheckpointPruner",
@@ -198,7 +199,7 @@ def rest_address_of(flink_config: dict[str, str]) -> str | None:
 
 
 def _java_context(runtime_context: Any) -> Any:
-    return getattr(runtime_context, "_runtime_context", None)
+    return java_runtime_context(runtime_context) if runtime_context is not None else None
 
 
 def _flink_config_of(runtime_context: Any) -> dict[str, str]:

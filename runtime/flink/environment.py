@@ -44,7 +44,6 @@ from pyflink.datastream.functions import (  # pyright: ignore[reportMissingImpor
 )
 from pyflink.java_gateway import get_gateway  # pyright: ignore[reportMissingImports]
 from pyflink.table import Schema, StreamTableEnvironment, Table  # pyright: ignore[reportMissingImports]
-from pyflink.util.java_utils import get_j_env_configuration, is_local_deployment  # pyright: ignore[reportMissingImports]
 
 from flink_agents.api.agents.agent import Agent
 from flink_agents.api.core_options import (
@@ -60,7 +59,19 @@ from flink_agents.runtime.errors import (
     ProcessModeCheckpointingError,
     ThreadModeUnavailableError,
 )
-from flink_agents.runtime.flink.chaining import install_collect_fix
+from flink_agents.runtime.flink.compat.beam import quiet_unused_filesystem_warning
+from flink_agents.runtime.flink.compat.pyflink import (
+    gateway_running,
+    install_collect_fix,
+    java_configuration,
+    java_env,
+    java_stream,
+    key_by_map_name,
+    key_by_selector,
+    keyed_stream,
+    local_deployment,
+    wrapped_type_info,
+)
 from flink_agents.runtime.flink.config_file import (
     agent_options_from_conf_dir,
     complete_flink_conf_dir,
@@ -82,7 +93,6 @@ from flink_agents.runtime.flink.python_workers import (
     embedded_interpreter_matches,
     prepare_worker_environment,
     python_worker_options,
-    quiet_unused_filesystem_warning,
 )
 from flink_agents.runtime.flink.replayed_sources import warn_if_replayed
 from flink_agents.runtime.flink.session_cluster import check_session_cluster
@@ -139,9 +149,7 @@ def _gateway_started() -> bool:
     """Whether this process already has a PyFlink JVM (its own, or `flink run`'s)."""
     if os.environ.get("PYFLINK_GATEWAY_PORT"):  # launched by the `flink` command line
         return True
-    import pyflink.java_gateway as java_gateway  # pyright: ignore[reportMissingImports]
-
-    return getattr(java_gateway, "_gateway", None) is not None
+    return gateway_running()
 
 
 def prepare_flink_environment() -> JavaRuntime:
@@ -192,7 +200,7 @@ def _thread_mode_works(j_configuration: Any) -> bool:
     Only known for local runs (the mini-cluster lives in the gateway JVM); a job submitted
     to a cluster trusts the cluster's setup.
     """
-    if os.environ.get("PYFLINK_GATEWAY_PORT") or not is_local_deployment(j_configuration):
+    if os.environ.get("PYFLINK_GATEWAY_PORT") or not local_deployment(j_configuration):
         return True
     gateway: Any = get_gateway()
     jvm_path = gateway.jvm.System.getenv("PATH") or ""
@@ -203,7 +211,7 @@ def _check_jvm_options(j_configuration: Any) -> None:
     """Refuse a local job whose JVM lacks Flink's module opens: it would fail in its first
     serializer with `InaccessibleObjectException` (a `config.yaml` without Flink's settings,
     read when the JVM started)."""
-    if os.environ.get("PYFLINK_GATEWAY_PORT") or not is_local_deployment(j_configuration):
+    if os.environ.get("PYFLINK_GATEWAY_PORT") or not local_deployment(j_configuration):
         return
     jvm: Any = get_gateway().jvm
     version = str(jvm.System.getProperty("java.specification.version"))
@@ -283,18 +291,14 @@ _KEYED_INPUT_TYPE = Types.PRIMITIVE_ARRAY(Types.BYTE())
 def _key_by_text(ds: DataStream, selector: Callable[[Any], Any]) -> KeyedStream:
     """`ds` keyed by its keys' texts, each value pickled (`keyed_input`): PyFlink's
     `DataStream.key_by`, with `_KeyedInput` as its map."""
-    gateway: Any = get_gateway()
     with_keys = ds.process(
         _KeyedInput(selector), output_type=Types.ROW([Types.STRING(), _KEYED_INPUT_TYPE])
     )
-    with_keys.name(
-        gateway.jvm.org.apache.flink.python.util.PythonConfigUtil.STREAM_KEY_BY_MAP_OPERATOR_NAME
+    with_keys.name(key_by_map_name())
+    j_keyed = java_stream(with_keys).keyBy(
+        key_by_selector(), Types.ROW([Types.STRING()]).get_java_type_info()
     )
-    j_with_keys: Any = with_keys._j_data_stream
-    j_keyed = j_with_keys.keyBy(
-        gateway.jvm.KeyByKeySelector(), Types.ROW([Types.STRING()]).get_java_type_info()
-    )
-    return KeyedStream(j_keyed, _KEYED_INPUT_TYPE, ds)
+    return keyed_stream(j_keyed, _KEYED_INPUT_TYPE, ds)
 
 
 def _identity(value: Any) -> Any:
@@ -309,7 +313,7 @@ def _row_type_of(type_info: TypeInformation | None) -> RowTypeInfo | None:
     """The `RowTypeInfo` of an output type: itself, or the one an `ExternalTypeInfo` wraps
     (upstream's documented `ExternalTypeInfo(RowTypeInfo(...))`); None for other types."""
     if isinstance(type_info, ExternalTypeInfo):
-        type_info = type_info._type_info  # pyright: ignore[reportPrivateUsage]
+        type_info = wrapped_type_info(type_info)
     return type_info if isinstance(type_info, RowTypeInfo) else None
 
 
@@ -347,8 +351,8 @@ def operator_options_from(
 ) -> AgentOperatorOptions:
     """The agent operator's options: the fields set in `given`, the others from `config`:
     `max-in-flight-runs-bytes`, `max-in-flight-runs`, `max-buffered-inputs` (unset: twice
-    the runs the in-flight bounds let go on, at least 10,000), `gc.tuning`; the rest their
-    defaults."""
+    the runs the in-flight bounds let go on, at least 10,000), `gc.tuning`, `gc.freeze`; the
+    rest their defaults."""
     given_fields = given.model_fields_set if given is not None else set()
 
     def chosen(field: str, option: ConfigOption[Any]) -> Any:
@@ -365,6 +369,7 @@ def operator_options_from(
         "max_buffered": max_buffered
         or max(_MIN_BUFFERED, 2 * runs_within(max_bytes, max_in_flight)),
         "gc_tuning": bool(config.get(AgentExecutionOptions.GC_TUNING)),
+        "gc_freeze": bool(config.get(AgentExecutionOptions.GC_FREEZE)),
     }
     if given is None:
         return AgentOperatorOptions(**from_config)
@@ -389,11 +394,10 @@ def keyed_agent_stream(
     output_type: TypeInformation | None = None,
 ) -> DataStream:
     """`ds` keyed by `key_selector` through the keyed agent operator; outputs downstream."""
-    j_stream: Any = ds._j_data_stream
-    j_env = j_stream.getExecutionEnvironment()
+    j_env = java_stream(ds).getExecutionEnvironment()
     if execution_mode == "process" and j_env.getCheckpointConfig().isCheckpointingEnabled():
         raise ProcessModeCheckpointingError(_PROCESS_MODE_CHECKPOINTING)
-    configure_python_workers(get_j_env_configuration(j_env), execution_mode)
+    configure_python_workers(java_configuration(j_env), execution_mode)
     keyed = _key_by_text(ds, key_selector)
     pickled = output_type is None or output_type == Types.PICKLED_BYTE_ARRAY()
     out = keyed.process(
@@ -454,7 +458,7 @@ class AgentStream(AgentBuilder):
             agent = environment.resolve_agent(agent)
         name = name or type(agent).__name__
         # In a checkpointed job, a source read again after a restore repeats outputs.
-        warn_if_replayed(self._input._j_data_stream, name)
+        warn_if_replayed(java_stream(self._input), name)
         self._output = keyed_agent_stream(
             self._input,
             self._key_selector,
@@ -526,7 +530,7 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
             environment's `python.execution-mode` if set, else `thread`.
         operator_options: tuning of the agent operator; the fields not given come from
             the agent options (`max-in-flight-runs-bytes`, `max-in-flight-runs`,
-            `max-buffered-inputs`, `gc.tuning`).
+            `max-buffered-inputs`, `gc.tuning`, `gc.freeze`).
     """
 
     def __init__(
@@ -564,7 +568,7 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
 
     def _set_up_jvm(self, execution_mode: ExecutionMode | None) -> ExecutionMode:
         """Check the JVM's configuration, set up its Python workers; the execution mode."""
-        j_conf = get_j_env_configuration(self._env._j_stream_execution_environment)
+        j_conf = java_configuration(java_env(self._env))
         mode: ExecutionMode = execution_mode or _configured_mode(j_conf) or "thread"
         if mode == "thread" and not _thread_mode_works(j_conf):
             raise ThreadModeUnavailableError(
@@ -583,7 +587,7 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
         self._session_checked = True
         if not self.get_config().get(AgentConfigOptions.SESSION_CLUSTER_CHECK_PYTHON_JAR):
             return
-        j_conf = get_j_env_configuration(self._env._j_stream_execution_environment)
+        j_conf = java_configuration(java_env(self._env))
         options = {str(k): str(v) for k, v in dict(j_conf.toMap()).items()}
         check_session_cluster(options, rest_address_of(options))
 

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from flink_agents.runtime.errors import FlinkJobFailedError
+from flink_agents.runtime.flink.compat.py4j import wrap_return_value
 
 __all__ = ["JavaCause", "install_job_failure_hook", "job_failure", "python_cause"]
 
@@ -111,21 +112,18 @@ def job_failure(error: Any) -> FlinkJobFailedError | None:
 def install_job_failure_hook() -> None:
     """Make failed jobs raise `FlinkJobFailedError` (see the module doc); call once PyFlink's
     gateway is up (PyFlink installs its own hook then; this one wraps it). Idempotent."""
-    import py4j.java_gateway as java_gateway  # pyright: ignore[reportMissingImports]
     from py4j.protocol import Py4JJavaError  # pyright: ignore[reportMissingImports]
 
-    current: Callable[..., Any] = java_gateway.get_return_value
-    if getattr(current, _HOOKED, False):
-        return
+    def hooked(current: Callable[..., Any]) -> Callable[..., Any]:
+        def get_return_value(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return current(*args, **kwargs)
+            except Py4JJavaError as error:
+                failure = job_failure(error)
+                if failure is None:
+                    raise
+                raise failure from None
 
-    def get_return_value(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return current(*args, **kwargs)
-        except Py4JJavaError as error:
-            failure = job_failure(error)
-            if failure is None:
-                raise
-            raise failure from None
+        return get_return_value
 
-    setattr(get_return_value, _HOOKED, True)
-    java_gateway.get_return_value = get_return_value
+    wrap_return_value(hooked, _HOOKED)  # py4j's call path: see compat.py4j

@@ -9,25 +9,29 @@ The operator thread never waits on the selector, so it never blocks on a model c
 
 The loop is shared by two threads, one at a time: an ownership lock that the loop thread
 releases around the selector's wait. Running the ready callbacks uses asyncio's
-`BaseEventLoop` internals (`_ready`, `_scheduled`, `_run`); this module is the only place
-that does (`inline=False` turns it off: every launch is a cross-thread wake-up; see
-docs/benchmarks.md for what the inline path is worth).
+internals, behind `flink_agents.runtime.compat.asyncio` (`inline=False` turns it off: every
+launch is a cross-thread wake-up; see docs/benchmarks.md for what the inline path is worth;
+a Python whose asyncio lacks them gets that too, with a warning).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import selectors
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from flink_agents._compat import IncompatibleDependencyError
 from flink_agents.runtime.call_threads import brief_waits
+from flink_agents.runtime.compat.asyncio import check_loop, run_ready, running_loop, wakes_before
 
 __all__ = ["LoopThread"]
+
+_LOG = logging.getLogger(__name__)
 
 _INLINE_BUDGET_S = 0.002
 """How long the operator thread runs ready loop callbacks in one `launch` at most."""
@@ -111,6 +115,12 @@ class LoopThread:
             selector.loop_thread = threading.get_ident()
             loop = asyncio.SelectorEventLoop(selector)
             asyncio.set_event_loop(loop)
+            if self._inline:
+                try:
+                    check_loop(loop)
+                except IncompatibleDependencyError as exc:
+                    _LOG.warning("runs start on the loop thread only (no inline runs): %s", exc)
+                    self._inline = False
             self._loop = loop
             ready.set()
             try:
@@ -155,11 +165,7 @@ class LoopThread:
         loop = self._loop
         if loop is None:
             raise RuntimeError("the loop thread is not started")
-        if (
-            self._inline
-            and asyncio.events._get_running_loop() is None
-            and self._owner.acquire(timeout=_OWNER_WAIT_S)
-        ):
+        if self._inline and running_loop() is None and self._owner.acquire(timeout=_OWNER_WAIT_S):
             try:
                 self._run_inline(loop, callback)
             finally:
@@ -187,21 +193,7 @@ class LoopThread:
         again sooner than it would."""
         selector = self._selector
         assert selector is not None
-        base: Any = loop  # asyncio.BaseEventLoop internals: _ready, _scheduled
-        ready: deque[asyncio.Handle] = base._ready
-        asyncio.events._set_running_loop(loop)
-        try:
-            with brief_waits:  # a run suspended here would move to the loop thread
-                callback()
-                deadline = time.monotonic() + _INLINE_BUDGET_S
-                while ready:
-                    handle = ready.popleft()
-                    if not handle._cancelled:  # type: ignore[attr-defined]
-                        handle._run()  # type: ignore[attr-defined]
-                    if time.monotonic() >= deadline:
-                        break
-        finally:
-            asyncio.events._set_running_loop(None)
-        scheduled = base._scheduled
-        if ready or (scheduled and scheduled[0].when() < selector.deadline):
+        with brief_waits:  # a run suspended here would move to the loop thread
+            run_ready(loop, callback, _INLINE_BUDGET_S)
+        if wakes_before(loop, selector.deadline):
             loop.call_soon_threadsafe(_noop)

@@ -31,13 +31,19 @@ from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor  #
 
 from flink_agents.api.approvals import ApprovalRequest
 from flink_agents.api.core_options import AgentExecutionOptions
-from flink_agents.runtime.collector import tuning as collector_tuning
+from flink_agents.runtime.flink.compat.pemja import java_class
+from flink_agents.runtime.flink.compat.pyflink import java_runtime_context, keyed_state_backend
 from flink_agents.runtime.flink.flink_metrics import FlinkMetricsBridge
 from flink_agents.runtime.flink.keyed_runs import END_OF_INPUT_TIMER, KeyedRuns, PollPolicy
 from flink_agents.runtime.flink.loop_thread import LoopThread
-from flink_agents.runtime.flink.pickled_outputs import pickle_by_value
+from flink_agents.runtime.flink.pickled_outputs import (
+    hold_reducers,
+    pickle_by_value,
+    release_reducers,
+)
 from flink_agents.runtime.flink.session_cluster import warn_if_pemja_per_job
 from flink_agents.runtime.flink.timer_outputs import TimerOutputs
+from flink_agents.runtime.gc_tuning import tuning as collector_tuning
 from flink_agents.runtime.input_failure import FailedInput, refusal
 from flink_agents.runtime.keys import refused_key, refused_key_text
 from flink_agents.runtime.metrics import InMemoryMetricGroup
@@ -113,7 +119,9 @@ class AgentOperatorOptions(BaseModel):
     """Idle keys kept in memory (their next input reads no state)."""
     gc_tuning: bool = True
     """Tune Python's collector while the subtask is open (`gc.tuning`,
-    `flink_agents.runtime.collector`)."""
+    `flink_agents.runtime.gc_tuning`)."""
+    gc_freeze: bool = False
+    """With `gc_tuning`, also freeze the objects that exist at `open` (`gc.freeze`)."""
     inline_runs: bool = True
     """Start runs on the operator thread when the loop is free, so runs that need no
     waiting finish inside the Flink callback (`LoopThread`; off: every input is handed to
@@ -152,7 +160,10 @@ def _task_info(runtime_context: RuntimeContext) -> tuple[str, int, int, int]:
             runtime_context.get_attempt_number(),
         )
     except Exception:
-        info = runtime_context._runtime_context.getTaskInfo()  # type: ignore[attr-defined]
+        java_context = java_runtime_context(runtime_context)
+        if java_context is None:  # process mode: the getters above are PyFlink's own
+            raise
+        info = java_context.getTaskInfo()
         return (
             str(info.getTaskName()),
             int(info.getIndexOfThisSubtask()),
@@ -228,15 +239,9 @@ class _CurrentKey:
     __slots__ = ("_backend", "_java_row")
 
     def __init__(self, runtime_context: Any) -> None:
-        get_backend = getattr(runtime_context, "get_keyed_state_backend", None)
-        if get_backend is not None:  # thread mode
-            from pemja import findClass  # pyright: ignore[reportAttributeAccessIssue]
-
-            self._backend: Any = get_backend()._keyed_state_backend
-            self._java_row: Any = findClass("org.apache.flink.types.Row")
-        else:
-            self._backend = runtime_context._keyed_state_backend
-            self._java_row = None
+        backend, java = keyed_state_backend(runtime_context)
+        self._backend: Any = backend
+        self._java_row: Any = java_class("org.apache.flink.types.Row") if java else None
 
     def set(self, key: str) -> None:
         """Make the key with text `key` the current one."""
@@ -278,12 +283,13 @@ def _stop_runs(
     scheduler: RunScheduler,
     engine: RunEngine,
     tuned: bool,
+    frozen: bool = False,
     finish_calls: bool = True,
 ) -> None:
-    """Stop a subtask's runs and release its engine (and its hold on the collector
-    tuning). With `finish_calls`, in-flight model and tool calls first get
-    `durable-execution.stop-grace-s` to finish and record their outcome (a restore then
-    replays them instead of calling again)."""
+    """Stop a subtask's runs and release its engine (and its holds on the collector tuning
+    and the pickled outputs' reducers). With `finish_calls`, in-flight model and tool calls
+    first get `durable-execution.stop-grace-s` to finish and record their outcome (a restore
+    then replays them instead of calling again)."""
     # Not on the loop's own thread: the loop must go on to finish the calls.
     if finish_calls and not loop_thread.on_loop_thread():
         left = engine.finish_calls()
@@ -297,8 +303,9 @@ def _stop_runs(
         loop_thread.close(before_stop=scheduler.cancel)
         engine.close()
     finally:
+        release_reducers()
         if tuned:
-            collector_tuning.release()
+            collector_tuning.release(freeze=frozen)
 
 
 _LIVE_LOCK = threading.Lock()
@@ -388,9 +395,13 @@ class KeyedAgentOperator(KeyedProcessFunction):
         )
         # A cancelled task's instance is dropped without `close`: stop its runs when it goes.
         tuned = options.gc_tuning
+        frozen = tuned and options.gc_freeze
         if tuned:
-            collector_tuning.hold()
-        self._stop = weakref.finalize(self, _stop_runs, loop_thread, self._scheduler, engine, tuned)
+            collector_tuning.hold(freeze=frozen)
+        hold_reducers()  # process-wide (copyreg): released with the runs, see pickled_outputs
+        self._stop = weakref.finalize(
+            self, _stop_runs, loop_thread, self._scheduler, engine, tuned, frozen
+        )
         self._take_over(index, attempt)
         self._runs = KeyedRuns(
             engine,

@@ -16,7 +16,14 @@ the process that shipped the class (the client that ran the job script) it comes
 that very class. The output itself is not wrapped: a
 Python operator fused with the agent operator (PyFlink chains them into one) gets it as it is.
 
-Each class is looked at once per process; at most 10,000 items of an output are.
+Each class is looked at once while reducers are held; at most 10,000 items of an output are.
+
+The reducers are process-wide (`copyreg.dispatch_table`), so they are held: the agent
+operator holds them from `open` to `close` (or until its finalizer stops its runs), and the
+last holder in the process removes every reducer it added (`held_reducers`): the process's
+`copyreg` is then as it was. A Python operator in another chain of the same TaskManager
+that passes such an object on after every agent operator there closed pickles it by name
+again (and fails as without this module).
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from typing import Any
 
 import cloudpickle
 
-__all__ = ["pickle_by_value"]
+__all__ = ["hold_reducers", "pickle_by_value", "release_reducers"]
 
 _SCALARS = frozenset({str, int, float, bool, bytes, type(None)})
 _CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
@@ -36,13 +43,41 @@ _MAX_NODES = 10_000
 
 _looked_at: set[type] = set(_SCALARS | _CONTAINERS)
 """Classes already looked at: pickle names them, or they have the reducer."""
+_added: list[type] = []
+"""The classes given `_by_value` in `copyreg.dispatch_table` (removed by the last holder)."""
+_holders = 0
 _lock = threading.Lock()
 _pickling = threading.local()
 
 
+def hold_reducers() -> None:
+    """Count one more holder of the reducers `pickle_by_value` adds (an open operator)."""
+    global _holders
+    with _lock:
+        _holders += 1
+
+
+def release_reducers() -> None:
+    """One holder fewer; the last one removes every reducer added (those someone replaced
+    since are left as they are) and forgets the classes looked at."""
+    global _holders
+    with _lock:
+        if _holders == 0:
+            raise RuntimeError("the pickled-output reducers were released more often than held")
+        _holders -= 1
+        if _holders:
+            return
+        table = copyreg.dispatch_table
+        for cls in _added:
+            if table.get(cls) is _by_value:
+                del table[cls]
+        _added.clear()
+        _looked_at.intersection_update(_SCALARS | _CONTAINERS)
+
+
 def pickle_by_value(value: Any) -> None:
     """Give the classes in ``value`` that the standard pickle cannot name a reducer that
-    pickles their objects by value."""
+    pickles their objects by value (between `hold_reducers` and `release_reducers`)."""
     kind = type(value)
     if kind in _SCALARS:
         return
@@ -75,11 +110,14 @@ def _look_at(cls: type) -> None:
     with _lock:
         if cls in _looked_at:
             return
+        if _holders == 0:
+            raise RuntimeError("pickle_by_value needs hold_reducers() first")
         if cls.__module__ != "builtins":  # functions, methods...: not state values anyway
             try:
                 pickle.dumps(cls)  # by reference: module and name
             except Exception:  # PicklingError mostly; whatever it is, pickle cannot name it
                 copyreg.pickle(cls, _by_value)
+                _added.append(cls)
         _looked_at.add(cls)
 
 

@@ -36,7 +36,6 @@ __all__ = [
     "embedded_interpreter_matches",
     "prepare_worker_environment",
     "python_worker_options",
-    "quiet_unused_filesystem_warning",
     "site_packages_dirs",
     "venv_bin_dir",
 ]
@@ -74,33 +73,6 @@ def prepare_worker_environment(environ: MutableMapping[str, str] | None = None) 
     missing = [d for d in site_packages_dirs() if d not in py_parts]
     if missing:
         env["PYTHONPATH"] = os.pathsep.join([*[p for p in py_parts if p], *missing])
-
-
-_BEAM_FILESYSTEMS_LOGGER = "apache_beam.io.filesystems"
-
-
-class _UnusedFilesystemWarning(logging.Filter):
-    """Drops Beam's warning that it could not load its Google Cloud Storage file system when
-    the only cause is a ``google.cloud`` package without ``google-cloud-storage`` in it
-    (``googleapis-common-protos``, which the OpenTelemetry exporters install, makes one).
-    An agent job reads nothing through Beam's file systems, and every job script printed the
-    warning when its first stream environment started. Any other failure to load it is
-    still logged."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if not str(record.msg).startswith("Failed to import GCSFileSystem"):
-            return True
-        args = record.args if isinstance(record.args, tuple) else ()
-        return not any("from 'google.cloud'" in str(arg) for arg in args)
-
-
-def quiet_unused_filesystem_warning() -> None:
-    """Install `_UnusedFilesystemWarning` on Beam's file-system logger (once). Beam logs the
-    warning when it is first imported: in this process, when the first stream environment
-    starts (`prepare_flink_environment` comes before)."""
-    logger = logging.getLogger(_BEAM_FILESYSTEMS_LOGGER)
-    if not any(isinstance(f, _UnusedFilesystemWarning) for f in logger.filters):
-        logger.addFilter(_UnusedFilesystemWarning())
 
 
 def python_worker_options(mode: ExecutionMode) -> dict[str, str]:

@@ -6,7 +6,8 @@ TaskManager's `lib/`, every job loads the library again in a class loader of its
 pemja cannot do on Java 15+: the next thread-mode job on the TaskManager (and a restart of
 this job after its slots were freed, `slot.idle.timeout`) fails in `open` with
 `NoSuchFieldException: loadedLibraryNames`. That failure happens in Java before any Python
-code of the failing job runs, so the job that *does* start warns about it.
+code of the failing job runs, so the job that *does* start warns about it. (What pemja
+does there, and the versions it was checked on: `flink_agents.runtime.flink.compat.pemja`.)
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from flink_agents.runtime.errors import SessionClusterSetupError
+from flink_agents.runtime.flink.compat.pemja import is_flink_python_jar
 
 __all__ = [
     "check_session_cluster",
@@ -68,7 +70,7 @@ def flink_python_on_jvm_classpath(
             entries += [e for e in os.fsdecode(value).split(os.pathsep) if e]
     for entry in entries:
         names = glob.glob(entry) if entry.endswith("*") else [entry]
-        if any(Path(n).name.startswith("flink-python") and n.endswith(".jar") for n in names):
+        if any(is_flink_python_jar(n) for n in names):
             return True
     return False
 
@@ -113,10 +115,7 @@ def cluster_has_flink_python(rest_address: str, timeout_s: float = 3.0) -> bool 
     classpath = body.get("classpath") if isinstance(body, dict) else None
     if not isinstance(classpath, list):
         return None
-    return any(
-        Path(str(entry)).name.startswith("flink-python") and str(entry).endswith(".jar")
-        for entry in classpath
-    )
+    return any(is_flink_python_jar(str(entry)) for entry in classpath)
 
 
 def check_session_cluster(flink_config: Mapping[str, str], rest_address: str | None) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model, model_validator
 
+from flink_agents._compat.pydantic import field_values, private_values, with_private
 from flink_agents.api._callables import is_async_callable, is_awaitable
 from flink_agents.api._type_hints import type_hints as _type_hints
 from flink_agents.api.approvals import REQUIRES_APPROVAL_MARK
@@ -126,7 +127,7 @@ class FunctionTool(Tool):
     def _arguments(self) -> type[BaseModel]:
         # Read from the private dict: `self._args_model` goes through pydantic's slow
         # `__getattr__`, and this runs on every call.
-        private = self.__pydantic_private__
+        private = private_values(self)
         model = private.get("_args_model") if private is not None else None
         if model is None:
             model = self._args_model = _arguments_model(self.target)
@@ -136,7 +137,7 @@ class FunctionTool(Tool):
     def is_async(self) -> bool:
         """Whether the function is ``async def`` (else it blocks a thread while it runs)."""
         func = self.target
-        private = self.__pydantic_private__
+        private = private_values(self)
         known = private.get("_async_of") if private is not None else None
         if known is not None and known[0] is func:
             return known[1]
@@ -151,8 +152,8 @@ class FunctionTool(Tool):
         A runtime calls a sync tool this way on a thread of its choosing.
         """
         validated = self._arguments().model_validate(arguments)
-        # The argument model forbids extra fields: its __dict__ holds exactly the fields.
-        return functools.partial(self.target, **validated.__dict__)
+        # The argument model forbids extra fields: its field values are exactly the arguments.
+        return functools.partial(self.target, **field_values(validated))
 
     async def acall(self, **arguments: Any) -> Any:
         """Validate the arguments against the signature, then call the function (a sync
@@ -168,12 +169,7 @@ class FunctionTool(Tool):
 
     def __getstate__(self) -> dict[Any, Any]:
         # The argument model is a generated class: rebuild it after unpickling.
-        state = super().__getstate__()
-        private = dict(state.get("__pydantic_private__") or {})
-        private["_args_model"] = None
-        private["_async_of"] = None
-        state["__pydantic_private__"] = private
-        return state
+        return with_private(super().__getstate__(), _args_model=None, _async_of=None)
 
     def call(self, *args: Any, **kwargs: Any) -> Any:
         """Call the function directly, as it is (upstream's `Tool.call`)."""

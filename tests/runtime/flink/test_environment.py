@@ -112,7 +112,9 @@ def test_operator_options_come_from_the_agent_options_where_not_given() -> None:
         defaults.max_in_flight,
         defaults.max_buffered,
         defaults.gc_tuning,
-    ) == (256 * 2**20, None, 32768, True)
+        defaults.gc_freeze,  # process-wide and not undone exactly: opt-in
+    ) == (256 * 2**20, None, 32768, True, False)
+    assert operator_options_from(AgentConfiguration({"gc.freeze": True})).gc_freeze is True
 
     config = AgentConfiguration(
         {"max-in-flight-runs": 20000, "max-in-flight-runs-bytes": 2**30, "gc.tuning": False}

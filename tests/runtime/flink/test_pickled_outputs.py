@@ -10,12 +10,28 @@ from __future__ import annotations
 import copy
 import copyreg
 import pickle
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
-from flink_agents.runtime.flink.pickled_outputs import pickle_by_value
+from flink_agents.runtime.flink.pickled_outputs import (
+    hold_reducers,
+    pickle_by_value,
+    release_reducers,
+)
+
+
+@pytest.fixture(autouse=True)
+def held_reducers() -> Iterator[None]:
+    """Each test holds the reducers as an open operator does; afterwards the process's
+    `copyreg` is as it was."""
+    before = dict(copyreg.dispatch_table)
+    hold_reducers()
+    yield
+    release_reducers()
+    assert copyreg.dispatch_table == before
 
 
 class Named(BaseModel):
@@ -133,3 +149,36 @@ def test_the_operator_sends_outputs_and_failure_records_as_they_are() -> None:
     assert tag is ERROR_OUTPUT and failure is record.record
     assert pickle.loads(pickle.dumps(routed[0])) == weather
     assert pickle.loads(pickle.dumps(failure)) == record.record
+
+
+def test_the_last_release_removes_exactly_the_reducers_added() -> None:
+    weather_class, _ = _script_classes()
+    before = dict(copyreg.dispatch_table)
+    hold_reducers()  # a second operator in the process
+    pickle_by_value(weather_class(city="Lyon", summary="sunny"))
+    release_reducers()
+    assert weather_class in copyreg.dispatch_table  # the other one still holds them
+    release_reducers()
+    try:
+        assert copyreg.dispatch_table == before
+        with pytest.raises(pickle.PicklingError):
+            pickle.dumps(weather_class(city="Lyon", summary="sunny"))
+        with pytest.raises(RuntimeError, match="hold_reducers"):
+            pickle_by_value(weather_class(city="Lyon", summary="sunny"))
+    finally:
+        hold_reducers()  # as the fixture expects
+
+
+def test_a_reducer_someone_replaced_is_left_to_them() -> None:
+    weather_class, _ = _script_classes()
+    pickle_by_value(weather_class(city="Lyon", summary="sunny"))
+
+    def theirs(obj: Any) -> Any:
+        return (str, ("theirs",))
+
+    copyreg.pickle(weather_class, theirs)
+    release_reducers()
+    try:
+        assert copyreg.dispatch_table.pop(weather_class) is theirs
+    finally:
+        hold_reducers()

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from flink_agents.runtime.flink.python_workers import (
     embedded_interpreter_matches,
     prepare_worker_environment,
     python_worker_options,
-    quiet_unused_filesystem_warning,
     site_packages_dirs,
     venv_bin_dir,
 )
@@ -56,42 +51,3 @@ def test_embedded_interpreter_is_the_first_python3_on_path(tmp_path: Path) -> No
     assert embedded_interpreter_matches({"PATH": os.pathsep.join([venv_bin_dir(), str(other)])})
     assert not embedded_interpreter_matches({"PATH": str(other)})
     assert not embedded_interpreter_matches({"PATH": str(tmp_path / "nothing")})
-
-
-@pytest.fixture
-def beam_filesystems_logger() -> Iterator[logging.Logger]:
-    """Beam's file-system logger, its filters as they were again after the test."""
-    logger = logging.getLogger("apache_beam.io.filesystems")
-    filters = list(logger.filters)
-    yield logger
-    logger.filters[:] = filters
-
-
-def _gcs_warning(logger: logging.Logger, cause: str) -> None:
-    """What Beam logs when its GCS file system fails to load (``apache_beam.io.filesystems``)."""
-    logger.warning(
-        "Failed to import GCSFileSystem; loading of this filesystem will be skipped. "
-        "Error details: %s",
-        ImportError(cause),
-    )
-
-
-def test_beams_gcs_warning_for_a_bare_google_cloud_package_is_dropped(
-    beam_filesystems_logger: logging.Logger, caplog: pytest.LogCaptureFixture
-) -> None:
-    bare = "cannot import name 'storage' from 'google.cloud' (unknown location)"
-    _gcs_warning(beam_filesystems_logger, bare)
-    assert len(caplog.records) == 1  # logged as Beam logs it until the filter is there
-    caplog.clear()
-    quiet_unused_filesystem_warning()
-    quiet_unused_filesystem_warning()  # installed once
-    assert len(beam_filesystems_logger.filters) == 1
-    _gcs_warning(beam_filesystems_logger, bare)
-    assert caplog.records == []
-    # Any other failure to load it, and anything else Beam logs there, still shows.
-    _gcs_warning(beam_filesystems_logger, "cannot import name 'Blob' from 'google.cloud.storage'")
-    beam_filesystems_logger.warning("Failed to import S3FileSystem; ...")
-    assert [r.getMessage()[:35] for r in caplog.records] == [
-        "Failed to import GCSFileSystem; loa",
-        "Failed to import S3FileSystem; ...",
-    ]

@@ -1,4 +1,5 @@
-"""The collector tuning (`gc.tuning`): held by runners while runs are in flight, counted."""
+"""The collector tuning (`gc.tuning`, `gc.freeze`): held by runners while runs are in flight,
+counted, undone exactly; freezing only when asked for."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from flink_agents.api import Agent, Event, InputEvent, OutputEvent, RunnerContext
-from flink_agents.runtime.collector import YOUNG_THRESHOLD, CollectorTuning, tuning
+from flink_agents.runtime.gc_tuning import YOUNG_THRESHOLD, CollectorTuning, tuning
 from flink_agents.runtime.local_runner import LocalRunner
 
 
@@ -25,19 +26,45 @@ def untouched_collector() -> Iterator[None]:
     assert gc.get_freeze_count() == 0
 
 
-def test_the_first_hold_freezes_and_raises_the_young_threshold() -> None:
-    kept = [object() for _ in range(3)]  # something alive before the hold
+def test_the_first_hold_raises_the_young_threshold_and_freezes_nothing() -> None:
     own = CollectorTuning()
     before = gc.get_threshold()
     own.hold()
     try:
         assert gc.get_threshold() == (YOUNG_THRESHOLD, *before[1:])
-        assert gc.get_freeze_count() > 0
+        assert gc.get_freeze_count() == 0
     finally:
         own.release()
     assert gc.get_threshold() == before
+
+
+def test_a_freezing_hold_freezes_until_the_last_freezing_holder_leaves() -> None:
+    kept = [object() for _ in range(3)]  # something alive before the hold
+    own = CollectorTuning()
+    own.hold()
+    own.hold(freeze=True)
+    try:
+        assert gc.get_freeze_count() > 0
+    finally:
+        own.release(freeze=True)
     assert gc.get_freeze_count() == 0
+    assert gc.get_threshold()[0] == YOUNG_THRESHOLD  # the other holder is still there
+    own.release()
     assert kept
+
+
+def test_thresholds_someone_changed_meanwhile_are_left_to_them() -> None:
+    own = CollectorTuning()
+    before = gc.get_threshold()
+    own.hold()
+    try:
+        gc.set_threshold(1234, *before[1:])
+    finally:
+        own.release()
+    try:
+        assert gc.get_threshold() == (1234, *before[1:])
+    finally:
+        gc.set_threshold(*before)
 
 
 def test_holds_are_counted_and_the_last_release_restores() -> None:
@@ -95,6 +122,7 @@ def test_stopping_a_subtask_releases_its_hold_even_when_its_engine_fails_to_clos
     pytest.importorskip("pyflink")
     from flink_agents.runtime.flink.loop_thread import LoopThread
     from flink_agents.runtime.flink.operator import _stop_runs
+    from flink_agents.runtime.flink.pickled_outputs import hold_reducers
     from flink_agents.runtime.scheduler import RunScheduler
     from tests.runtime.stand_in_engine import StandInEngine
 
@@ -113,6 +141,7 @@ def test_stopping_a_subtask_releases_its_hold_even_when_its_engine_fails_to_clos
             launch=loop_thread.launch,
         )
         tuning.hold()  # as the operator's open does with gc.tuning on
+        hold_reducers()  # and always
         with (
             pytest.raises(OSError) if isinstance(engine, BrokenClose) else contextlib.nullcontext()
         ):
