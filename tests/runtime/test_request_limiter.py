@@ -3,33 +3,31 @@
 from __future__ import annotations
 
 import asyncio
-import gc
+import pickle
 import threading
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
+from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
 from flink_agents.api.chat_models.function_model import FunctionChatModelConnection
-from flink_agents.api.chat_models.rate_limit import (
-    DECREASE_FACTOR,
-    MAX_PAUSE_S,
-    OVERLOAD_PAUSE_S,
-    RequestLimiter,
-    RequestLimits,
-    RequestPermit,
-    estimate_tokens,
-    is_overload,
-    limiter_for,
-    report_limits,
-    send_within_limits,
-    use_limiter,
-)
 from flink_agents.api.chat_result import ChatResult, Usage
 from flink_agents.api.content_blocks import ImageBlock, TextBlock, ToolCallBlock
 from flink_agents.api.errors import ChatModelError
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.tools.tool import ToolMetadata
+from flink_agents.runtime.adaptive_concurrency import DECREASE_FACTOR
+from flink_agents.runtime.request_gate import LimiterGate, limiter_for, report_limits, use_limiter
+from flink_agents.runtime.request_limiter import (
+    MAX_PAUSE_S,
+    OVERLOAD_PAUSE_S,
+    RequestLimiter,
+    RequestLimits,
+    RequestPermit,
+    is_overload,
+)
+from flink_agents.runtime.request_tokens import estimate_tokens
 from tests.api.fake_clock import FakeClock, settle
 
 
@@ -198,6 +196,12 @@ async def test_a_waiter_on_another_threads_loop_is_woken_by_a_release_here() -> 
 
 
 # ---------------------------------------------------------------------------- adaptive
+
+
+async def turns(n: int) -> None:
+    """Let the event loop turn ``n`` times."""
+    for _ in range(n):
+        await asyncio.sleep(0)
 
 
 async def test_adaptive_sends_a_burst_at_once_until_the_first_overload() -> None:
@@ -451,29 +455,24 @@ def test_estimate_counts_text_at_four_characters_media_flat_and_max_tokens() -> 
 # ---------------------------------------------------------------------------- registry, sending
 
 
-def test_one_limiter_per_connection_object_and_options() -> None:
+def test_one_limiter_per_connection_object() -> None:
     a = FunctionChatModelConnection(max_concurrent_requests=2)
     b = FunctionChatModelConnection(max_concurrent_requests=2)
-    assert limiter_for(a) is limiter_for(a) is a.rate_limiter()
+    assert a.request_gate is None  # until the runtime (or this) gives it one
+    assert limiter_for(a) is limiter_for(a)
+    assert isinstance(a.request_gate, LimiterGate) and a.request_gate.limiter is limiter_for(a)
     assert limiter_for(a) is not limiter_for(b)
-    first = limiter_for(a)
-    a.max_concurrent_requests = 3
-    assert limiter_for(a) is not first and limiter_for(a).limit == 3  # type: ignore[union-attr]
     assert limiter_for(FunctionChatModelConnection()) is None  # limits nothing
 
 
-def test_a_connection_that_is_gone_leaves_no_limiter_behind() -> None:
-    from flink_agents.api.chat_models import rate_limit
-
+def test_a_pickled_connection_leaves_its_gate_behind() -> None:
     connection = FunctionChatModelConnection(max_concurrent_requests=2)
     limiter_for(connection)
-    key = id(connection)
-    del connection
-    gc.collect()
-    assert key not in rate_limit._LIMITERS
+    copy = pickle.loads(pickle.dumps(connection))
+    assert copy.request_gate is None and connection.request_gate is not None
 
 
-async def test_send_within_limits_reports_waits_overloads_and_usage() -> None:
+async def test_a_setup_sends_through_the_gate_which_reports_waits_overloads_and_usage() -> None:
     clock = FakeClock(start=0.0)
     replies: list[Any] = [
         rate_limited(retry_after=3.0),
@@ -495,14 +494,13 @@ async def test_send_within_limits_reports_waits_overloads_and_usage() -> None:
         RequestLimits(adaptive=True, tokens_per_minute=6000), clock=clock, sleep=clock.sleep
     )
     use_limiter(connection, lim)
-    assert connection.rate_limiter() is lim
+    assert limiter_for(connection) is lim
+    model = BaseChatModelSetup(connection="c", get_resource=lambda name, kind: connection)
     with report_limits() as report, pytest.raises(ChatModelError):
-        await send_within_limits(connection, [ChatMessage.user("hi")], None, {})
+        await model.achat([ChatMessage.user("hi")])
     assert report.overloads == 1 and report.paced and report.limiter is lim
     with report_limits() as report:
-        task = asyncio.ensure_future(
-            send_within_limits(connection, [ChatMessage.user("hi")], None, {"max_tokens": 10})
-        )
+        task = asyncio.ensure_future(model.achat([ChatMessage.user("hi")], max_tokens=10))
         await clock.advance(3.0)
         result = await task
     assert result.message.text == "ok"
