@@ -4,9 +4,9 @@ requests per second.
 The benches' fake provider (`fake_provider.py`), an OpenAI Chat Completions server on
 127.0.0.1, keeps a token bucket (``--rate`` requests per second, a burst of one second's
 worth) and answers a request beyond it with HTTP 429 and ``retry-after: 1`` at once; a
-request within it is answered after
-``--latency-ms``. ``--inputs`` inputs on as many keys go at once through the OpenAI
-adapter (`OpenAIChatModelConnection`, the real SDK) on the local runner, three times:
+request within it is answered after ``--latency-ms``. ``--inputs`` inputs on as many keys
+go at once through the OpenAI adapter (`OpenAIChatModelConnection`, the real SDK) on the
+local runner, three times:
 
 - ``none``: no limiter (``adaptive_limit=False``): the chat action's retries only;
 - ``adaptive``: no option set (the default adaptive limit);
