@@ -147,6 +147,11 @@ class LimiterGate:
         self.limiter = limiter
         """The limiter the calls go through."""
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> LimiterGate:
+        # A copy of a connection sends through the same limiter (a limiter holds a lock
+        # and its waiters: it is not copied).
+        return self
+
     async def send_chat(
         self,
         messages: Sequence[ChatMessage],

@@ -520,6 +520,8 @@ def test_a_pickled_connection_leaves_its_gate_behind() -> None:
     limiter_for(connection)
     copy = pickle.loads(pickle.dumps(connection))
     assert copy.request_gate is None and connection.request_gate is not None
+    deep = connection.model_copy(deep=True)  # a copy in this process shares the limiter
+    assert limiter_for(deep) is limiter_for(connection)
 
 
 async def test_a_setup_sends_through_the_gate_which_reports_waits_overloads_and_usage() -> None:
