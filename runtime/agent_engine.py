@@ -50,6 +50,7 @@ from flink_agents.runtime.event_log import EventLog
 from flink_agents.runtime.input_failure import FailedInput, failure_record, log_failure
 from flink_agents.runtime.memory import MemorySettings, purge_expired, run_begin_snapshot
 from flink_agents.runtime.metrics import InMemoryMetricGroup
+from flink_agents.runtime.request_gate import gate_requests
 from flink_agents.runtime.run_state import (
     ApprovalWait,
     KeyState,
@@ -273,6 +274,7 @@ class AgentEngine:
             if cached is None:
                 cached = self._resolve_resource(name, type)
                 cached.open()
+                gate_requests(cached)
                 self._resources[(type, name)] = cached
         return cached
 

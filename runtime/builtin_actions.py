@@ -40,7 +40,6 @@ from flink_agents.api.agents.agent import STRUCTURED_OUTPUT
 from flink_agents.api.agents.types import json_candidates
 from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
 from flink_agents.api.chat_models.chat_reply import as_chat_result
-from flink_agents.api.chat_models.rate_limit import LimitReport, report_limits
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.core_options import AgentExecutionOptions, ErrorHandlingStrategy
 from flink_agents.api.errors import ChatModelError, UnsupportedContentBlockError
@@ -74,6 +73,7 @@ from flink_agents.runtime.metrics import (
     record_tool_thread_written_off,
 )
 from flink_agents.runtime.model_request import model_request_fingerprint
+from flink_agents.runtime.request_gate import LimitReport, report_limits
 from flink_agents.runtime.run_state import trusted_model
 from flink_agents.runtime.skill.tools import BashTool
 

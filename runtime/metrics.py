@@ -17,7 +17,6 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from flink_agents.api.chat_models.rate_limit import LimitReport
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.metric_group import (
     DEFAULT_HISTOGRAM_WINDOW,
@@ -29,6 +28,7 @@ from flink_agents.api.metric_group import (
     MetricGroup,
     check_group_name,
 )
+from flink_agents.runtime.request_gate import LimitReport
 
 __all__ = [
     "USAGE_COUNTERS",

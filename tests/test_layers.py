@@ -197,3 +197,13 @@ def test_importing_the_integrations_and_the_runtime_outside_flink_loads_no_pyfli
     assert [m for m in loaded if _reaches(m, (*PYFLINK, "flink_agents.runtime.flink"))] == []
     assert "flink_agents.runtime.local_runner" in loaded
     assert "flink_agents.integrations.chat_models.anthropic.anthropic_chat_model" in loaded
+
+
+def test_the_api_declares_request_limits_and_the_runtime_keeps_them() -> None:
+    """The API's rate-limit module is what a connection declares (its options and the
+    gate its calls go through); the limiter itself is the runtime's."""
+    from flink_agents.api.chat_models import rate_limit
+
+    assert sorted(rate_limit.__all__) == ["RequestGate", "RequestLimitOptions"]
+    limiter = ROOT / "runtime" / "request_limiter.py"
+    assert "class RequestLimiter" in limiter.read_text()

@@ -36,6 +36,7 @@ from flink_agents.api.resource import Resource
 from flink_agents.api.resource_context import ResourceContext
 from flink_agents.api.runner_context import RunnerContext
 from flink_agents.plan.agent_plan import AgentPlan
+from flink_agents.runtime.request_gate import gate_requests
 
 
 class Recording(BaseEmbeddingModelConnection):
@@ -314,7 +315,9 @@ def test_calls_wait_for_the_connections_limits() -> None:
             return EmbeddingResult(embeddings=[1.0])
 
     async def scenario() -> None:
-        setup = _setup(Gated(max_concurrent_requests=1, adaptive_limit=False))
+        connection = Gated(max_concurrent_requests=1, adaptive_limit=False)
+        gate_requests(connection)  # as the runtime does for the connections it builds
+        setup = _setup(connection)
         first = asyncio.ensure_future(setup.aembed("a"))
         second = asyncio.ensure_future(setup.aembed("b"))
         for _ in range(20):

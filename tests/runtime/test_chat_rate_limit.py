@@ -7,13 +7,10 @@ from __future__ import annotations
 import pytest
 
 from flink_agents.api import ChatModelError, ScriptedChatModelConnection
-from flink_agents.api.chat_models.rate_limit import (
-    RequestLimiter,
-    RequestLimits,
-    use_limiter,
-)
 from flink_agents.runtime import builtin_actions
 from flink_agents.runtime.metrics import InMemoryMetricGroup
+from flink_agents.runtime.request_gate import LimiterGate, limiter_for, use_limiter
+from flink_agents.runtime.request_limiter import RequestLimiter, RequestLimits
 from tests.api.fake_clock import SkippingClock
 from tests.runtime.chat_agents import CONNECTION, chat_agent, only_response, run_local
 
@@ -65,7 +62,7 @@ def test_an_overload_waits_in_the_limiter_for_retry_after_not_in_a_backoff_too(
 
 def test_without_a_limiter_the_chat_action_backs_off_itself(sleeps: list[float]) -> None:
     model = ScriptedChatModelConnection(replies=[rate_limited(retry_after=2.0), "ok"])
-    assert model.rate_limiter() is None  # a function connection does not adapt by default
+    assert limiter_for(model) is None  # a function connection does not adapt by default
     outputs, runner = run_local(
         chat_agent(model), [{"key": "k", "value": "x"}], {"retry-wait-interval": 0.1}
     )
@@ -92,3 +89,13 @@ def test_a_limiter_that_does_not_adapt_leaves_the_backoff_to_the_chat_action(
     limits = metrics.snapshot()["chatModelConnection"][CONNECTION]
     assert limits["overloads"] == 1 and limits["concurrencyLimit"] == 2
     assert "limiterWaits" not in limits
+
+
+def test_the_engine_gives_a_connection_with_limits_its_limiter() -> None:
+    model = ScriptedChatModelConnection(replies=["ok"], max_concurrent_requests=1)
+    assert model.request_gate is None
+    outputs, _ = run_local(chat_agent(model), [{"key": "k", "value": "x"}])
+    assert only_response(outputs).ok
+    gate = model.request_gate  # given when the engine built the connection's resource
+    assert isinstance(gate, LimiterGate) and gate.limiter is limiter_for(model)
+    assert gate.limiter.limit == 1 and gate.limiter.in_flight == 0

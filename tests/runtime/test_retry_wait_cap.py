@@ -9,13 +9,14 @@ import math
 import pytest
 
 from flink_agents.api import ChatModelError, ScriptedChatModelConnection
-from flink_agents.api.chat_models.rate_limit import RequestLimiter, RequestLimits, use_limiter
 from flink_agents.integrations._sdk_errors import (
     chat_model_error_from_sdk,
     parse_retry_after,
 )
 from flink_agents.runtime import builtin_actions
 from flink_agents.runtime.builtin_actions import retry_delay
+from flink_agents.runtime.request_gate import use_limiter
+from flink_agents.runtime.request_limiter import RequestLimiter, RequestLimits
 from tests.api.fake_clock import SkippingClock
 from tests.runtime.chat_agents import chat_agent, only_response, run_local
 

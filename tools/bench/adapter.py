@@ -42,9 +42,9 @@ import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the local runner bench
 
+from fake_provider import Reply, json_reply, serve_connection
 from local_runner import build_agent as local_agent
 from local_runner import machine_ms, ratio_to_ideal
-from rate_limits import read_json_body
 
 from flink_agents.api.agents.agent import Agent
 from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
@@ -141,24 +141,11 @@ def _message(model: str, kind: str, value: str) -> dict[str, Any]:
     }
 
 
-async def _serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while True:
-            request = await read_json_body(reader)
-            latency_ms = float(request["model"].rpartition("-")[2])  # "<api>-<latency ms>"
-            if latency_ms:
-                await asyncio.sleep(latency_ms / 1000.0)
-            payload = json.dumps(answer(request)).encode()
-            writer.write(
-                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                + f"content-length: {len(payload)}\r\n\r\n".encode()
-                + payload
-            )
-            await writer.drain()
-    except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
-        pass  # the client went away, or the server stops
-    finally:
-        writer.close()
+async def _answer(path: str, request: dict[str, Any]) -> Reply:
+    latency_ms = float(request["model"].rpartition("-")[2])  # "<api>-<latency ms>"
+    if latency_ms:
+        await asyncio.sleep(latency_ms / 1000.0)
+    return json_reply(answer(request))
 
 
 async def serve() -> None:
@@ -170,7 +157,7 @@ async def serve() -> None:
         assert task is not None
         connections.add(task)
         try:
-            await _serve_connection(reader, writer)
+            await serve_connection(reader, writer, _answer)
         finally:
             connections.discard(task)
 

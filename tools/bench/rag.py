@@ -4,8 +4,8 @@ Every line is a job of `flink_runtime.py`'s shape (a source of `--records` input
 `--keys` keys, the agent operator, a map stamping the time); throughput is records over
 the time between the first and the last stamped output. The model and the embedding
 model are the OpenAI adapters (the real SDK) against this bench's provider in this
-process (`FastProvider`: the answers of `examples/mock_model_server.py`, given at once
-over kept-alive connections). Lines:
+process (`mock_answer` on the benches' `fake_provider.FakeProvider`: the answers of
+`examples/mock_model_server.py`, given at once over kept-alive connections). Lines:
 
 - ``one-action``: an agent whose one action sends the input back (no model);
 - ``chat``: a chat round trip (input -> chat request -> response -> output), the same
@@ -34,13 +34,10 @@ Target (issue 32): the retrieval step costs at most half of a chat round trip (r
 from __future__ import annotations
 
 import argparse
-import asyncio
 import functools
-import json
 import os
 import sys
 import tempfile
-import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -51,6 +48,7 @@ sys.path[:0] = [str(HERE), str(HERE.parents[1])]  # the other benches; examples/
 
 import cloudpickle  # noqa: E402
 import flink_runtime  # noqa: E402
+from fake_provider import FakeProvider, Reply, json_reply  # noqa: E402
 from flink_runtime import one_action_agent, run_agent, throughput  # noqa: E402
 
 from examples.mock_model_server import (  # noqa: E402
@@ -83,78 +81,14 @@ TOPICS = ("refund", "shipping", "password", "invoice", "warranty", "delivery", "
 # ------------------------------------------------------------------ the provider
 
 
-class FastProvider:
-    """OpenAI's Chat Completions and Embeddings on 127.0.0.1, answered at once with the mock
-    server's bodies (`reply_to`, `embeddings_reply_to`), over kept-alive HTTP/1.1
-    connections on an event loop of its own thread: a provider whose own cost hardly shows
-    (the example mock server takes a thread and a connection per request)."""
-
-    def __init__(self) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self._server: asyncio.Server | None = None
-        self._connections: set[asyncio.Task[None]] = set()
-        self.requests = 0
-        self.port = 0
-
-    def __enter__(self) -> FastProvider:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-        self._loop.close()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    async def _start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, backlog=1024)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    async def _stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-        for task in self._connections:  # the clients' idle keep-alive connections
-            task.cancel()
-        await asyncio.gather(*self._connections, return_exceptions=True)
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._connections.add(task)
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                lines = head.split(b"\r\n")
-                path = lines[0].split(b" ")[1].decode()
-                length = 0
-                for line in lines[1:]:
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value.strip())
-                body = json.loads(await reader.readexactly(length)) if length else {}
-                self.requests += 1
-                if path.endswith("/embeddings"):
-                    status, answer = embeddings_reply_to(body)
-                else:
-                    status, answer = 200, reply_to(body)
-                payload = json.dumps(answer).encode()
-                writer.write(
-                    f"HTTP/1.1 {status} OK\r\ncontent-type: application/json\r\n"
-                    f"content-length: {len(payload)}\r\n\r\n".encode()
-                    + payload
-                )
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
-            pass
-        finally:
-            self._connections.discard(task)
-            writer.close()
+async def mock_answer(path: str, body: dict[str, Any]) -> Reply:
+    """The mock server's bodies (`reply_to`, `embeddings_reply_to`), given at once: served
+    by the benches' `FakeProvider`, a provider whose own cost hardly shows (the example
+    mock server takes a thread and a connection per request)."""
+    if path.endswith("/embeddings"):
+        status, answer = embeddings_reply_to(body)
+        return json_reply(answer, status)
+    return json_reply(reply_to(body))
 
 
 # ------------------------------------------------------------------ the agents
@@ -369,7 +303,10 @@ def main(argv: list[str] | None = None) -> int:
     # The ratios need the chat and one-action lines.
     names = list(dict.fromkeys(["one-action", "chat", *names]))
     table = f"bench_rag_{uuid.uuid4().hex[:8]}"
-    with tempfile.TemporaryDirectory(prefix="bench-rag-") as directory, FastProvider() as server:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-rag-") as directory,
+        FakeProvider(mock_answer) as server,
+    ):
         try:
             lines: dict[str, Callable[[], Agent]] = {
                 "one-action": one_action_agent,

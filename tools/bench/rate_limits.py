@@ -1,11 +1,12 @@
 """Benchmark of provider rate limits: a burst of inputs against a provider that allows 20
 requests per second.
 
-A fake OpenAI Chat Completions server on 127.0.0.1 keeps a token bucket (``--rate``
-requests per second, a burst of one second's worth) and answers a request beyond it with
-HTTP 429 and ``retry-after: 1`` at once; a request within it is answered after
-``--latency-ms``. ``--inputs`` inputs on as many keys go at once through the OpenAI
-adapter (`OpenAIChatModelConnection`, the real SDK) on the local runner, three times:
+The benches' fake provider (`fake_provider.py`), an OpenAI Chat Completions server on
+127.0.0.1, keeps a token bucket (``--rate`` requests per second, a burst of one second's
+worth) and answers a request beyond it with HTTP 429 and ``retry-after: 1`` at once; a
+request within it is answered after ``--latency-ms``. ``--inputs`` inputs on as many keys
+go at once through the OpenAI adapter (`OpenAIChatModelConnection`, the real SDK) on the
+local runner, three times:
 
 - ``none``: no limiter (``adaptive_limit=False``): the chat action's retries only;
 - ``adaptive``: no option set (the default adaptive limit);
@@ -27,10 +28,11 @@ import argparse
 import asyncio
 import json
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any
+
+from fake_provider import FakeProvider, Reply, json_reply
 
 from flink_agents.api.agents.agent import Agent
 from flink_agents.api.core_options import AgentExecutionOptions
@@ -48,97 +50,34 @@ from flink_agents.runtime.local_runner import LocalRunner
 # ---------------------------------------------------------------------------- the provider
 
 
-class LimitedProvider:
-    """An OpenAI Chat Completions server that allows ``rate`` requests per second (a token
-    bucket holding one second's worth) and answers 429 with ``retry-after: 1`` beyond it.
-    Runs its own event loop on a thread; counts what it answered."""
+class LimitedProvider(FakeProvider):
+    """The benches' `FakeProvider` answering OpenAI Chat Completions within ``rate``
+    requests per second (a token bucket holding one second's worth), and 429 with
+    ``retry-after: 1`` at once beyond it; counts the refusals."""
 
     def __init__(self, rate: float, latency_s: float) -> None:
+        super().__init__(self._answer)
         self.rate = rate
         self.latency_s = latency_s
-        self.requests = 0
         self.rejected = 0
         self._tokens = rate
         self._at = time.monotonic()
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self._server: asyncio.Server | None = None
-        self._connections: set[asyncio.Task[None]] = set()
-        self.port = 0
-
-    def __enter__(self) -> LimitedProvider:
-        self._thread.start()
-        future = asyncio.run_coroutine_threadsafe(self._start(), self._loop)
-        future.result(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-        self._loop.close()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    async def _start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, backlog=1024)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    async def _stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-        for task in self._connections:  # the client's idle keep-alive connections
-            task.cancel()
-        await asyncio.gather(*self._connections, return_exceptions=True)
 
     def _admit(self) -> bool:
         now = time.monotonic()
         self._tokens = min(self.rate, self._tokens + (now - self._at) * self.rate)
         self._at = now
-        self.requests += 1
         if self._tokens >= 1.0:
             self._tokens -= 1.0
             return True
         self.rejected += 1
         return False
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._connections.add(task)
-        try:
-            while True:
-                body = await read_json_body(reader)
-                if self._admit():
-                    await asyncio.sleep(self.latency_s)
-                    status, headers, payload = 200, "", _completion(body)
-                else:
-                    status, headers, payload = 429, "retry-after: 1\r\n", _RATE_LIMITED
-                reason = "OK" if status == 200 else "Too Many Requests"
-                writer.write(
-                    f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
-                    f"content-length: {len(payload)}\r\n{headers}\r\n".encode()
-                    + payload
-                )
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
-            pass
-        finally:
-            self._connections.discard(task)
-            writer.close()
-
-
-async def read_json_body(reader: asyncio.StreamReader) -> dict[str, Any]:
-    """The JSON body of the next HTTP/1.1 request on ``reader`` (``{}`` without one)."""
-    head = await reader.readuntil(b"\r\n\r\n")
-    length = 0
-    for line in head.split(b"\r\n")[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value.strip())
-    return json.loads(await reader.readexactly(length)) if length else {}
+    async def _answer(self, path: str, body: dict[str, Any]) -> Reply:
+        if not self._admit():
+            return Reply(429, _RATE_LIMITED, {"retry-after": "1"})
+        await asyncio.sleep(self.latency_s)
+        return json_reply(_completion(body))
 
 
 _RATE_LIMITED = json.dumps(
@@ -152,23 +91,21 @@ _RATE_LIMITED = json.dumps(
 ).encode()
 
 
-def _completion(request: dict[str, Any]) -> bytes:
-    return json.dumps(
-        {
-            "id": "chatcmpl-bench",
-            "object": "chat.completion",
-            "created": 0,
-            "model": request.get("model", "gpt-4.1-mini"),
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": "Answered."},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {"prompt_tokens": 12, "completion_tokens": 2, "total_tokens": 14},
-        }
-    ).encode()
+def _completion(request: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion",
+        "created": 0,
+        "model": request.get("model", "gpt-4.1-mini"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "Answered."},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 2, "total_tokens": 14},
+    }
 
 
 # ---------------------------------------------------------------------------- the agent

@@ -11,7 +11,7 @@ from pydantic import AliasChoices, Field, field_validator
 
 from flink_agents.api._sync_loop import run_on_sync_loop
 from flink_agents.api.chat_models.chat_reply import as_chat_result
-from flink_agents.api.chat_models.rate_limit import RequestLimitOptions, send_within_limits
+from flink_agents.api.chat_models.rate_limit import RequestLimitOptions
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.content_blocks import TextBlock
 from flink_agents.api.message import ChatMessage, MessageRole
@@ -71,7 +71,7 @@ class BaseChatModelConnection(Resource, RequestLimitOptions):
     Both return a `ChatResult` whose message is the assistant's reply.
 
     Calls through a chat model setup (the built-in chat action, ``model.chat(...)``) wait
-    for the connection's limits (`flink_agents.api.chat_models.rate_limit`): at most
+    for the connection's limits (`RequestLimitOptions`, kept by the runtime): at most
     ``max_concurrent_requests`` at once, ``requests_per_second``, ``tokens_per_minute``;
     with ``adaptive_limit`` the concurrency adapts to the provider's 429/529 answers and
     their ``retry-after``. The limits hold per connection object, which the runtime makes
@@ -350,7 +350,13 @@ class BaseChatModelSetup(Resource):
             sent = await self.aapply_prompt(messages, prompt_args)
         params = {**self.model_kwargs, **kwargs}
         connection = self.resolve_connection()
-        return await send_within_limits(connection, sent, self.resolve_tools(), params)
+        tools = self.resolve_tools()
+        gate = connection.request_gate
+        if gate is None:
+            return await connection.achat(sent, tools, **params)
+        return await gate.send_chat(
+            sent, tools, params, lambda: connection.achat(sent, tools, **params)
+        )
 
     def _resource(self, name: str, resource_type: ResourceType) -> Resource:
         if self.get_resource is None:

@@ -14,7 +14,7 @@ What a setup adds here (a call through the setup, as agents and vector stores ma
   other;
 - the call waits for the connection's limits (``max_concurrent_requests``,
   ``requests_per_second``, ``tokens_per_minute``, ``adaptive_limit``: as chat model
-  connections, `flink_agents.api.chat_models.rate_limit`);
+  connections, `flink_agents.api.chat_models.rate_limit`, kept by the runtime);
 - the answer is checked: one vector per text, all of one dimension (the setup's
   `expected_dimensions` when it has one), finite numbers; else `EmbeddingModelError`
   naming the connection and the model, as is every `ChatModelError` the connection
@@ -35,12 +35,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from pydantic import Field, PrivateAttr
 
 from flink_agents.api._sync_loop import run_on_sync_loop
-from flink_agents.api.chat_models.rate_limit import (
-    CHARS_PER_TOKEN,
-    RequestLimitOptions,
-    call_within_limits,
-)
-from flink_agents.api.chat_result import Usage
+from flink_agents.api.chat_models.rate_limit import RequestLimitOptions
 from flink_agents.api.errors import ChatModelError, EmbeddingInputError, EmbeddingModelError
 from flink_agents.api.resource import Resource, ResourceType
 
@@ -286,28 +281,16 @@ class BaseEmbeddingModelSetup(Resource):
         params: dict[str, Any],
         with_usage: bool,
     ) -> EmbeddingResult[Any]:
-        limiter = connection.rate_limiter()
-        tokens = 0
-        if limiter is not None and limiter.counts_tokens:
-            chars = len(text) if isinstance(text, str) else sum(len(t) for t in text)
-            tokens = math.ceil(chars / CHARS_PER_TOKEN)
-
         async def call() -> EmbeddingResult[Any]:
             if with_usage:
                 return await connection.aembed_with_usage(text, **params)
             return EmbeddingResult(embeddings=await connection.aembed(text, **params))
 
+        gate = connection.request_gate
         try:
-            return await call_within_limits(limiter, tokens, call, _usage_of)
+            return await (call() if gate is None else gate.send_embedding(text, call))
         except ChatModelError as exc:
             raise EmbeddingModelError.from_model_error(exc, self.resource_label) from exc
-
-
-def _usage_of(result: EmbeddingResult[Any]) -> Usage | None:
-    usage = result.token_usage
-    if usage is None:
-        return None
-    return Usage(input_tokens=usage.prompt_tokens, output_tokens=0, total_tokens=usage.total_tokens)
 
 
 def _summed(usages: list[EmbeddingTokenUsage | None]) -> EmbeddingTokenUsage | None:

@@ -8,11 +8,6 @@ import asyncio
 import pickle
 from typing import Any
 
-from flink_agents.api.chat_models.rate_limit import (
-    RequestLimiter,
-    limits_of,
-    use_limiter,
-)
 from flink_agents.api.errors import ChatModelError
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.resource import ResourceType
@@ -20,6 +15,8 @@ from flink_agents.integrations.chat_models.openai import (
     OpenAIChatModelConnection,
     OpenAIChatModelSetup,
 )
+from flink_agents.runtime.request_gate import limiter_for, limits_of, use_limiter
+from flink_agents.runtime.request_limiter import RequestLimiter
 from tests.api.fake_clock import FakeClock
 from tests.fakes.http_server import FakeProviderServer, ScriptedResponse
 
@@ -110,7 +107,7 @@ def test_the_limits_travel_with_a_pickled_connection() -> None:
     connection = OpenAIChatModelConnection(
         api_key=API_KEY, max_concurrent_requests=4, requests_per_second=2.5
     )
-    assert connection.rate_limiter() is not None
+    assert limiter_for(connection) is not None
     copy = pickle.loads(pickle.dumps(connection))
     assert (copy.max_concurrent_requests, copy.requests_per_second) == (4, 2.5)
-    assert copy.rate_limiter() is not connection.rate_limiter()  # one per object
+    assert limiter_for(copy) is not limiter_for(connection)  # one per object

@@ -3,33 +3,32 @@
 from __future__ import annotations
 
 import asyncio
-import gc
+import itertools
+import pickle
 import threading
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
+from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
 from flink_agents.api.chat_models.function_model import FunctionChatModelConnection
-from flink_agents.api.chat_models.rate_limit import (
-    DECREASE_FACTOR,
-    MAX_PAUSE_S,
-    OVERLOAD_PAUSE_S,
-    RequestLimiter,
-    RequestLimits,
-    RequestPermit,
-    estimate_tokens,
-    is_overload,
-    limiter_for,
-    report_limits,
-    send_within_limits,
-    use_limiter,
-)
 from flink_agents.api.chat_result import ChatResult, Usage
 from flink_agents.api.content_blocks import ImageBlock, TextBlock, ToolCallBlock
 from flink_agents.api.errors import ChatModelError
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.tools.tool import ToolMetadata
+from flink_agents.runtime.adaptive_concurrency import DECREASE_FACTOR
+from flink_agents.runtime.request_gate import LimiterGate, limiter_for, report_limits, use_limiter
+from flink_agents.runtime.request_limiter import (
+    MAX_PAUSE_S,
+    OVERLOAD_PAUSE_S,
+    RequestLimiter,
+    RequestLimits,
+    RequestPermit,
+    is_overload,
+)
+from flink_agents.runtime.request_tokens import estimate_tokens
 from tests.api.fake_clock import FakeClock, settle
 
 
@@ -64,7 +63,7 @@ class Starts:
     async def calls(self, n: int, tokens: int = 0) -> None:
         for i in range(len(self.tasks), len(self.tasks) + n):
             self.call(i, tokens)
-        await settle()
+        await turns(100)  # an unlearnt adaptive limit starts a burst over turns
 
 
 # ---------------------------------------------------------------------------- fixed limits
@@ -200,15 +199,70 @@ async def test_a_waiter_on_another_threads_loop_is_woken_by_a_release_here() -> 
 # ---------------------------------------------------------------------------- adaptive
 
 
-async def test_adaptive_sends_a_burst_at_once_until_the_first_overload() -> None:
+async def turns(n: int) -> None:
+    """Let the event loop turn ``n`` times."""
+    for _ in range(n):
+        await asyncio.sleep(0)
+
+
+async def test_adaptive_sends_a_burst_over_turns_one_more_call_each_until_an_overload() -> None:
     clock = FakeClock()
     starts = Starts(limiter(clock), clock)
     assert starts.limiter.limit is None
-    await starts.calls(1000)
+    for i in range(1000):
+        starts.call(i)
+    seen = [0]
+    for _ in range(20):
+        await asyncio.sleep(0)
+        seen.append(len(starts.times))
+    steps = [later - earlier for earlier, later in itertools.pairwise(seen) if later > earlier]
+    assert steps[:6] == [1, 2, 3, 4, 5, 6]  # one call in the first turn, then one more
+    await turns(200)
+    # All of it, without waiting for time or for a call to end: no concurrency limit.
     assert len(starts.times) == 1000 and set(starts.times.values()) == {clock.now}
+    assert starts.limiter.in_flight == 1000
     for i in range(1000):
         starts.permits[i].succeeded()
-    assert starts.limiter.limit is None and starts.limiter.waits == 0
+    assert starts.limiter.limit is None
+
+
+def test_the_turns_of_a_loop_that_stopped_hold_no_call_back() -> None:
+    shared = RequestLimiter(RequestLimits())
+
+    async def start_and_stop() -> RequestPermit:
+        permit = await shared.acquire()
+        asyncio.get_running_loop().stop()  # the loop stops before it turns again
+        return permit
+
+    loop = asyncio.new_event_loop()
+    task = loop.create_task(start_and_stop())
+    loop.run_forever()
+    first = task.result()
+    loop.close()
+
+    async def second() -> RequestPermit:
+        return await asyncio.wait_for(shared.acquire(), 10)
+
+    assert not asyncio.run(second()).queued
+    assert first.queued is False and shared.in_flight == 2
+
+
+async def test_an_overload_read_while_a_burst_starts_holds_the_rest_of_it() -> None:
+    clock = FakeClock(start=0.0)
+    starts = Starts(limiter(clock), clock)
+    for i in range(100):
+        starts.call(i)
+    await turns(10)
+    started = len(starts.times)
+    assert 2 <= started < 100
+    starts.permits[0].failed(rate_limited(retry_after=1.0))
+    await turns(500)
+    assert len(starts.times) == started  # the rest waits: it is not sent to be refused
+    assert starts.limiter.limit == int((started - 1) * DECREASE_FACTOR)
+    for i in range(1, started):
+        starts.permits[i].succeeded()
+    await clock.advance(1.0)  # the retry-after
+    assert started < len(starts.times) < 100
 
 
 async def test_a_new_limiter_starts_unlimited_whatever_another_learnt() -> None:
@@ -451,29 +505,26 @@ def test_estimate_counts_text_at_four_characters_media_flat_and_max_tokens() -> 
 # ---------------------------------------------------------------------------- registry, sending
 
 
-def test_one_limiter_per_connection_object_and_options() -> None:
+def test_one_limiter_per_connection_object() -> None:
     a = FunctionChatModelConnection(max_concurrent_requests=2)
     b = FunctionChatModelConnection(max_concurrent_requests=2)
-    assert limiter_for(a) is limiter_for(a) is a.rate_limiter()
+    assert a.request_gate is None  # until the runtime (or this) gives it one
+    assert limiter_for(a) is limiter_for(a)
+    assert isinstance(a.request_gate, LimiterGate) and a.request_gate.limiter is limiter_for(a)
     assert limiter_for(a) is not limiter_for(b)
-    first = limiter_for(a)
-    a.max_concurrent_requests = 3
-    assert limiter_for(a) is not first and limiter_for(a).limit == 3  # type: ignore[union-attr]
     assert limiter_for(FunctionChatModelConnection()) is None  # limits nothing
 
 
-def test_a_connection_that_is_gone_leaves_no_limiter_behind() -> None:
-    from flink_agents.api.chat_models import rate_limit
-
+def test_a_pickled_connection_leaves_its_gate_behind() -> None:
     connection = FunctionChatModelConnection(max_concurrent_requests=2)
     limiter_for(connection)
-    key = id(connection)
-    del connection
-    gc.collect()
-    assert key not in rate_limit._LIMITERS
+    copy = pickle.loads(pickle.dumps(connection))
+    assert copy.request_gate is None and connection.request_gate is not None
+    deep = connection.model_copy(deep=True)  # a copy in this process shares the limiter
+    assert limiter_for(deep) is limiter_for(connection)
 
 
-async def test_send_within_limits_reports_waits_overloads_and_usage() -> None:
+async def test_a_setup_sends_through_the_gate_which_reports_waits_overloads_and_usage() -> None:
     clock = FakeClock(start=0.0)
     replies: list[Any] = [
         rate_limited(retry_after=3.0),
@@ -495,14 +546,13 @@ async def test_send_within_limits_reports_waits_overloads_and_usage() -> None:
         RequestLimits(adaptive=True, tokens_per_minute=6000), clock=clock, sleep=clock.sleep
     )
     use_limiter(connection, lim)
-    assert connection.rate_limiter() is lim
+    assert limiter_for(connection) is lim
+    model = BaseChatModelSetup(connection="c", get_resource=lambda name, kind: connection)
     with report_limits() as report, pytest.raises(ChatModelError):
-        await send_within_limits(connection, [ChatMessage.user("hi")], None, {})
+        await model.achat([ChatMessage.user("hi")])
     assert report.overloads == 1 and report.paced and report.limiter is lim
     with report_limits() as report:
-        task = asyncio.ensure_future(
-            send_within_limits(connection, [ChatMessage.user("hi")], None, {"max_tokens": 10})
-        )
+        task = asyncio.ensure_future(model.achat([ChatMessage.user("hi")], max_tokens=10))
         await clock.advance(3.0)
         result = await task
     assert result.message.text == "ok"
