@@ -37,7 +37,8 @@ from flink_agents.api.metric_group import Counter, Histogram, MetricGroup
 from flink_agents.api.redaction import redact
 from flink_agents.api.resource import Resource, ResourceDescriptor, ResourceType
 from flink_agents.api.tools.function_tool import FunctionTool
-from flink_agents.plan.agent_plan import AgentPlan, ResourceSpec
+from flink_agents.api.tools.tool import BaseTool, ToolMetadata
+from flink_agents.plan.agent_plan import ActionSpec, AgentPlan, ResourceSpec
 from flink_agents.runtime import approvals
 from flink_agents.runtime.action_context import ActionContext, event_id_for, key_text
 from flink_agents.runtime.approvals import is_parked, settle
@@ -170,6 +171,7 @@ class AgentEngine:
         self._no_output_counter: Counter | None = None
         self._warned: set[tuple[str, str]] = set()
         self._long_term_memory: InternalBaseLongTermMemory | None = None
+        self._tool_metadata: dict[str, list[ToolMetadata]] = {}
         self.tracing: RunTracing | None = self._open_tracing()
         """The runs' OpenTelemetry spans (`tracing.enabled`), or None (off: nothing of
         OpenTelemetry is imported)."""
@@ -195,6 +197,7 @@ class AgentEngine:
             "_no_output_counter",
             "_warned",
             "_long_term_memory",
+            "_tool_metadata",
             "tracing",
         ):
             state.pop(name, None)
@@ -332,6 +335,22 @@ class AgentEngine:
             )
         return resource
 
+    def tool_metadata(self, setup_name: str) -> list[ToolMetadata]:
+        """The metadata of the tools chat model setup ``setup_name`` names, in order (for
+        its model calls' durable digests): looked up once, kept as long as the resources."""
+        tools = self._tool_metadata.get(setup_name)
+        if tools is None:
+            setup = self.get_resource(setup_name, ResourceType.CHAT_MODEL)
+            names: list[str] = getattr(setup, "tools", [])
+            tools = []
+            for name in names:
+                tool = self.get_resource(name, ResourceType.TOOL)
+                if not isinstance(tool, BaseTool):
+                    raise TypeError(f"tool {name!r} is a {type(tool).__name__}, not a tool")
+                tools.append(tool.metadata)
+            self._tool_metadata[setup_name] = tools
+        return tools
+
     @property
     def long_term_memory(self) -> InternalBaseLongTermMemory:
         """The long-term memory backend the options set up (built on first use, shared by
@@ -356,6 +375,7 @@ class AgentEngine:
             action_threads, self._action_threads = self._action_threads, None
             tool_threads, self._tool_threads = self._tool_threads, None
             resources, self._resources = self._resources, {}
+            self._tool_metadata = {}
             long_term, self._long_term_memory = self._long_term_memory, None
             log = self._event_log if self._event_log_ready else None
             durability, self.durability = self.durability, None
@@ -503,6 +523,7 @@ class AgentEngine:
             seq=seq,
             pending_events=pending,
             sensory_memory={},
+            chat_loops={},
             outputs=[],
             done=False,
             action_steps=0,
@@ -616,14 +637,11 @@ class AgentEngine:
                 # Events the action makes take their ids from its context (a sync action's
                 # thread runs in a copy of this context).
                 with event_ids_from(ctx.next_event_id):
-                    if tracing is not None:  # the same, inside an action span
-                        await tracing.run_action(run, spec, event, ctx, self)
-                    elif spec.is_async:
-                        await spec.func(event, ctx)  # type: ignore[misc]
-                    else:
-                        context = contextvars.copy_context()
-                        call = functools.partial(context.run, spec.func, event, ctx)
-                        await self.action_threads.run(call, None, spec.name)  # pyright: ignore[reportArgumentType]
+                    if tracing is None:
+                        await self._execute(spec, event, ctx)
+                    else:  # the same, inside an action span
+                        with tracing.action(run, spec, event):
+                            await self._execute(spec, event, ctx)
             except Exception as exc:
                 self._action_finished(run, spec.name, event, started, ctx.sent, log, exc)
                 error = ActionExecutionError(spec.name, event.type, run.key, run.seq, exc)
@@ -659,6 +677,16 @@ class AgentEngine:
             if tracing is not None:
                 tracing.end_run(run, None)
         return done
+
+    async def _execute(self, spec: ActionSpec, event: Event, ctx: ActionContext) -> None:
+        """Run one action: an ``async def`` on the loop, a sync function on an action
+        thread, in a copy of this context (the event ids, an open span)."""
+        if spec.is_async:
+            await spec.func(event, ctx)  # type: ignore[misc]
+        else:
+            context = contextvars.copy_context()
+            call = functools.partial(context.run, spec.func, event, ctx)
+            await self.action_threads.run(call, None, spec.name)  # pyright: ignore[reportArgumentType]
 
     def _ended_without_output(self, run: RunState) -> None:
         """Count it (metric `runsWithoutOutput`); warn once per action path."""

@@ -35,7 +35,7 @@ from flink_agents.api import (
 from flink_agents.api.prompts import LocalPrompt
 from flink_agents.plan import AgentPlan
 from flink_agents.runtime.agent_engine import AgentEngine
-from flink_agents.runtime.builtin_actions import CHAT_ACTION, CHAT_LOOPS_KEY, TOOL_ACTION
+from flink_agents.runtime.builtin_actions import CHAT_ACTION, TOOL_ACTION
 from flink_agents.runtime.context_retrieval import CONTEXT_RETRIEVAL_ACTION
 from flink_agents.runtime.errors import ActionExecutionError, UnhandledEventError
 from flink_agents.runtime.run_state import KeyState, RunState
@@ -165,7 +165,7 @@ def test_run_state_snapshot_resumes_in_another_runner() -> None:
     run = engine.start_run("k", "check both", key_state)
     while not any(isinstance(e, ToolRequestEvent) for e in run.pending_events):
         asyncio.run(engine.step(run, key_state))
-    assert CHAT_LOOPS_KEY in run.sensory_memory
+    assert run.chat_loops and not run.sensory_memory  # the loop is the run's, not the agent's
 
     # Checkpoint here, restore in a "new process" and go on.
     run_json, key_json = run.to_json(), key_state.to_json()
@@ -188,10 +188,7 @@ def test_run_state_snapshot_resumes_in_another_runner() -> None:
         "tool",
         "tool",
     ]
-    assert (
-        CHAT_LOOPS_KEY not in restored_run.sensory_memory
-        or not restored_run.sensory_memory[CHAT_LOOPS_KEY]
-    )
+    assert restored_run.chat_loops == {}
 
 
 def test_run_state_json_holds_no_pickles() -> None:
@@ -206,9 +203,9 @@ def test_run_state_json_holds_no_pickles() -> None:
     text = run.to_json()
     data = json.loads(text)
     # The chat loop's state is plain JSON: the history as ChatMessage JSON.
-    (loop,) = data["sensory_memory"][CHAT_LOOPS_KEY].values()
-    assert loop["$model"] == "flink_agents.runtime.builtin_actions:ChatLoopState"
-    assert [ChatMessage.model_validate(m).role.value for m in loop["$data"]["history"]] == [
+    (loop,) = data["chat_loops"].values()
+    assert data["sensory_memory"] == {}
+    assert [ChatMessage.model_validate(m).role.value for m in loop["history"]] == [
         "user",
         "assistant",
     ]
