@@ -563,14 +563,11 @@ def _tool_caller(
         started_at = datetime.now(timezone.utc)
         started = time.perf_counter()
 
+        def timing() -> dict[str, Any]:
+            return {"started_at": started_at, "duration_s": time.perf_counter() - started}
+
         def failed(message: str) -> ToolResponse:
-            return ToolResponse.failure(
-                call_id,
-                name,
-                message,
-                started_at=started_at,
-                duration_s=time.perf_counter() - started,
-            )
+            return ToolResponse.failure(call_id, name, message, **timing())
 
         try:
             tool = ctx.get_resource(name, ResourceType.TOOL)
@@ -584,9 +581,7 @@ def _tool_caller(
             tool = tool.for_setup(setup, ctx.config)
         raw = raw_arguments(arguments)
         if raw is not None:  # the model's arguments were not a JSON object: not run
-            return ToolResponse.invalid_arguments(
-                call_id, name, raw, started_at=started_at, duration_s=time.perf_counter() - started
-            )
+            return ToolResponse.invalid_arguments(call_id, name, raw, **timing())
         if isinstance(tool, FunctionTool) and tool.injected_args:
             # Injected parameters win over the model's: it cannot choose a tenant, say.
             try:
@@ -595,13 +590,7 @@ def _tool_caller(
                 return failed(f"tool {name!r} could not run: {exc}")
         try:
             output = await _run_tool(tool, name, arguments, timeout, threads)
-            return ToolResponse.from_output(
-                call_id,
-                name,
-                output,
-                started_at=started_at,
-                duration_s=time.perf_counter() - started,
-            )
+            return ToolResponse.from_output(call_id, name, output, **timing())
         except ToolCallTimeoutError as exc:
             if exc.written_off:
                 record_tool_thread_written_off(ctx.agent_metric_group, name)
