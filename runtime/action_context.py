@@ -130,7 +130,7 @@ class Engine(Protocol):
 
     config: AgentConfiguration
     metrics: MetricGroup
-    durable: SupportsDurableExecute | None
+    call_log: SupportsDurableExecute | None
     memory: MemorySettings
     tracing: RunTracing | None
 
@@ -434,7 +434,7 @@ class ActionContext(RunnerContext):
     @property
     def records_calls(self) -> bool:
         """Whether a durable call log records this action's durable calls."""
-        return self._engine.durable is not None
+        return self._engine.call_log is not None
 
     @property
     def next_call_index(self) -> int:
@@ -444,7 +444,7 @@ class ActionContext(RunnerContext):
     async def forget_durable_calls(self, first_call_index: int) -> None:
         """Drop the records of this action's durable calls from ``first_call_index`` on (and
         every later record of the run): after a restart those calls are made again."""
-        log = self._engine.durable
+        log = self._engine.call_log
         if log is not None:
             await log.forget(self._call_key(first_call_index))
 
@@ -469,7 +469,7 @@ class ActionContext(RunnerContext):
         if is_async_callable(func):
             raise TypeError("durable_execute takes a sync function; use durable_execute_async")
         index = self._take_call_index()
-        log = self._engine.durable
+        log = self._engine.call_log
         self._calls_in_flight += 1
         try:
             if log is None:
@@ -488,7 +488,7 @@ class ActionContext(RunnerContext):
         # The index is taken now, not when awaited: calls started in a fixed order keep
         # their numbers however they interleave.
         index = self._take_call_index()
-        if self._engine.durable is None and is_async_callable(func):
+        if self._engine.call_log is None and is_async_callable(func):
             return func(*args, **kwargs)  # nothing to record: the call itself
         return self._counted(self._durable_async(index, func, args, kwargs, reconciler))
 
@@ -508,7 +508,7 @@ class ActionContext(RunnerContext):
         kwargs: dict[str, Any],
         reconciler: Callable[..., Any] | None,
     ) -> Any:
-        log = self._engine.durable
+        log = self._engine.call_log
         if log is not None:
             return await log.execute(self._call_key(index), func, args, kwargs, reconciler)
         if is_async_callable(func):

@@ -66,16 +66,18 @@ if TYPE_CHECKING:
     )
     from flink_agents.runtime.tracing import RunTracing
 
-__all__ = ["AgentEngine", "Durability", "ResourceSource"]
+__all__ = ["AgentEngine", "ResourceSource", "RunAcknowledgments"]
 
 _LOG = logging.getLogger(__name__)
 
 _OUTPUT_TYPE = OutputEvent.EVENT_TYPE
 
 
-class Durability(Protocol):
-    """What durable execution hears from an engine beyond its call log (Flink:
-    `flink.durability.SubtaskDurability`, which prunes acknowledged runs' records)."""
+class RunAcknowledgments(Protocol):
+    """Hears which runs were acknowledged (emitted and out of keyed state, so their
+    durable records may go) and closes with the engine (Flink:
+    `flink.durability.SubtaskDurability`, which prunes those records and closes the
+    subtask's call log)."""
 
     def run_acknowledged(self, key: str, seq: int) -> None: ...
 
@@ -105,10 +107,11 @@ class AgentEngine:
 
     Picklable (cloudpickle for agents defined in scripts) before and after use: built
     resources, the thread pool and the event log are recreated where it is unpickled.
-    ``durable`` is a `DurableCallLog` (`flink_agents.runtime.durable`); ``metrics`` a
-    `MetricGroup` (in memory by default); ``event_log`` defaults to the one the options
-    ask for (``baseLogDir``, ``event-log.level``); ``durability`` hears of acknowledged
-    runs and closes with the engine.
+    ``call_log`` is the durable call log (`DurableCallLog`, `flink_agents.runtime.durable`)
+    that records model and tool calls; ``metrics`` a `MetricGroup` (in memory by default);
+    ``event_log`` defaults to the one the options ask for (``baseLogDir``,
+    ``event-log.level``); ``acknowledgments`` hears of acknowledged runs and closes with
+    the engine.
     """
 
     def __init__(
@@ -116,11 +119,11 @@ class AgentEngine:
         agent: Agent | AgentPlan,
         config: AgentConfiguration | Mapping[str, Any] | None = None,
         *,
-        durable: SupportsDurableExecute | None = None,
+        call_log: SupportsDurableExecute | None = None,
         metrics: MetricGroup | None = None,
         event_log: EventLog | None = None,
         shared_resources: Mapping[ResourceType, Mapping[str, ResourceSpec]] | None = None,
-        durability: Durability | None = None,
+        acknowledgments: RunAcknowledgments | None = None,
         batch_scheduling: bool = False,
     ) -> None:
         self.agent_name: str | None = None if isinstance(agent, AgentPlan) else type(agent).__name__
@@ -136,8 +139,9 @@ class AgentEngine:
             self.config = config
         else:
             self.config = AgentConfiguration(config)
-        self.durable = durable
-        self.durability = durability
+        self.call_log = call_log
+        """Records the durable calls of the runs (None: calls are made, not recorded)."""
+        self.acknowledgments = acknowledgments
         self.batch_scheduling = batch_scheduling
         """Whether the threads of sync actions and tools run under ``SCHED_BATCH`` (a woken
         one does not preempt the thread holding the GIL; see `CallThreadPool`)."""
@@ -370,7 +374,7 @@ class AgentEngine:
     def close(self) -> None:
         """Stop the thread pools, close the resources it built (`Resource.close`: an MCP
         server's session ends with the last engine of the process that uses it), the event
-        log and the durability."""
+        log and the acknowledgments' receiver."""
         with self._lock:
             action_threads, self._action_threads = self._action_threads, None
             tool_threads, self._tool_threads = self._tool_threads, None
@@ -378,7 +382,7 @@ class AgentEngine:
             self._tool_metadata = {}
             long_term, self._long_term_memory = self._long_term_memory, None
             log = self._event_log if self._event_log_ready else None
-            durability, self.durability = self.durability, None
+            acknowledgments, self.acknowledgments = self.acknowledgments, None
             tracing = self.tracing
         if long_term is not None:
             long_term.close()
@@ -395,25 +399,25 @@ class AgentEngine:
                 )
         if log is not None:
             log.close()
-        if durability is not None:
-            durability.close()
+        if acknowledgments is not None:
+            acknowledgments.close()
         if tracing is not None:
             tracing.close()
 
     def finish_calls(self) -> int:
         """Stopping: let in-flight model and tool calls finish and be recorded for
         `durable-execution.stop-grace-s`, start no new ones; how many are still in flight."""
-        durable = self.durable
-        if not isinstance(durable, DurableCallLog):
+        call_log = self.call_log
+        if not isinstance(call_log, DurableCallLog):
             return 0  # nothing records the calls: finishing them would not spare a repeat
         grace = self.config.get(AgentConfigOptions.DURABLE_EXECUTION_STOP_GRACE)
-        return durable.finish_calls(grace)
+        return call_log.finish_calls(grace)
 
     def run_acknowledged(self, key: str, seq: int) -> None:
         """Run `seq` of the key with text `key` was emitted and is no longer in state."""
-        durability = self.durability
-        if durability is not None:
-            durability.run_acknowledged(key, seq)
+        acknowledgments = self.acknowledgments
+        if acknowledgments is not None:
+            acknowledgments.run_acknowledged(key, seq)
 
     # ------------------------------------------------------------------ JSON
 

@@ -388,7 +388,7 @@ def test_model_and_tool_calls_go_through_the_durable_log() -> None:
     agent = chat_agent(
         FunctionChatModelConnection(function=two_turn_model), tools={"lookup": lookup}
     )
-    engine = AgentEngine(agent, durable=log)  # type: ignore[arg-type]
+    engine = AgentEngine(agent, call_log=log)  # type: ignore[arg-type]
     key_state = KeyState(next_seq=4)
     outputs = run_to_end(engine, engine.start_run(7, "go", key_state), key_state)
     assert outputs[0].ok
@@ -435,7 +435,7 @@ def test_the_chat_action_awaits_the_prompts_async_rendering(durable: bool) -> No
         prompt=ServedPrompt(),
         prompt_args={"team": "billing"},
     )
-    engine = AgentEngine(agent, durable=RecordingLog() if durable else None)  # type: ignore[arg-type]
+    engine = AgentEngine(agent, call_log=RecordingLog() if durable else None)  # type: ignore[arg-type]
     key_state = KeyState()
     [output] = run_to_end(engine, engine.start_run("k", "hi", key_state), key_state)
     assert output.ok
@@ -460,7 +460,7 @@ def test_durable_execute_from_actions() -> None:
         .add_action("async_action", InputEvent, async_action)
     )
     for durable in (None, log):
-        engine = AgentEngine(agent, durable=durable)  # type: ignore[arg-type]
+        engine = AgentEngine(agent, call_log=durable)  # type: ignore[arg-type]
         key_state = KeyState()
         assert run_to_end(engine, engine.start_run("k", 0, key_state), key_state) == [
             42,
@@ -501,14 +501,14 @@ def test_replay_with_the_sqlite_durable_log_skips_recorded_calls(tmp_path: Any) 
         return "open"
 
     agent = chat_agent(model, tools={"lookup": counted})
-    first = AgentEngine(agent, durable=log)
+    first = AgentEngine(agent, call_log=log)
     key_state = KeyState()
     snapshot = key_state.to_json()
     out1 = run_to_end(first, first.start_run("k", "go", key_state), key_state)
 
     # A restart from before the run: the same run replays from the record.
     restored = KeyState.from_json(snapshot)
-    second = AgentEngine(agent, durable=log)
+    second = AgentEngine(agent, call_log=log)
     out2 = run_to_end(second, second.start_run("k", "go", restored), restored)
     assert out1[0].response.text == out2[0].response.text == "done"
     assert len(model.calls) == 2  # not called again
