@@ -215,4 +215,21 @@ class RunState(BaseModel):
     @classmethod
     def from_json(cls, text: str | bytes) -> RunState:
         """A run `to_json` wrote."""
-        return cls.model_validate_json(text)
+        run = cls.model_validate_json(text)
+        if _LEGACY_CHAT_LOOPS in run.sensory_memory:
+            _move_legacy_chat_loops(run)
+        return run
+
+
+_LEGACY_CHAT_LOOPS = "_flink_agents.chat_loops"
+"""Where snapshots written before `RunState.chat_loops` keep the open chat loops: in the
+run's sensory memory, under a key with a dot."""
+
+
+def _move_legacy_chat_loops(run: RunState) -> None:
+    """The chat loops of an older snapshot moved from its sensory memory to `chat_loops`,
+    so a run checkpointed while a chat request waited for its tools still answers it."""
+    loops = run.sensory_memory.pop(_LEGACY_CHAT_LOOPS)
+    for request_id, loop in dict(loops or {}).items():
+        state = loop if isinstance(loop, ChatLoopState) else ChatLoopState.model_validate(loop)
+        run.chat_loops[request_id] = state

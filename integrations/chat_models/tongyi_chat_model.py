@@ -75,8 +75,9 @@ class TongyiChatModelConnection(BaseChatModelConnection, DashScopeClient):
         ``params``: ``model`` (required), any generation parameter (``temperature``,
         ``top_p``, ``max_tokens``, ``enable_thinking``, ``tool_choice``...; all go in
         ``parameters``), ``tool_media``, ``extract_reasoning`` (keep ``reasoning_content``
-        as a reasoning block; default False, as the setup's and upstream's). Unsupported blocks raise `UnsupportedContentBlockError`
-        before anything is sent; provider failures raise `ChatModelError`.
+        as a reasoning block; default False, as the setup's and upstream's). Unsupported
+        blocks raise `UnsupportedContentBlockError` before anything is sent; provider
+        failures raise `ChatModelError`.
         """
         keep_reasoning = bool(params.get("extract_reasoning", False))
         body = build_request(messages, tools, **params)

@@ -629,3 +629,27 @@ def test_runs_without_output_are_counted_and_warned_once_per_path(
     ended = [r for r in caplog.records if "ended without an OutputEvent" in r.getMessage()]
     assert len(dropped) == 1 and len(ended) == 1
     assert "actions: first" in ended[0].getMessage()
+
+
+def test_a_snapshot_with_its_chat_loop_in_sensory_memory_still_answers() -> None:
+    """Snapshots written before `RunState.chat_loops` kept open chat loops in the run's
+    sensory memory under ``_flink_agents.chat_loops``: restored, the loop goes on."""
+    model = FunctionChatModelConnection(function=two_turn_model)
+    agent = chat_agent(model, tools={"lookup": lookup})
+    engine = AgentEngine(agent)
+    key_state = KeyState()
+    run = engine.start_run("k", "check both", key_state)
+    while not any(isinstance(e, ToolRequestEvent) for e in run.pending_events):
+        asyncio.run(engine.step(run, key_state))
+    data = json.loads(run.to_json())
+    loops = data.pop("chat_loops")
+    data["sensory_memory"]["_flink_agents.chat_loops"] = {
+        request_id: {"$model": "flink_agents.runtime.builtin_actions:ChatLoopState", "$data": loop}
+        for request_id, loop in loops.items()
+    }
+    restored = engine.load_run(json.dumps(data))
+    assert restored.sensory_memory == {} and list(restored.chat_loops) == list(loops)
+    outputs = run_to_end(engine, restored, key_state)
+    assert len(outputs) == 1 and isinstance(outputs[0], ChatResponseEvent)
+    assert outputs[0].response is not None
+    assert outputs[0].response.text == "T1 is open / T2 is open"
