@@ -16,7 +16,7 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic_core import from_json, to_json
@@ -682,15 +682,15 @@ class AgentEngine:
                 tracing.end_run(run, None)
         return done
 
-    async def _execute(self, spec: ActionSpec, event: Event, ctx: ActionContext) -> None:
-        """Run one action: an ``async def`` on the loop, a sync function on an action
-        thread, in a copy of this context (the event ids, an open span)."""
+    def _execute(self, spec: ActionSpec, event: Event, ctx: ActionContext) -> Awaitable[Any]:
+        """One action's run, to be awaited: an ``async def`` on the loop, a sync function on
+        an action thread, in a copy of this context (the event ids, an open span). Not a
+        coroutine itself: an async action's coroutine is awaited directly."""
         if spec.is_async:
-            await spec.func(event, ctx)  # type: ignore[misc]
-        else:
-            context = contextvars.copy_context()
-            call = functools.partial(context.run, spec.func, event, ctx)
-            await self.action_threads.run(call, None, spec.name)  # pyright: ignore[reportArgumentType]
+            return spec.func(event, ctx)  # type: ignore[return-value]
+        context = contextvars.copy_context()
+        call = functools.partial(context.run, spec.func, event, ctx)
+        return self.action_threads.run(call, None, spec.name)  # pyright: ignore[reportArgumentType]
 
     def _ended_without_output(self, run: RunState) -> None:
         """Count it (metric `runsWithoutOutput`); warn once per action path."""
