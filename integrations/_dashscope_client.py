@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import field_validator
 
 try:
     import dashscope
@@ -28,7 +28,11 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from flink_agents.api.errors import ChatModelError
 from flink_agents.api.redaction import redact
-from flink_agents.integrations._provider_client import ProviderClient
+from flink_agents.integrations._provider_client import (
+    ProviderClient,
+    UpstreamTimeoutName,
+    timeout_field,
+)
 from flink_agents.integrations._sdk_errors import (
     call_failed,
     connection_error,
@@ -43,7 +47,7 @@ PROVIDER = "tongyi"
 """Name used in `ChatModelError.provider` and error messages."""
 
 
-class DashScopeClient(ProviderClient[dashscope.AsyncClient]):
+class DashScopeClient(UpstreamTimeoutName, ProviderClient[dashscope.AsyncClient]):
     """Settings of DashScope's native API (``dashscope.AsyncClient``, native protocol).
 
     Settings: ``api_key`` (else ``DASHSCOPE_API_KEY``; never dumped or shown, masked in
@@ -68,20 +72,12 @@ class DashScopeClient(ProviderClient[dashscope.AsyncClient]):
         "DASHSCOPE_CONFIG",
     )
 
-    timeout: float = Field(
-        default=60.0,
-        validation_alias=AliasChoices("request_timeout", "timeout"),
-    )
+    timeout: float = timeout_field(60.0)
     """Seconds before a request times out (upstream's name: ``request_timeout``)."""
     workspace: str | None = None
     """The DashScope workspace (MaaS gateway); else ``DASHSCOPE_WORKSPACE``."""
     region: str | None = None
     """The DashScope region (``cn-beijing``, ``ap-southeast-1``...); else ``DASHSCOPE_REGION``."""
-
-    @property
-    def request_timeout(self) -> float:
-        """Upstream's name of ``timeout``."""
-        return self.timeout
 
     @field_validator("default_headers")
     @classmethod

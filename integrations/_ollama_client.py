@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 import httpx
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import field_validator
 
 try:
     import ollama
@@ -26,7 +26,11 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from flink_agents.api.errors import ChatModelError
-from flink_agents.integrations._provider_client import ProviderClient
+from flink_agents.integrations._provider_client import (
+    ProviderClient,
+    UpstreamTimeoutName,
+    timeout_field,
+)
 from flink_agents.integrations._sdk_errors import (
     call_failed,
     connection_error,
@@ -45,7 +49,7 @@ DEFAULT_REQUEST_TIMEOUT = 30.0
 """Seconds before a request times out (upstream's default)."""
 
 
-class OllamaClient(ProviderClient[ollama.AsyncClient]):
+class OllamaClient(UpstreamTimeoutName, ProviderClient[ollama.AsyncClient]):
     """Settings of an Ollama server (``ollama serve``, or ollama.com with a key).
 
     ``base_url`` (default ``http://localhost:11434``; ``None`` reads ``OLLAMA_HOST``),
@@ -67,16 +71,8 @@ class OllamaClient(ProviderClient[ollama.AsyncClient]):
 
     base_url: str | None = DEFAULT_BASE_URL
     """The Ollama server; ``None`` for ``OLLAMA_HOST`` (else ``127.0.0.1:11434``)."""
-    timeout: float = Field(
-        default=DEFAULT_REQUEST_TIMEOUT,
-        validation_alias=AliasChoices("request_timeout", "timeout"),
-    )
+    timeout: float = timeout_field(DEFAULT_REQUEST_TIMEOUT)
     """Seconds before a request times out (upstream's name: ``request_timeout``)."""
-
-    @property
-    def request_timeout(self) -> float:
-        """Upstream's name of ``timeout``."""
-        return self.timeout
 
     @field_validator("max_retries")
     @classmethod

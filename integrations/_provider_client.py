@@ -31,9 +31,16 @@ import importlib.util
 import json
 import os
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from flink_agents.api.errors import ChatModelError
 from flink_agents.integrations._sdk_clients import freeze, sdk_clients
@@ -47,7 +54,7 @@ from flink_agents.integrations._secrets import (
     register_provider_secrets,
 )
 
-__all__ = ["HttpClient", "HttpTransport", "ProviderClient"]
+__all__ = ["HttpClient", "HttpTransport", "ProviderClient", "UpstreamTimeoutName", "timeout_field"]
 
 ClientT = TypeVar("ClientT")
 _T = TypeVar("_T")
@@ -59,6 +66,25 @@ HttpClient = Any
 
 HttpTransport = Literal["aiohttp"]
 """An HTTP transport of the SDK's own that a connection can choose by name."""
+
+
+def timeout_field(default: float) -> Any:
+    """A connection's ``timeout`` field that also takes upstream's name for it,
+    ``request_timeout`` (read back through `UpstreamTimeoutName`)."""
+    return Field(default=default, validation_alias=AliasChoices("request_timeout", "timeout"))
+
+
+class UpstreamTimeoutName:
+    """For a connection whose ``timeout`` upstream calls ``request_timeout``
+    (`timeout_field`)."""
+
+    if TYPE_CHECKING:
+        timeout: float
+
+    @property
+    def request_timeout(self) -> float:
+        """Upstream's name of ``timeout``."""
+        return self.timeout
 
 
 class ProviderClient(BaseModel, Generic[ClientT]):

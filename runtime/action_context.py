@@ -7,6 +7,13 @@ run sends events with the same ids), gives the action its memories as `MemoryObj
 numbers the action's durable calls. Its long-term memory is the engine's backend scoped
 to the run's key, each operation one of the action's durable calls
 (`flink_agents.runtime.memory.long_term`).
+
+Beyond upstream's `RunnerContext`, it has a small part for the runtime's built-in actions
+(`flink_agents.runtime.builtin_actions`, `flink_agents.runtime.context_retrieval`), which
+take an `ActionContext` (`builtin_action`) and use nothing else of the run or the engine:
+`send_own_event`, `chat_loops`, `records_calls`, `next_call_index`,
+`forget_durable_calls`, `approval_decisions`, `park`, `tracing`, `tool_threads` and
+`tool_metadata`.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ import functools
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from flink_agents._compat.pydantic import field_values
 from flink_agents.api._callables import is_async_callable, is_awaitable
@@ -30,6 +37,7 @@ from flink_agents.api.memory_object import MemoryObject, MemoryType
 from flink_agents.api.metric_group import MetricGroup
 from flink_agents.api.resource import Resource, ResourceType
 from flink_agents.api.runner_context import RunnerContext
+from flink_agents.runtime import approvals
 from flink_agents.runtime.keys import encode_key
 from flink_agents.runtime.memory import (
     MemoryAccess,
@@ -40,6 +48,8 @@ from flink_agents.runtime.memory import (
 )
 
 if TYPE_CHECKING:
+    from flink_agents.api.agents.agent import ActionFunction
+    from flink_agents.api.tools.tool import ToolMetadata
     from flink_agents.plan.agent_plan import ActionSpec
     from flink_agents.runtime.call_threads import CallThreadPool
     from flink_agents.runtime.durable.call_log import SupportsDurableExecute
@@ -47,9 +57,16 @@ if TYPE_CHECKING:
         InternalBaseLongTermMemory,
     )
     from flink_agents.runtime.memory.long_term import ActionLongTermMemory
-    from flink_agents.runtime.run_state import ApprovalWait, KeyState, RunState
+    from flink_agents.runtime.run_state import (
+        ApprovalDecision,
+        ApprovalWait,
+        ChatLoopState,
+        KeyState,
+        RunState,
+    )
+    from flink_agents.runtime.tracing import RunTracing
 
-__all__ = ["ActionContext", "event_id_for", "key_digest", "key_text"]
+__all__ = ["ActionContext", "builtin_action", "event_id_for", "key_digest", "key_text"]
 
 T = TypeVar("T")
 _LOG = logging.getLogger(__name__)
@@ -114,16 +131,28 @@ class Engine(Protocol):
 
     config: AgentConfiguration
     metrics: MetricGroup
-    durable: SupportsDurableExecute | None
+    call_log: SupportsDurableExecute | None
     memory: MemorySettings
+    tracing: RunTracing | None
 
     @property
     def action_threads(self) -> CallThreadPool: ...
 
     @property
+    def tool_threads(self) -> CallThreadPool: ...
+
+    @property
     def long_term_memory(self) -> InternalBaseLongTermMemory: ...
 
     def get_resource(self, name: str, type: ResourceType) -> Resource: ...
+
+    def tool_metadata(self, setup_name: str) -> list[ToolMetadata]: ...
+
+
+def builtin_action(func: Callable[[Event, ActionContext], Awaitable[None]]) -> ActionFunction:
+    """``func``, a built-in action taking the runtime's `ActionContext`, as a plan's action
+    function (the engine runs every action of a plan with an `ActionContext`)."""
+    return cast("ActionFunction", func)
 
 
 class ActionContext(RunnerContext):
@@ -298,12 +327,6 @@ class ActionContext(RunnerContext):
         return memory
 
     @property
-    def run_scratch(self) -> dict[str, Any]:
-        """The run's sensory memory as its plain dict, for the runtime's built-in actions:
-        their keys have a '.', which no memory path reaches."""
-        return self._run.sensory_memory
-
-    @property
     def long_term_memory(self) -> BaseLongTermMemory:
         memory = self._long_term
         if memory is None:
@@ -325,15 +348,37 @@ class ActionContext(RunnerContext):
             return func(*args)
         return self.durable_execute(func, *args)
 
+    # ------------------------------------------------------------------ for built-in actions
+
     @property
-    def run_state(self) -> RunState:
-        """The run, for the runtime's built-in actions (the tool action reads the decisions
-        of calls that waited for approval)."""
-        return self._run
+    def chat_loops(self) -> dict[str, ChatLoopState]:
+        """The run's open chat loops, by the id of the tool request each waits for
+        (`RunState.chat_loops`)."""
+        return self._run.chat_loops
+
+    def approval_decisions(self, request_id: str) -> dict[str, ApprovalDecision] | None:
+        """The decisions on the calls of tool request ``request_id`` that waited for a
+        person, once all are made (None: it never waited, or still does)."""
+        return approvals.decisions_for(self._run, request_id)
 
     def park(self, wait: ApprovalWait) -> None:
         """This event waits for a person's decisions (`flink_agents.runtime.approvals`)."""
         self.parked = wait
+
+    @property
+    def tracing(self) -> RunTracing | None:
+        """The engine's spans (None when ``tracing.enabled`` is off)."""
+        return self._engine.tracing
+
+    @property
+    def tool_threads(self) -> CallThreadPool:
+        """The engine's threads for sync tools (`AgentEngine.tool_threads`)."""
+        return self._engine.tool_threads
+
+    def tool_metadata(self, setup_name: str) -> list[ToolMetadata]:
+        """The metadata of the tools of chat model setup ``setup_name``
+        (`AgentEngine.tool_metadata`)."""
+        return self._engine.tool_metadata(setup_name)
 
     def finish(self) -> None:
         """The action returned: add its memory events to what it sent."""
@@ -390,7 +435,7 @@ class ActionContext(RunnerContext):
     @property
     def records_calls(self) -> bool:
         """Whether a durable call log records this action's durable calls."""
-        return self._engine.durable is not None
+        return self._engine.call_log is not None
 
     @property
     def next_call_index(self) -> int:
@@ -400,7 +445,7 @@ class ActionContext(RunnerContext):
     async def forget_durable_calls(self, first_call_index: int) -> None:
         """Drop the records of this action's durable calls from ``first_call_index`` on (and
         every later record of the run): after a restart those calls are made again."""
-        log = self._engine.durable
+        log = self._engine.call_log
         if log is not None:
             await log.forget(self._call_key(first_call_index))
 
@@ -425,7 +470,7 @@ class ActionContext(RunnerContext):
         if is_async_callable(func):
             raise TypeError("durable_execute takes a sync function; use durable_execute_async")
         index = self._take_call_index()
-        log = self._engine.durable
+        log = self._engine.call_log
         self._calls_in_flight += 1
         try:
             if log is None:
@@ -444,7 +489,7 @@ class ActionContext(RunnerContext):
         # The index is taken now, not when awaited: calls started in a fixed order keep
         # their numbers however they interleave.
         index = self._take_call_index()
-        if self._engine.durable is None and is_async_callable(func):
+        if self._engine.call_log is None and is_async_callable(func):
             return func(*args, **kwargs)  # nothing to record: the call itself
         return self._counted(self._durable_async(index, func, args, kwargs, reconciler))
 
@@ -464,7 +509,7 @@ class ActionContext(RunnerContext):
         kwargs: dict[str, Any],
         reconciler: Callable[..., Any] | None,
     ) -> Any:
-        log = self._engine.durable
+        log = self._engine.call_log
         if log is not None:
             return await log.execute(self._call_key(index), func, args, kwargs, reconciler)
         if is_async_callable(func):

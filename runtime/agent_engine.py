@@ -16,7 +16,7 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic_core import from_json, to_json
@@ -38,7 +38,8 @@ from flink_agents.api.metric_group import Counter, Histogram, MetricGroup
 from flink_agents.api.redaction import redact
 from flink_agents.api.resource import Resource, ResourceDescriptor, ResourceType
 from flink_agents.api.tools.function_tool import FunctionTool
-from flink_agents.plan.agent_plan import AgentPlan, ResourceSpec
+from flink_agents.api.tools.tool import BaseTool, ToolMetadata
+from flink_agents.plan.agent_plan import ActionSpec, AgentPlan, ResourceSpec
 from flink_agents.runtime import approvals
 from flink_agents.runtime.action_context import ActionContext, event_id_for, key_text
 from flink_agents.runtime.approvals import is_parked, settle
@@ -67,16 +68,18 @@ if TYPE_CHECKING:
     )
     from flink_agents.runtime.tracing import RunTracing
 
-__all__ = ["AgentEngine", "Durability", "ResourceSource"]
+__all__ = ["AgentEngine", "ResourceSource", "RunAcknowledgments"]
 
 _LOG = logging.getLogger(__name__)
 
 _OUTPUT_TYPE = OutputEvent.EVENT_TYPE
 
 
-class Durability(Protocol):
-    """What durable execution hears from an engine beyond its call log (Flink:
-    `flink.durability.SubtaskDurability`, which prunes acknowledged runs' records)."""
+class RunAcknowledgments(Protocol):
+    """Hears which runs were acknowledged (emitted and out of keyed state, so their
+    durable records may go) and closes with the engine (Flink:
+    `flink.durability.SubtaskDurability`, which prunes those records and closes the
+    subtask's call log)."""
 
     def run_acknowledged(self, key: str, seq: int) -> None: ...
 
@@ -106,10 +109,11 @@ class AgentEngine:
 
     Picklable (cloudpickle for agents defined in scripts) before and after use: built
     resources, the thread pool and the event log are recreated where it is unpickled.
-    ``durable`` is a `DurableCallLog` (`flink_agents.runtime.durable`); ``metrics`` a
-    `MetricGroup` (in memory by default); ``event_log`` defaults to the one the options
-    ask for (``baseLogDir``, ``event-log.level``); ``durability`` hears of acknowledged
-    runs and closes with the engine.
+    ``call_log`` is the durable call log (`DurableCallLog`, `flink_agents.runtime.durable`)
+    that records model and tool calls; ``metrics`` a `MetricGroup` (in memory by default);
+    ``event_log`` defaults to the one the options ask for (``baseLogDir``,
+    ``event-log.level``); ``acknowledgments`` hears of acknowledged runs and closes with
+    the engine.
     """
 
     def __init__(
@@ -117,11 +121,11 @@ class AgentEngine:
         agent: Agent | AgentPlan,
         config: AgentConfiguration | Mapping[str, Any] | None = None,
         *,
-        durable: SupportsDurableExecute | None = None,
+        call_log: SupportsDurableExecute | None = None,
         metrics: MetricGroup | None = None,
         event_log: EventLog | None = None,
         shared_resources: Mapping[ResourceType, Mapping[str, ResourceSpec]] | None = None,
-        durability: Durability | None = None,
+        acknowledgments: RunAcknowledgments | None = None,
         batch_scheduling: bool = False,
     ) -> None:
         self.agent_name: str | None = None if isinstance(agent, AgentPlan) else type(agent).__name__
@@ -137,8 +141,9 @@ class AgentEngine:
             self.config = config
         else:
             self.config = AgentConfiguration(config)
-        self.durable = durable
-        self.durability = durability
+        self.call_log = call_log
+        """Records the durable calls of the runs (None: calls are made, not recorded)."""
+        self.acknowledgments = acknowledgments
         self.batch_scheduling = batch_scheduling
         """Whether the threads of sync actions and tools run under ``SCHED_BATCH`` (a woken
         one does not preempt the thread holding the GIL; see `CallThreadPool`)."""
@@ -172,6 +177,7 @@ class AgentEngine:
         self._no_output_counter: Counter | None = None
         self._warned: set[tuple[str, str]] = set()
         self._long_term_memory: InternalBaseLongTermMemory | None = None
+        self._tool_metadata: dict[str, list[ToolMetadata]] = {}
         self.tracing: RunTracing | None = self._open_tracing()
         """The runs' OpenTelemetry spans (`tracing.enabled`), or None (off: nothing of
         OpenTelemetry is imported)."""
@@ -197,6 +203,7 @@ class AgentEngine:
             "_no_output_counter",
             "_warned",
             "_long_term_memory",
+            "_tool_metadata",
             "tracing",
         ):
             state.pop(name, None)
@@ -335,6 +342,22 @@ class AgentEngine:
             )
         return resource
 
+    def tool_metadata(self, setup_name: str) -> list[ToolMetadata]:
+        """The metadata of the tools chat model setup ``setup_name`` names, in order (for
+        its model calls' durable digests): looked up once, kept as long as the resources."""
+        tools = self._tool_metadata.get(setup_name)
+        if tools is None:
+            setup = self.get_resource(setup_name, ResourceType.CHAT_MODEL)
+            names: list[str] = getattr(setup, "tools", [])
+            tools = []
+            for name in names:
+                tool = self.get_resource(name, ResourceType.TOOL)
+                if not isinstance(tool, BaseTool):
+                    raise TypeError(f"tool {name!r} is a {type(tool).__name__}, not a tool")
+                tools.append(tool.metadata)
+            self._tool_metadata[setup_name] = tools
+        return tools
+
     @property
     def long_term_memory(self) -> InternalBaseLongTermMemory:
         """The long-term memory backend the options set up (built on first use, shared by
@@ -354,14 +377,15 @@ class AgentEngine:
     def close(self) -> None:
         """Stop the thread pools, close the resources it built (`Resource.close`: an MCP
         server's session ends with the last engine of the process that uses it), the event
-        log and the durability."""
+        log and the acknowledgments' receiver."""
         with self._lock:
             action_threads, self._action_threads = self._action_threads, None
             tool_threads, self._tool_threads = self._tool_threads, None
             resources, self._resources = self._resources, {}
+            self._tool_metadata = {}
             long_term, self._long_term_memory = self._long_term_memory, None
             log = self._event_log if self._event_log_ready else None
-            durability, self.durability = self.durability, None
+            acknowledgments, self.acknowledgments = self.acknowledgments, None
             tracing = self.tracing
         if long_term is not None:
             long_term.close()
@@ -378,25 +402,25 @@ class AgentEngine:
                 )
         if log is not None:
             log.close()
-        if durability is not None:
-            durability.close()
+        if acknowledgments is not None:
+            acknowledgments.close()
         if tracing is not None:
             tracing.close()
 
     def finish_calls(self) -> int:
         """Stopping: let in-flight model and tool calls finish and be recorded for
         `durable-execution.stop-grace-s`, start no new ones; how many are still in flight."""
-        durable = self.durable
-        if not isinstance(durable, DurableCallLog):
+        call_log = self.call_log
+        if not isinstance(call_log, DurableCallLog):
             return 0  # nothing records the calls: finishing them would not spare a repeat
         grace = self.config.get(AgentConfigOptions.DURABLE_EXECUTION_STOP_GRACE)
-        return durable.finish_calls(grace)
+        return call_log.finish_calls(grace)
 
     def run_acknowledged(self, key: str, seq: int) -> None:
         """Run `seq` of the key with text `key` was emitted and is no longer in state."""
-        durability = self.durability
-        if durability is not None:
-            durability.run_acknowledged(key, seq)
+        acknowledgments = self.acknowledgments
+        if acknowledgments is not None:
+            acknowledgments.run_acknowledged(key, seq)
 
     # ------------------------------------------------------------------ JSON
 
@@ -506,6 +530,7 @@ class AgentEngine:
             seq=seq,
             pending_events=pending,
             sensory_memory={},
+            chat_loops={},
             outputs=[],
             done=False,
             action_steps=0,
@@ -619,14 +644,11 @@ class AgentEngine:
                 # Events the action makes take their ids from its context (a sync action's
                 # thread runs in a copy of this context).
                 with event_ids_from(ctx.next_event_id):
-                    if tracing is not None:  # the same, inside an action span
-                        await tracing.run_action(run, spec, event, ctx, self)
-                    elif spec.is_async:
-                        await spec.func(event, ctx)  # type: ignore[misc]
-                    else:
-                        context = contextvars.copy_context()
-                        call = functools.partial(context.run, spec.func, event, ctx)
-                        await self.action_threads.run(call, None, spec.name)  # pyright: ignore[reportArgumentType]
+                    if tracing is None:
+                        await self._execute(spec, event, ctx)
+                    else:  # the same, inside an action span
+                        with tracing.action(run, spec, event):
+                            await self._execute(spec, event, ctx)
             except Exception as exc:
                 self._action_finished(run, spec.name, event, started, ctx.sent, log, exc)
                 error = ActionExecutionError(spec.name, event.type, run.key, run.seq, exc)
@@ -662,6 +684,16 @@ class AgentEngine:
             if tracing is not None:
                 tracing.end_run(run, None)
         return done
+
+    def _execute(self, spec: ActionSpec, event: Event, ctx: ActionContext) -> Awaitable[Any]:
+        """One action's run, to be awaited: an ``async def`` on the loop, a sync function on
+        an action thread, in a copy of this context (the event ids, an open span). Not a
+        coroutine itself: an async action's coroutine is awaited directly."""
+        if spec.is_async:
+            return spec.func(event, ctx)  # type: ignore[return-value]
+        context = contextvars.copy_context()
+        call = functools.partial(context.run, spec.func, event, ctx)
+        return self.action_threads.run(call, None, spec.name)  # pyright: ignore[reportArgumentType]
 
     def _ended_without_output(self, run: RunState) -> None:
         """Count it (metric `runsWithoutOutput`); warn once per action path."""

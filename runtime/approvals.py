@@ -60,17 +60,18 @@ TIMED_OUT = "no decision came within tool-call.approval-timeout-s"
 
 
 def new_wait(
-    run: RunState,
+    key: Any,
     event: Event,
     calls: Sequence[tuple[str, str, dict[str, Any]]],
     timeout_s: float | None,
 ) -> ApprovalWait:
-    """The wait of ``event`` (a tool request) for ``calls`` (call id, tool, arguments)."""
+    """The wait of ``event`` (a tool request of a run of ``key``) for ``calls`` (call id,
+    tool, arguments)."""
     now = clock_ms()
     requested_at = datetime.fromtimestamp(now / 1000.0, tz=timezone.utc)
     requests = [
         ApprovalRequest(
-            key=run.key,
+            key=key,
             request_id=event.id,
             call_id=call_id,
             tool=tool,

@@ -6,7 +6,10 @@ calls -> ``ChatResponseEvent``.
 
 Between turns the loop's state (`ChatLoopState`: the request messages, the assistant
 messages and one tool message per call, nothing else, and the request's prompt
-arguments) waits in the run's sensory memory under the id of its pending tool request.
+arguments) waits in the run (`RunState.chat_loops`) under the id of its pending tool
+request. The actions here run with the runtime's `ActionContext` and use only its part
+for built-in actions (`send_own_event`, `chat_loops`, the durable call numbers, approvals,
+`tracing`, `tool_threads`).
 Each model call goes through the chat model setup (`BaseChatModelSetup.achat`), which
 puts its prompt first, so a setup that overrides ``chat`` or ``achat`` is the one
 called. Each model call and each tool call goes through ``ctx.durable_execute_async``,
@@ -26,7 +29,6 @@ import inspect
 import logging
 import random
 import time
-import weakref
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -35,7 +37,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from flink_agents._compat.pydantic import set_plain_field
 from flink_agents.api._callables import is_awaitable
-from flink_agents.api._values import ModelClassRef
 from flink_agents.api.agents.agent import STRUCTURED_OUTPUT
 from flink_agents.api.agents.types import json_candidates
 from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
@@ -48,14 +49,13 @@ from flink_agents.api.events.event import Event, OutputEvent
 from flink_agents.api.events.tool_event import ToolRequestEvent, ToolResponseEvent
 from flink_agents.api.message import ChatMessage, MessageRole
 from flink_agents.api.resource import ResourceType
-from flink_agents.api.runner_context import RunnerContext
 from flink_agents.api.tool_response import ToolResponse, raw_arguments
 from flink_agents.api.tools.function_tool import FunctionTool
-from flink_agents.api.tools.tool import BaseTool, Tool, ToolMetadata
+from flink_agents.api.tools.tool import BaseTool, Tool
 from flink_agents.api.tools.tool_parameter_injection import injected_arguments
 from flink_agents.plan.agent_plan import ActionSpec
 from flink_agents.runtime import approvals
-from flink_agents.runtime.action_context import ActionContext
+from flink_agents.runtime.action_context import ActionContext, builtin_action
 from flink_agents.runtime.call_threads import CallThreadPool
 from flink_agents.runtime.context_retrieval import context_retrieval_spec
 from flink_agents.runtime.deadlines import Deadlines
@@ -74,17 +74,15 @@ from flink_agents.runtime.metrics import (
 )
 from flink_agents.runtime.model_request import model_request_fingerprint
 from flink_agents.runtime.request_gate import LimitReport, report_limits
-from flink_agents.runtime.run_state import trusted_model
+from flink_agents.runtime.run_state import ChatLoopState, trusted_model
 from flink_agents.runtime.skill.tools import BashTool
 
 if TYPE_CHECKING:
     from flink_agents.api.content_blocks import ToolCallBlock
     from flink_agents.runtime.run_state import ApprovalDecision
-    from flink_agents.runtime.tracing import RunTracing
 
 __all__ = [
     "CHAT_ACTION",
-    "CHAT_LOOPS_KEY",
     "TOOL_ACTION",
     "ChatLoopState",
     "ModelCallOutcome",
@@ -99,33 +97,11 @@ CHAT_ACTION = "_chat_model_action"
 """Name of the built-in chat action."""
 TOOL_ACTION = "_tool_call_action"
 """Name of the built-in tool action."""
-CHAT_LOOPS_KEY = "_flink_agents.chat_loops"
-"""Sensory-memory key: pending tool request id -> `ChatLoopState`."""
 
 _LOG = logging.getLogger(__name__)
 
 _sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 _random = random.Random()
-
-
-class ChatLoopState(BaseModel):
-    """A chat request between two turns of its loop."""
-
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
-
-    request_id: str
-    """Id of the `ChatRequestEvent`."""
-    model: str
-    """Name of the chat model setup."""
-    history: list[ChatMessage]
-    """Request messages, assistant messages, tool messages (the setup's prompt is put
-    before them at each call)."""
-    prompt_args: dict[str, Any] = {}
-    """The request's values for the prompt's placeholders."""
-    output_schema: ModelClassRef = None
-    """Where the final text is parsed into, if anywhere."""
-    model_calls: int = 0
-    """Model calls made for this request so far."""
 
 
 class ModelCallOutcome(BaseModel):
@@ -150,14 +126,14 @@ def builtin_action_specs() -> list[ActionSpec]:
         ActionSpec(
             name=CHAT_ACTION,
             event_types=(ChatRequestEvent.EVENT_TYPE, ToolResponseEvent.EVENT_TYPE),
-            func=chat_model_action,
+            func=builtin_action(chat_model_action),
             config={},
             is_async=True,
         ),
         ActionSpec(
             name=TOOL_ACTION,
             event_types=(ToolRequestEvent.EVENT_TYPE,),
-            func=tool_call_action,
+            func=builtin_action(tool_call_action),
             config={},
             is_async=True,
         ),
@@ -168,7 +144,7 @@ def builtin_action_specs() -> list[ActionSpec]:
 # ---------------------------------------------------------------------------- chat action
 
 
-async def chat_model_action(event: Event, ctx: RunnerContext) -> None:
+async def chat_model_action(event: Event, ctx: ActionContext) -> None:
     """Start a chat request's loop, or continue it with its tool responses."""
     if isinstance(event, ChatRequestEvent):
         setup = _setup(ctx, event.model)
@@ -184,11 +160,9 @@ async def chat_model_action(event: Event, ctx: RunnerContext) -> None:
             model_calls=0,
         )
     elif isinstance(event, ToolResponseEvent):
-        loops = _run_scratch(ctx).get(CHAT_LOOPS_KEY)
-        raw = loops.pop(event.request_id, None) if isinstance(loops, dict) else None
-        if raw is None:
+        state = ctx.chat_loops.pop(event.request_id, None)
+        if state is None:
             return  # a tool request some other action made: not part of a chat loop
-        state = raw if isinstance(raw, ChatLoopState) else ChatLoopState.model_validate(raw)
         state.history.extend(_tool_messages(state.history[-1], event.responses))
         setup = _setup(ctx, state.model)
     else:
@@ -196,15 +170,7 @@ async def chat_model_action(event: Event, ctx: RunnerContext) -> None:
     await _next_turn(ctx, setup, state)
 
 
-def _run_scratch(ctx: RunnerContext) -> dict[str, Any]:
-    """The run's sensory state, where open chat loops wait for their tool responses (under
-    a key with a dot: no memory path of the agent's actions reaches it)."""
-    if not isinstance(ctx, ActionContext):
-        raise TypeError("the built-in chat action runs in the runtime's ActionContext")
-    return ctx.run_scratch
-
-
-def _setup(ctx: RunnerContext, name: str) -> BaseChatModelSetup:
+def _setup(ctx: ActionContext, name: str) -> BaseChatModelSetup:
     setup = ctx.get_resource(name, ResourceType.CHAT_MODEL)
     if not isinstance(setup, BaseChatModelSetup):
         raise TypeError(f"chat model {name!r} is a {type(setup).__name__}, not a chat model setup")
@@ -223,12 +189,12 @@ def _tool_messages(assistant: ChatMessage, responses: Sequence[ToolResponse]) ->
     return messages
 
 
-async def _next_turn(ctx: RunnerContext, setup: BaseChatModelSetup, state: ChatLoopState) -> None:
+async def _next_turn(ctx: ActionContext, setup: BaseChatModelSetup, state: ChatLoopState) -> None:
     limit = ctx.config.get(AgentExecutionOptions.CHAT_MAX_MODEL_CALLS)
     if state.model_calls >= limit:
         _respond_error(ctx, state, _limit_error(limit), None)
         return
-    tracing = _tracing(ctx)
+    tracing = ctx.tracing
     if tracing is None:
         outcome = await _call_model(ctx, setup, state)
     else:  # the same, inside a chat span
@@ -249,9 +215,8 @@ async def _next_turn(ctx: RunnerContext, setup: BaseChatModelSetup, state: ChatL
             _respond_error(ctx, state, _limit_error(limit), result)
             return
         request = ToolRequestEvent(attributes={"model": state.model, "tool_calls": tool_calls})
-        _send_own(ctx, request)
-        loops = _run_scratch(ctx).setdefault(CHAT_LOOPS_KEY, {})
-        loops[request.id] = state
+        ctx.send_own_event(request)
+        ctx.chat_loops[request.id] = state
         return
     structured: Any = None
     error: ChatError | None = None
@@ -265,24 +230,15 @@ async def _next_turn(ctx: RunnerContext, setup: BaseChatModelSetup, state: ChatL
         else:  # where upstream's actions read it: response.extra_args[STRUCTURED_OUTPUT]
             metadata = {**message.metadata, STRUCTURED_OUTPUT: structured}
             message = message.model_copy(update={"metadata": metadata})
-    _send_own(
-        ctx,
+    ctx.send_own_event(
         ChatResponseEvent(
             request_id=state.request_id,
             response=message,
             result=result,
             error=error,
             structured_output=structured,
-        ),
+        )
     )
-
-
-def _send_own(ctx: RunnerContext, event: Event) -> None:
-    """Send an event built here from checked values (`ActionContext.send_own_event`)."""
-    if isinstance(ctx, ActionContext):
-        ctx.send_own_event(event)
-    else:
-        ctx.send_event(event)
 
 
 def _limit_error(limit: int) -> ChatError:
@@ -293,16 +249,15 @@ def _limit_error(limit: int) -> ChatError:
 
 
 def _respond_error(
-    ctx: RunnerContext, state: ChatLoopState, error: ChatError, result: ChatResult | None
+    ctx: ActionContext, state: ChatLoopState, error: ChatError, result: ChatResult | None
 ) -> None:
     last = next((m for m in reversed(state.history) if m.role is MessageRole.ASSISTANT), None)
-    _send_own(
-        ctx,
-        ChatResponseEvent(request_id=state.request_id, response=last, result=result, error=error),
+    ctx.send_own_event(
+        ChatResponseEvent(request_id=state.request_id, response=last, result=result, error=error)
     )
 
 
-def _strategy(ctx: RunnerContext) -> ErrorHandlingStrategy:
+def _strategy(ctx: ActionContext) -> ErrorHandlingStrategy:
     return ctx.config.get(AgentExecutionOptions.ERROR_HANDLING_STRATEGY)
 
 
@@ -311,7 +266,7 @@ def _metric_label(setup: BaseChatModelSetup, name: str) -> str:
 
 
 async def _request_fingerprint(
-    ctx: RunnerContext,
+    ctx: ActionContext,
     setup: BaseChatModelSetup,
     state: ChatLoopState,
     history: list[ChatMessage],
@@ -331,13 +286,13 @@ async def _request_fingerprint(
         model=state.model,
         connection=setup.connection,
         messages=messages,
-        tools=_tools(ctx, setup),
+        tools=ctx.tool_metadata(state.model),
         params=params,
     )
 
 
 async def _call_model(
-    ctx: RunnerContext, setup: BaseChatModelSetup, state: ChatLoopState
+    ctx: ActionContext, setup: BaseChatModelSetup, state: ChatLoopState
 ) -> ModelCallOutcome:
     """One turn's model call, retried as the error-handling strategy says."""
     history = list(state.history)
@@ -353,10 +308,8 @@ async def _call_model(
 
     max_wait = ctx.config.get(AgentExecutionOptions.MAX_RETRY_WAIT)
     caller = _model_caller(setup, history, state.prompt_args, limits_seen, max_wait)
-    action_ctx = ctx if isinstance(ctx, ActionContext) else None
-    records = action_ctx is None or action_ctx.records_calls
-    request = await _request_fingerprint(ctx, setup, state, history) if records else ""
-    first_call = action_ctx.next_call_index if action_ctx is not None else 0
+    request = await _request_fingerprint(ctx, setup, state, history) if ctx.records_calls else ""
+    first_call = ctx.next_call_index
     attempt = 0
     while True:
         paced = False  # a replayed call leaves it False: its wait is the backoff below
@@ -373,10 +326,9 @@ async def _call_model(
         record_chat_error(metrics, label, error.kind)
         strategy = _strategy(ctx)  # read on a failure only: most calls succeed
         if strategy is ErrorHandlingStrategy.FAIL:
-            if action_ctx is not None:
-                # The error fails the run: after the restart the call is made again (a kept
-                # error would be replayed, and fail every restart, forever).
-                await action_ctx.forget_durable_calls(first_call)
+            # The error fails the run: after the restart the call is made again (a kept
+            # error would be replayed, and fail every restart, forever).
+            await ctx.forget_durable_calls(first_call)
             raise ChatModelError(
                 error.message,
                 status_code=error.status_code,
@@ -404,7 +356,7 @@ async def _call_model(
                 )
             )
             record_chat_retry(metrics, label, wait)
-            tracing = _tracing(ctx)
+            tracing = ctx.tracing
             if tracing is not None:
                 tracing.chat_retry(error.kind, wait)
             await _sleep(wait)
@@ -425,26 +377,6 @@ def retry_delay(
     if retry_after is not None and retry_after > backoff:  # False for NaN
         backoff = retry_after
     return max(0.0, min(max_wait, backoff))
-
-
-# id(setup) -> (weak reference to the setup, its tools); setups are not hashable.
-_SETUP_TOOLS: dict[int, tuple[weakref.ref[BaseChatModelSetup], list[ToolMetadata]]] = {}
-
-
-def _tools(ctx: RunnerContext, setup: BaseChatModelSetup) -> list[ToolMetadata]:
-    """The metadata of the setup's tools (looked up once per setup instance)."""
-    cached = _SETUP_TOOLS.get(id(setup))
-    if cached is not None and cached[0]() is setup:
-        return cached[1]
-    tools = []
-    for name in setup.tools:
-        tool = ctx.get_resource(name, ResourceType.TOOL)
-        if not isinstance(tool, BaseTool):
-            raise TypeError(f"tool {name!r} is a {type(tool).__name__}, not a tool")
-        tools.append(tool.metadata)
-    key = id(setup)
-    _SETUP_TOOLS[key] = (weakref.ref(setup, lambda _: _SETUP_TOOLS.pop(key, None)), tools)
-    return tools
 
 
 def _model_caller(
@@ -525,7 +457,7 @@ def parse_structured_output(text: str, schema: type[BaseModel]) -> BaseModel:
 # ---------------------------------------------------------------------------- tool action
 
 
-async def tool_call_action(event: Event, ctx: RunnerContext) -> None:
+async def tool_call_action(event: Event, ctx: ActionContext) -> None:
     """Run a `ToolRequestEvent`'s calls and answer with one `ToolResponseEvent`."""
     if not isinstance(event, ToolRequestEvent):
         return
@@ -534,16 +466,15 @@ async def tool_call_action(event: Event, ctx: RunnerContext) -> None:
     limit = ctx.config.get(AgentExecutionOptions.TOOL_CALL_MAX_PER_TURN)
     calls, over = event.tool_calls[:limit], event.tool_calls[limit:]
     decisions: Mapping[str, ApprovalDecision] = {}
-    if isinstance(ctx, ActionContext):
-        gated = _needing_approval(ctx, calls, allowed)
-        if gated:
-            decided = approvals.decisions_for(ctx.run_state, event.id)
-            if decided is None:  # none runs until a person decided every one
-                _park(ctx, event, gated)
-                return
-            decisions = decided
+    gated = _needing_approval(ctx, calls, allowed)
+    if gated:
+        decided = ctx.approval_decisions(event.id)
+        if decided is None:  # none runs until a person decided every one
+            _park(ctx, event, gated)
+            return
+        decisions = decided
     caller = _tool_caller(ctx, allowed, setup)
-    tracing = _tracing(ctx)
+    tracing = ctx.tracing
 
     def call(c: ToolCallBlock) -> Awaitable[Any]:
         decision = decisions.get(c.id)
@@ -563,7 +494,9 @@ async def tool_call_action(event: Event, ctx: RunnerContext) -> None:
         record_tool_call(metrics, response.name, response.success, response.duration_s or 0.0)
     if over:
         responses.extend(_not_run(over, limit))
-    _send_own(ctx, ToolResponseEvent(attributes={"request_id": event.id, "responses": responses}))
+    ctx.send_own_event(
+        ToolResponseEvent(attributes={"request_id": event.id, "responses": responses})
+    )
 
 
 def _needing_approval(
@@ -591,10 +524,10 @@ def _park(ctx: ActionContext, event: ToolRequestEvent, gated: Sequence[ToolCallB
     output of the run (exactly once, as outputs are), and the run parks."""
     timeout = ctx.config.get(AgentExecutionOptions.TOOL_CALL_APPROVAL_TIMEOUT)
     wait = approvals.new_wait(
-        ctx.run_state, event, [(c.id, c.name, dict(c.input)) for c in gated], timeout
+        ctx.key, event, [(c.id, c.name, dict(c.input)) for c in gated], timeout
     )
     for request in wait.requests:
-        _send_own(ctx, OutputEvent(output=request))
+        ctx.send_own_event(OutputEvent(output=request))
     ctx.park(wait)
     ctx.agent_metric_group.get_counter("approvalRequests").inc(len(wait.requests))
 
@@ -622,23 +555,20 @@ def _not_run(over: Sequence[ToolCallBlock], limit: int) -> list[ToolResponse]:
 
 
 def _tool_caller(
-    ctx: RunnerContext, allowed: Collection[str] | None, setup: BaseChatModelSetup | None = None
+    ctx: ActionContext, allowed: Collection[str] | None, setup: BaseChatModelSetup | None = None
 ) -> Callable[[str, dict[str, Any], str], Awaitable[ToolResponse]]:
     timeout = ctx.config.get(AgentExecutionOptions.TOOL_CALL_TIMEOUT)
-    threads = _tool_threads(ctx)
+    threads = ctx.tool_threads
 
     async def call_tool(name: str, arguments: dict[str, Any], call_id: str) -> ToolResponse:
         started_at = datetime.now(timezone.utc)
         started = time.perf_counter()
 
+        def timing() -> dict[str, Any]:
+            return {"started_at": started_at, "duration_s": time.perf_counter() - started}
+
         def failed(message: str) -> ToolResponse:
-            return ToolResponse.failure(
-                call_id,
-                name,
-                message,
-                started_at=started_at,
-                duration_s=time.perf_counter() - started,
-            )
+            return ToolResponse.failure(call_id, name, message, **timing())
 
         try:
             tool = ctx.get_resource(name, ResourceType.TOOL)
@@ -652,9 +582,7 @@ def _tool_caller(
             tool = tool.for_setup(setup, ctx.config)
         raw = raw_arguments(arguments)
         if raw is not None:  # the model's arguments were not a JSON object: not run
-            return ToolResponse.invalid_arguments(
-                call_id, name, raw, started_at=started_at, duration_s=time.perf_counter() - started
-            )
+            return ToolResponse.invalid_arguments(call_id, name, raw, **timing())
         if isinstance(tool, FunctionTool) and tool.injected_args:
             # Injected parameters win over the model's: it cannot choose a tenant, say.
             try:
@@ -663,13 +591,7 @@ def _tool_caller(
                 return failed(f"tool {name!r} could not run: {exc}")
         try:
             output = await _run_tool(tool, name, arguments, timeout, threads)
-            return ToolResponse.from_output(
-                call_id,
-                name,
-                output,
-                started_at=started_at,
-                duration_s=time.perf_counter() - started,
-            )
+            return ToolResponse.from_output(call_id, name, output, **timing())
         except ToolCallTimeoutError as exc:
             if exc.written_off:
                 record_tool_thread_written_off(ctx.agent_metric_group, name)
@@ -682,26 +604,12 @@ def _tool_caller(
     return call_tool
 
 
-def _tracing(ctx: RunnerContext) -> RunTracing | None:
-    """The engine's spans (None when tracing is off, or for a context no `AgentEngine`
-    made)."""
-    engine = getattr(ctx, "_engine", None) if isinstance(ctx, ActionContext) else None
-    return getattr(engine, "tracing", None)
-
-
-def _tool_threads(ctx: RunnerContext) -> CallThreadPool | None:
-    """The engine's threads for sync tools (None for a context no `AgentEngine` made)."""
-    engine = getattr(ctx, "_engine", None) if isinstance(ctx, ActionContext) else None
-    threads = getattr(engine, "tool_threads", None)
-    return threads if isinstance(threads, CallThreadPool) else None
-
-
 async def _run_tool(
     tool: BaseTool,
     name: str,
     arguments: dict[str, Any],
     timeout: float,
-    threads: CallThreadPool | None,
+    threads: CallThreadPool,
 ) -> Any:
     """The tool's output; `ToolCallTimeoutError` when it takes longer than ``timeout``.
 
@@ -709,8 +617,8 @@ async def _run_tool(
     tool threads (which write off a thread whose call timed out, and wait briefly for a
     tool that has been fast); anything else is awaited and cancelled at the timeout.
     """
-    call = _sync_call(tool, arguments) if threads is not None else None
-    if threads is None or call is None:
+    call = _sync_call(tool, arguments)
+    if call is None:
         return await _within(tool.acall(**arguments), timeout)
     output = await threads.run(call, timeout, name)
     if is_awaitable(output):  # a plain function that returned a coroutine

@@ -34,14 +34,13 @@ from flink_agents.api.events.context_retrieval_event import (
 from flink_agents.api.events.event import Event
 from flink_agents.api.redaction import redact
 from flink_agents.api.resource import ResourceType
-from flink_agents.api.runner_context import RunnerContext
 from flink_agents.api.vector_stores.vector_store import (
     BaseVectorStore,
     Document,
     VectorStoreQuery,
 )
 from flink_agents.plan.agent_plan import ActionSpec
-from flink_agents.runtime.action_context import ActionContext
+from flink_agents.runtime.action_context import ActionContext, builtin_action
 
 __all__ = ["CONTEXT_RETRIEVAL_ACTION", "context_retrieval_action", "context_retrieval_spec"]
 
@@ -56,21 +55,20 @@ def context_retrieval_spec() -> ActionSpec:
     return ActionSpec(
         name=CONTEXT_RETRIEVAL_ACTION,
         event_types=(ContextRetrievalRequestEvent.EVENT_TYPE,),
-        func=context_retrieval_action,
+        func=builtin_action(context_retrieval_action),
         config={},
         is_async=True,
     )
 
 
-async def context_retrieval_action(event: Event, ctx: RunnerContext) -> None:
+async def context_retrieval_action(event: Event, ctx: ActionContext) -> None:
     """Search the request's vector store and answer with what it found."""
     if not isinstance(event, ContextRetrievalRequestEvent):
         return
     name = event.vector_store
     store = _store(ctx, name)
     model = store.embedding_model_name
-    action_ctx = ctx if isinstance(ctx, ActionContext) else None
-    first_call = action_ctx.next_call_index if action_ctx is not None else 0
+    first_call = ctx.next_call_index
     identity = (name, model, event.query, event.max_results)
     try:
         embedding = await ctx.durable_execute_async(
@@ -80,21 +78,17 @@ async def context_retrieval_action(event: Event, ctx: RunnerContext) -> None:
             functools.partial(_search, store, embedding), *identity
         )
     except Exception as exc:
-        if action_ctx is not None:
-            # A failed request fails its run: after a restart its calls are made again.
-            await action_ctx.forget_durable_calls(first_call)
+        # A failed request fails its run: after a restart its calls are made again.
+        await ctx.forget_durable_calls(first_call)
         raise _retrieval_error(exc, name, model) from exc
     documents = _DOCUMENTS.validate_python(raw)
     response = ContextRetrievalResponseEvent(
         request_id=event.id, query=event.query, documents=documents
     )
-    if action_ctx is not None:
-        action_ctx.send_own_event(response)
-    else:
-        ctx.send_event(response)
+    ctx.send_own_event(response)
 
 
-def _store(ctx: RunnerContext, name: str) -> BaseVectorStore:
+def _store(ctx: ActionContext, name: str) -> BaseVectorStore:
     try:
         store = ctx.get_resource(name, ResourceType.VECTOR_STORE)
     except KeyError as exc:

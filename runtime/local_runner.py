@@ -109,7 +109,7 @@ class LocalRunner:
         agent: Agent | AgentEngine,
         config: AgentConfiguration | Mapping[str, Any] | None = None,
         *,
-        durable: Any = None,
+        call_log: Any = None,
         metrics: MetricGroup | None = None,
         event_log: EventLog | None = None,
         shared_resources: Mapping[Any, Mapping[str, ResourceSpec]] | None = None,
@@ -124,7 +124,7 @@ class LocalRunner:
             self.engine = AgentEngine(
                 agent,
                 config,
-                durable=durable,
+                call_log=call_log,
                 metrics=metrics,
                 event_log=event_log,
                 shared_resources=shared_resources,
@@ -369,7 +369,7 @@ class LocalAgentBuilder(AgentBuilder):
         self._runner = LocalRunner(
             agent,
             config,
-            durable=open_durable_call_log(config, agent=agent),
+            call_log=open_durable_call_log(config, agent=agent),
             shared_resources=self._env.resources,
         )
         return self

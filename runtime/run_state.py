@@ -1,6 +1,7 @@
 """The state of agent runs, as JSON: what a checkpoint holds and a restore resumes.
 
-`KeyState` is kept per key across runs; `RunState` is one run (one input). Between
+`KeyState` is kept per key across runs; `RunState` is one run (one input), with the open
+chat loops of the built-in chat action (`ChatLoopState`). Between
 two `AgentEngine.step` calls a `RunState` is a consistent snapshot: serialize it
 with `to_json`, restore it with `from_json` (in another process, after a failure)
 and keep stepping.
@@ -18,12 +19,21 @@ from typing import Annotated, Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator
 
 from flink_agents.api._trusted import trusted_instance
-from flink_agents.api._values import AnyValue
+from flink_agents.api._values import AnyValue, ModelClassRef
 from flink_agents.api.approvals import ApprovalRequest
 from flink_agents.api.events.event import Event
+from flink_agents.api.message import ChatMessage
 from flink_agents.runtime.memory import MEMORY_FIELDS
 
-__all__ = ["ApprovalDecision", "ApprovalWait", "KeyState", "RunStart", "RunState", "trusted_model"]
+__all__ = [
+    "ApprovalDecision",
+    "ApprovalWait",
+    "ChatLoopState",
+    "KeyState",
+    "RunStart",
+    "RunState",
+    "trusted_model",
+]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -138,6 +148,27 @@ class ApprovalWait(BaseModel):
     """When undecided calls count as denied (``tool-call.approval-timeout-s``)."""
 
 
+class ChatLoopState(BaseModel):
+    """A chat request of the built-in chat action between two turns of its loop
+    (`flink_agents.runtime.builtin_actions`): it waits for its tool responses."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    request_id: str
+    """Id of the `ChatRequestEvent`."""
+    model: str
+    """Name of the chat model setup."""
+    history: list[ChatMessage]
+    """Request messages, assistant messages, tool messages (the setup's prompt is put
+    before them at each call)."""
+    prompt_args: dict[str, Any] = {}
+    """The request's values for the prompt's placeholders."""
+    output_schema: ModelClassRef = None
+    """Where the final text is parsed into, if anywhere."""
+    model_calls: int = 0
+    """Model calls made for this request so far."""
+
+
 class RunState(BaseModel):
     """One agent run: the events still to process, its memory and its outputs so far."""
 
@@ -150,8 +181,11 @@ class RunState(BaseModel):
     pending_events: list[PendingEvent] = Field(default_factory=list)
     """Events still to process, in order; the first is processed by the next step."""
     sensory_memory: MEMORY_FIELDS = Field(default_factory=dict)
-    """``ctx.sensory_memory`` (its root object's fields); the built-in chat loop keeps its
-    per-request history here, under a key with a dot that no memory path reaches."""
+    """``ctx.sensory_memory`` (its root object's fields): the agent's own, nothing of the
+    runtime's."""
+    chat_loops: dict[str, ChatLoopState] = Field(default_factory=dict)
+    """By the id of its pending `ToolRequestEvent`, each chat request of the built-in chat
+    action that waits for its tool responses."""
     outputs: list[AnyValue] = Field(default_factory=list)
     """Values of the `OutputEvent`s sent so far."""
     done: bool = False
@@ -181,4 +215,21 @@ class RunState(BaseModel):
     @classmethod
     def from_json(cls, text: str | bytes) -> RunState:
         """A run `to_json` wrote."""
-        return cls.model_validate_json(text)
+        run = cls.model_validate_json(text)
+        if _LEGACY_CHAT_LOOPS in run.sensory_memory:
+            _move_legacy_chat_loops(run)
+        return run
+
+
+_LEGACY_CHAT_LOOPS = "_flink_agents.chat_loops"
+"""Where snapshots written before `RunState.chat_loops` keep the open chat loops: in the
+run's sensory memory, under a key with a dot."""
+
+
+def _move_legacy_chat_loops(run: RunState) -> None:
+    """The chat loops of an older snapshot moved from its sensory memory to `chat_loops`,
+    so a run checkpointed while a chat request waited for its tools still answers it."""
+    loops = run.sensory_memory.pop(_LEGACY_CHAT_LOOPS)
+    for request_id, loop in dict(loops or {}).items():
+        state = loop if isinstance(loop, ChatLoopState) else ChatLoopState.model_validate(loop)
+        run.chat_loops[request_id] = state

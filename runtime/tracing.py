@@ -41,9 +41,9 @@ import logging
 import os
 import threading
 import traceback
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from opentelemetry import context as otel_context
@@ -80,7 +80,6 @@ if TYPE_CHECKING:
     from flink_agents.api.events.event import Event
     from flink_agents.api.runner_context import RunnerContext
     from flink_agents.plan.agent_plan import ActionSpec
-    from flink_agents.runtime.call_threads import CallThreadPool
     from flink_agents.runtime.run_state import ApprovalWait, RunState
 
 __all__ = ["TRACER_NAME", "ChatSpan", "RunTracing", "install_sdk_from_env"]
@@ -107,13 +106,6 @@ _REQUEST_PARAMS: dict[str, str] = {
     "presence_penalty": "gen_ai.request.presence_penalty",
 }
 """Model parameters recorded on chat spans, by the name setups pass them under."""
-
-
-class _Engine(Protocol):
-    """What running an action needs from the engine (`AgentEngine`)."""
-
-    @property
-    def action_threads(self) -> CallThreadPool: ...
 
 
 # ---------------------------------------------------------------------------- the runs
@@ -224,12 +216,11 @@ class RunTracing:
 
     # ------------------------------------------------------------------ actions
 
-    async def run_action(
-        self, run: RunState, spec: ActionSpec, event: Event, ctx: Any, engine: _Engine
-    ) -> None:
-        """Run one action (as the engine does) inside its ``action`` span, a child of the
-        run's root; the span is current while the action runs (a sync action's thread
-        gets a copy of the context)."""
+    @contextmanager
+    def action(self, run: RunState, spec: ActionSpec, event: Event) -> Iterator[Span]:
+        """The ``action`` span of one action execution, a child of the run's root, current
+        while the body runs the action (`AgentEngine._execute`: a sync action's thread
+        gets a copy of the context, with the span)."""
         root = self._root(run)
         span = self._tracer.start_span(
             f"action {spec.name}",
@@ -242,16 +233,7 @@ class RunTracing:
             },
         )
         with _current(span):
-            if spec.is_async:
-                await spec.func(event, ctx)  # type: ignore[misc]
-            else:
-                context = contextvars.copy_context()
-                func: Callable[..., Any] = spec.func
-
-                def call() -> Any:
-                    return context.run(func, event, ctx)
-
-                await engine.action_threads.run(call, None, spec.name)
+            yield span
 
     # ------------------------------------------------------------------ model calls
 

@@ -1,11 +1,14 @@
 """The layers and what each may import.
 
-- The API, the plan and ``flink_agents/_compat`` (the dependency reaches both use) are the
-  ground floor: nothing in them imports the runtime or the integrations (which build on
-  them).
+- The API and the plan are the ground floor: nothing in them (nor anywhere else in the
+  ``flink_agents/`` folder: its root modules, ``flink_agents/_compat`` with the dependency
+  reaches both use, the examples) imports the runtime or the
+  integrations (which build on them).
 - The runtime and the integrations stand side by side on it: neither imports the other (the
   runtime reaches a provider only through the API's ``BaseChatModelConnection``, resolved
   from a descriptor's class path).
+- Within the runtime, only ``runtime/flink/`` knows of Flink: nothing else in the runtime
+  imports it (the local runner and the scheduler run without PyFlink).
 - ``runtime/flink/`` is the only part that imports PyFlink, by statement or through
   ``importlib.import_module("pyflink...")`` / ``__import__``, except the places
   `KNOWN_PYFLINK_IMPORTERS` lists (the API's ``RowTypeInfo`` output schemas build PyFlink
@@ -25,9 +28,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-GROUND_FLOOR = ("flink_agents/api", "flink_agents/plan", "flink_agents/_compat")
+GROUND_FLOOR = ("flink_agents",)
+"""The folder of the API, the plan, the package root and the examples."""
 UPPER_FLOORS = ("flink_agents.runtime", "flink_agents.integrations")
 RUNTIME = ("flink_agents.runtime",)
+FLINK_RUNTIME_MODULES = ("flink_agents.runtime.flink",)
 INTEGRATIONS = ("flink_agents.integrations",)
 PYFLINK = ("pyflink",)
 PYFLINK_FOLDERS = ("flink_agents", "runtime", "integrations")
@@ -113,6 +118,19 @@ def test_no_import_statement_reaches_up() -> None:
 def test_the_runtime_and_the_integrations_do_not_import_each_other() -> None:
     assert imports_reaching(ROOT, "integrations", RUNTIME) == []
     assert imports_reaching(ROOT, "runtime", INTEGRATIONS) == []
+
+
+def test_only_the_flink_runtime_imports_the_flink_runtime() -> None:
+    hits = imports_reaching(ROOT, "runtime", FLINK_RUNTIME_MODULES)
+    assert [hit for hit in hits if not hit.startswith(FLINK_RUNTIME)] == []
+
+
+def test_the_check_covers_every_folder_of_product_code() -> None:
+    checked = {"flink_agents", "runtime", "integrations"}
+    assert set(PYFLINK_FOLDERS) == checked
+    assert {floor.split("/")[0] for floor in GROUND_FLOOR} | {"runtime", "integrations"} == checked
+    packages = {path.parent.name for path in ROOT.glob("*/__init__.py")}
+    assert packages - {"tests", "e2e_tests", "tools", "examples"} == checked
 
 
 def test_only_the_flink_runtime_imports_pyflink() -> None:

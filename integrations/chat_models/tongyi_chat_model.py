@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import AliasChoices, Field
+from pydantic import Field
 
 from flink_agents.api.chat_models.chat_model import (
     BaseChatModelConnection,
@@ -25,6 +25,7 @@ from flink_agents.api.chat_models.chat_model import (
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.message import ChatMessage
 from flink_agents.integrations._dashscope_client import DashScopeClient
+from flink_agents.integrations._provider_client import timeout_field
 from flink_agents.integrations._sdk_errors import malformed_response
 from flink_agents.integrations.chat_models._dashscope_generation_api import (
     PROVIDER,
@@ -60,10 +61,7 @@ class TongyiChatModelConnection(BaseChatModelConnection, DashScopeClient):
     ``default_headers`` is refused.
     """
 
-    timeout: float = Field(
-        default=DEFAULT_REQUEST_TIMEOUT,
-        validation_alias=AliasChoices("request_timeout", "timeout"),
-    )
+    timeout: float = timeout_field(DEFAULT_REQUEST_TIMEOUT)
     """Seconds before a request times out (upstream's name: ``request_timeout``)."""
 
     async def achat(
@@ -76,11 +74,12 @@ class TongyiChatModelConnection(BaseChatModelConnection, DashScopeClient):
 
         ``params``: ``model`` (required), any generation parameter (``temperature``,
         ``top_p``, ``max_tokens``, ``enable_thinking``, ``tool_choice``...; all go in
-        ``parameters``), ``tool_media``, ``extract_reasoning`` (default True: keep
-        ``reasoning_content``). Unsupported blocks raise `UnsupportedContentBlockError`
-        before anything is sent; provider failures raise `ChatModelError`.
+        ``parameters``), ``tool_media``, ``extract_reasoning`` (keep ``reasoning_content``
+        as a reasoning block; default False, as the setup's and upstream's). Unsupported
+        blocks raise `UnsupportedContentBlockError` before anything is sent; provider
+        failures raise `ChatModelError`.
         """
-        keep_reasoning = bool(params.get("extract_reasoning", True))
+        keep_reasoning = bool(params.get("extract_reasoning", False))
         body = build_request(messages, tools, **params)
 
         async def create(client: Any) -> Any:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from pydantic import AliasChoices, Field
+from pydantic import Field
 
 from flink_agents.api.embedding_models.embedding_model import (
     BaseEmbeddingModelConnection,
@@ -26,6 +26,7 @@ from flink_agents.api.embedding_models.embedding_model import (
     EmbeddingResult,
 )
 from flink_agents.integrations._openai_client import OpenAIClient
+from flink_agents.integrations._provider_client import UpstreamTimeoutName, timeout_field
 from flink_agents.integrations.embedding_models._embedding_result import (
     as_vector,
     embedding_result,
@@ -87,7 +88,9 @@ def embedding_result_of(response: Any, *, single: bool) -> EmbeddingResult[Any]:
     )
 
 
-class OpenAIEmbeddingModelConnection(BaseEmbeddingModelConnection, OpenAIClient):
+class OpenAIEmbeddingModelConnection(
+    UpstreamTimeoutName, BaseEmbeddingModelConnection, OpenAIClient
+):
     """A connection to OpenAI's embeddings API, or an OpenAI-compatible server's.
 
     Settings (upstream's names): ``api_key`` (else ``OPENAI_API_KEY``; never dumped or
@@ -105,16 +108,8 @@ class OpenAIEmbeddingModelConnection(BaseEmbeddingModelConnection, OpenAIClient)
 
     base_url: str | None = DEFAULT_BASE_URL
     """The API's base URL (``.../v1``); None for the SDK default (``OPENAI_BASE_URL``)."""
-    timeout: float = Field(
-        default=DEFAULT_REQUEST_TIMEOUT,
-        validation_alias=AliasChoices("request_timeout", "timeout"),
-    )
+    timeout: float = timeout_field(DEFAULT_REQUEST_TIMEOUT)
     """Seconds one call may take in all (upstream's name: ``request_timeout``)."""
-
-    @property
-    def request_timeout(self) -> float:
-        """Upstream's name of ``timeout``."""
-        return self.timeout
 
     async def aembed_with_usage(
         self, text: str | Sequence[str], **kwargs: Any

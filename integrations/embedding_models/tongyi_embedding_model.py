@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from pydantic import AliasChoices, Field
+from pydantic import Field
 
 from flink_agents.api.embedding_models.embedding_model import (
     BaseEmbeddingModelConnection,
@@ -26,6 +26,7 @@ from flink_agents.api.embedding_models.embedding_model import (
     EmbeddingResult,
 )
 from flink_agents.integrations._dashscope_client import PROVIDER, DashScopeClient
+from flink_agents.integrations._provider_client import timeout_field
 from flink_agents.integrations._sdk_errors import malformed_response
 from flink_agents.integrations.embedding_models._embedding_result import (
     as_vector,
@@ -104,10 +105,7 @@ class TongyiEmbeddingModelConnection(BaseEmbeddingModelConnection, DashScopeClie
 
     default_batch_size: ClassVar[int | None] = MAX_TEXTS_PER_REQUEST
 
-    timeout: float = Field(
-        default=DEFAULT_REQUEST_TIMEOUT,
-        validation_alias=AliasChoices("request_timeout", "timeout"),
-    )
+    timeout: float = timeout_field(DEFAULT_REQUEST_TIMEOUT)
     """Seconds one call may take in all (upstream's name: ``request_timeout``)."""
 
     async def aembed_with_usage(

@@ -36,7 +36,8 @@ class AgentEngineFactory:
     Args:
         agent: the agent to run.
         config: agent options (`AgentConfiguration` or a mapping of option keys).
-        durable: builds the subtask's durable call log (exactly-once external calls).
+        call_log_factory: builds the subtask's durable call log (exactly-once external
+            calls); without it, ``durable-execution.store`` says which, if any.
         shared_resources: resources of the execution environment, by type and name.
         operator_name: the agent operator's name (part of the default durable pipeline id).
     """
@@ -46,7 +47,7 @@ class AgentEngineFactory:
         agent: Agent,
         config: AgentConfiguration | Mapping[str, Any] | None = None,
         *,
-        durable: Callable[[SubtaskContext], Any] | None = None,
+        call_log_factory: Callable[[SubtaskContext], Any] | None = None,
         shared_resources: Mapping[ResourceType, Mapping[str, ResourceSpec]] | None = None,
         operator_name: str | None = None,
     ) -> None:
@@ -55,7 +56,7 @@ class AgentEngineFactory:
         self.config = (
             config if isinstance(config, AgentConfiguration) else AgentConfiguration(config)
         )
-        self.durable = durable
+        self.call_log_factory = call_log_factory
         self.shared_resources = {t: dict(v) for t, v in (shared_resources or {}).items()}
         # Built where the job script is `__main__`; used in the workers (see job_script).
         self.script_classes = script_classes()
@@ -80,9 +81,10 @@ class AgentEngineFactory:
             job_id=job_id_of(context.runtime_context),
             task_name=context.task_name,
         )
-        durable = self.durable(context) if self.durable is not None else None
+        factory = self.call_log_factory
+        call_log = factory(context) if factory is not None else None
         durability = None
-        if durable is None:  # `durable-execution.store` (fails the task if unreachable)
+        if call_log is None:  # `durable-execution.store` (fails the task if unreachable)
             durability = open_subtask_durability(
                 self.config,
                 context.task_name,
@@ -91,15 +93,15 @@ class AgentEngineFactory:
                 agent=self.agent,
                 operator_name=self.operator_name,
             )
-            durable = durability.call_log if durability is not None else None
+            call_log = durability.call_log if durability is not None else None
         return AgentEngine(
             self.agent,
             self.config,
-            durable=durable,
+            call_log=call_log,
             metrics=context.metrics,
             event_log=event_log,
             shared_resources=self.shared_resources,
-            durability=durability,
+            acknowledgments=durability,
             # A subtask's threads share the cores with the JVM's: a woken sync call's thread
             # does not preempt the operator thread (more records/s, a little more latency).
             batch_scheduling=True,

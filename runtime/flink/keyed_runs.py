@@ -2,10 +2,10 @@
 
 Per key, keyed state holds (all JSON, never pickles):
 
-- the key record: `{"head", "tail", "end_timer", "emitted", "key_state"}`: the key's
-  `KeyState` as of the last acknowledged progress, the positions of the inputs waiting in
-  the input map, whether the end-of-input timer is registered, and how many outputs the run
-  at `head` has had emitted while it was still going;
+- the key record: `{"head", "tail", "end_timer", "emitted", "key_state"}`: the agent's
+  `KeyState` for the key as of the last acknowledged progress, the positions of the inputs
+  waiting in the input map, whether the end-of-input timer is registered, and how many
+  outputs the run at `head` has had emitted while it was still going;
 - the input map: position -> encoded input, for every accepted input whose run has not
   finished and been emitted (the first one may be in progress);
 - the run: a JSON snapshot of the run of the input at `head`, if it had started.
@@ -57,8 +57,8 @@ from flink_agents.runtime.scheduler import KeyProgress, KeyQueue, RunScheduler, 
 __all__ = [
     "END_OF_INPUT_TIMER",
     "KeyTimers",
-    "KeyedAgentState",
     "KeyedRuns",
+    "KeyedState",
     "OtherKeys",
     "PollPolicy",
 ]
@@ -72,8 +72,10 @@ _EVICT_SCAN = 64
 """Keys an input looks at, at most, for idle ones to forget beyond `max_cached_keys`."""
 
 
-class KeyedAgentState(Protocol):
-    """The current key's slice of keyed state."""
+class KeyedState(Protocol):
+    """The current key's keyed state (Flink's, per key): its key record, its input map
+    and its run snapshot (see the module doc). Not the agent's `KeyState`, which the key
+    record holds."""
 
     def read_record(self) -> str | None: ...
 
@@ -109,7 +111,7 @@ class OtherKeys(Protocol):
     keyed state and timers are those of the current key, which `at` switches to `key`
     (its text) for the `with` block, and back after it."""
 
-    def at(self, key: str) -> AbstractContextManager[tuple[KeyedAgentState, KeyTimers]]: ...
+    def at(self, key: str) -> AbstractContextManager[tuple[KeyedState, KeyTimers]]: ...
 
 
 class PollPolicy(BaseModel):
@@ -211,9 +213,7 @@ class KeyedRuns:
 
     # ------------------------------------------------------------------ callbacks
 
-    def on_input(
-        self, key: str, value: Any, state: KeyedAgentState, timers: KeyTimers
-    ) -> list[Any]:
+    def on_input(self, key: str, value: Any, state: KeyedState, timers: KeyTimers) -> list[Any]:
         """Accept an input for `key`; returns outputs ready to emit."""
         scheduler = self._scheduler
         self.raise_if_failed()
@@ -270,7 +270,7 @@ class KeyedRuns:
         key: str,
         value: Any,
         approval: ToolApproval,
-        state: KeyedAgentState,
+        state: KeyedState,
         timers: KeyTimers,
     ) -> list[Any]:
         """A `ToolApproval` input: applied to the key's parked run, its snapshot written in
@@ -300,7 +300,7 @@ class KeyedRuns:
             timers.register_poll(deadline)
             entry.approval_timer = deadline
 
-    def _busy_entry(self, key: str, state: KeyedAgentState) -> _KeyEntry | None:
+    def _busy_entry(self, key: str, state: KeyedState) -> _KeyEntry | None:
         """The key's entry, loaded from keyed state (after a restore) when it has work."""
         entry = self._entries.get(key)
         if entry is None:
@@ -309,9 +309,7 @@ class KeyedRuns:
                 self._entries[key] = entry
         return entry
 
-    def on_poll(
-        self, key: str, timestamp: int, state: KeyedAgentState, timers: KeyTimers
-    ) -> list[Any]:
+    def on_poll(self, key: str, timestamp: int, state: KeyedState, timers: KeyTimers) -> list[Any]:
         """A processing-time timer fired for `key`; returns outputs ready to emit."""
         self.raise_if_failed()
         entry = self._busy_entry(key, state)
@@ -330,7 +328,7 @@ class KeyedRuns:
         return outputs
 
     def on_end_of_input(
-        self, key: str, state: KeyedAgentState, timers: KeyTimers, other_keys: OtherKeys
+        self, key: str, state: KeyedState, timers: KeyTimers, other_keys: OtherKeys
     ) -> Iterator[list[Any]]:
         """The final watermark reached `key`: wait until no run of any key is left, and
         yield the outputs of every key's runs as they come (the drain).
@@ -386,7 +384,7 @@ class KeyedRuns:
         self,
         queue: KeyQueue,
         current: str,
-        state: KeyedAgentState,
+        state: KeyedState,
         timers: KeyTimers,
         other_keys: OtherKeys,
     ) -> list[Any]:
@@ -403,7 +401,7 @@ class KeyedRuns:
             return self._acknowledge_polled(entry, key_state, key_timers)
 
     def _acknowledge_polled(
-        self, entry: _KeyEntry, state: KeyedAgentState, timers: KeyTimers
+        self, entry: _KeyEntry, state: KeyedState, timers: KeyTimers
     ) -> list[Any]:
         """Acknowledge what the key's runs published; its poll timer goes once it is
         settled (the drain looks for the rest)."""
@@ -417,7 +415,7 @@ class KeyedRuns:
     # ------------------------------------------------------------------ internals
 
     def _store_input(
-        self, entry: _KeyEntry, encoded: str, state: KeyedAgentState, timers: KeyTimers
+        self, entry: _KeyEntry, encoded: str, state: KeyedState, timers: KeyTimers
     ) -> None:
         """Keep an accepted input in keyed state until its run is acknowledged (the caller
         writes the key record)."""
@@ -427,7 +425,7 @@ class KeyedRuns:
             timers.register_end_of_input()
             entry.end_timer = True
 
-    def _load(self, key: str, state: KeyedAgentState, *, busy_only: bool) -> _KeyEntry | None:
+    def _load(self, key: str, state: KeyedState, *, busy_only: bool) -> _KeyEntry | None:
         """`key` from keyed state (a new key, an evicted idle key, or after a restore)."""
         raw = state.read_record()
         head = tail = emitted = 0
@@ -474,7 +472,7 @@ class KeyedRuns:
     def _acknowledge(
         self,
         entry: _KeyEntry,
-        state: KeyedAgentState,
+        state: KeyedState,
         *,
         write_record: bool = False,
         in_state: bool = True,

@@ -172,8 +172,8 @@ def _task_info(runtime_context: RuntimeContext) -> tuple[str, int, int, int]:
         )
 
 
-class _FlinkKeyState:
-    """`KeyedAgentState` over PyFlink state objects (valid for the current key)."""
+class _FlinkKeyedState:
+    """`KeyedState` over PyFlink state objects (valid for the current key)."""
 
     __slots__ = ("_inputs", "_record", "_run")
 
@@ -261,7 +261,7 @@ class _OtherKeys:
     __slots__ = ("_current", "_own", "_state", "_timers")
 
     def __init__(
-        self, current: _CurrentKey, own: str, state: _FlinkKeyState, timers: _FlinkTimers
+        self, current: _CurrentKey, own: str, state: _FlinkKeyedState, timers: _FlinkTimers
     ) -> None:
         self._current = current
         self._own = own
@@ -269,7 +269,7 @@ class _OtherKeys:
         self._timers = timers
 
     @contextlib.contextmanager
-    def at(self, key: str) -> Iterator[tuple[_FlinkKeyState, _FlinkTimers]]:
+    def at(self, key: str) -> Iterator[tuple[_FlinkKeyedState, _FlinkTimers]]:
         current = self._current
         current.set(key)
         try:
@@ -346,7 +346,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
         self._runs: KeyedRuns | None = None
         self._engine: RunEngine | None = None
         self._scheduler: RunScheduler | None = None
-        self._state: _FlinkKeyState | None = None
+        self._state: _FlinkKeyedState | None = None
         self._current_key: _CurrentKey | None = None
         self._metrics: FlinkMetricsBridge | None = None
         self._operator_counters: dict[str, Any] = {}
@@ -365,7 +365,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
             MapStateDescriptor(f"{prefix}-inputs", Types.LONG(), Types.STRING())
         )
         run = runtime_context.get_state(ValueStateDescriptor(f"{prefix}-run", Types.STRING()))
-        self._state = _FlinkKeyState(record, inputs, run)
+        self._state = _FlinkKeyedState(record, inputs, run)
         self._current_key = _CurrentKey(runtime_context)
         self._timer_outputs = TimerOutputs()  # this instance's Java collector
 

@@ -138,12 +138,10 @@ class ActionLongTermMemory(BaseLongTermMemory):
         entries = self._call(
             "add", memory_set.name, {"items": _as_list(memory_items), "metadatas": metadatas}
         )
-        for entry in entries:
-            event = str(entry.get("event") or "").upper()
-            if event in ("ADD", "UPDATE"):
-                self._record(event, memory_set.name, entry["id"], value=entry.get("memory"))
-            elif event == "DELETE":
-                self._record(event, memory_set.name, entry["id"])
+        from flink_agents.runtime.memory.mem0.mem0_long_term_memory import add_changes
+
+        for op, memory_id, value in add_changes(entries):
+            self._record(op, memory_set.name, memory_id, value=value)
         return [entry["id"] for entry in entries]
 
     @override

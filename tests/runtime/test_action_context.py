@@ -47,7 +47,7 @@ def test_keys_of_different_types_keep_separate_records(tmp_path: Path) -> None:
     store = SqliteActionStateStore(tmp_path / "calls.db")
     log = DurableCallLog(store)
     agent = Agent().add_action("mail", InputEvent, mail_action)
-    engine = AgentEngine(agent, durable=log)
+    engine = AgentEngine(agent, call_log=log)
     # The same call (same function, same argument) at the same seq, step and action.
     assert _run(engine, 1, "a@example.com") == ["sent to a@example.com"]
     assert _run(engine, "1", "a@example.com") == ["sent to a@example.com"]
@@ -64,7 +64,7 @@ def test_keys_of_different_types_keep_separate_records(tmp_path: Path) -> None:
 
 def test_a_key_with_no_text_is_refused_before_the_call(tmp_path: Path) -> None:
     log = DurableCallLog(SqliteActionStateStore(tmp_path / "calls.db"))
-    engine = AgentEngine(Agent().add_action("mail", InputEvent, mail_action), durable=log)
+    engine = AgentEngine(Agent().add_action("mail", InputEvent, mail_action), call_log=log)
     with pytest.raises(ActionExecutionError) as raised:
         _run(engine, None, "a@example.com")
     assert isinstance(raised.value.__cause__, TypeError)
@@ -304,7 +304,7 @@ def test_forgotten_calls_are_made_again_when_the_run_is_replayed(tmp_path: Path)
         ctx.send_event(OutputEvent(output=first + second))
 
     log = DurableCallLog(SqliteActionStateStore(tmp_path / "calls.db"))
-    engine = AgentEngine(Agent().add_action("act", InputEvent, act), durable=log)
+    engine = AgentEngine(Agent().add_action("act", InputEvent, act), call_log=log)
     # The same run twice (as after a restart), on two keys.
     for _ in range(2):
         assert _run(engine, "kept", "keep") == ["AB"]

@@ -35,7 +35,7 @@ from flink_agents.api import (
 from flink_agents.api.prompts import LocalPrompt
 from flink_agents.plan import AgentPlan
 from flink_agents.runtime.agent_engine import AgentEngine
-from flink_agents.runtime.builtin_actions import CHAT_ACTION, CHAT_LOOPS_KEY, TOOL_ACTION
+from flink_agents.runtime.builtin_actions import CHAT_ACTION, TOOL_ACTION
 from flink_agents.runtime.context_retrieval import CONTEXT_RETRIEVAL_ACTION
 from flink_agents.runtime.errors import ActionExecutionError, UnhandledEventError
 from flink_agents.runtime.run_state import KeyState, RunState
@@ -165,7 +165,7 @@ def test_run_state_snapshot_resumes_in_another_runner() -> None:
     run = engine.start_run("k", "check both", key_state)
     while not any(isinstance(e, ToolRequestEvent) for e in run.pending_events):
         asyncio.run(engine.step(run, key_state))
-    assert CHAT_LOOPS_KEY in run.sensory_memory
+    assert run.chat_loops and not run.sensory_memory  # the loop is the run's, not the agent's
 
     # Checkpoint here, restore in a "new process" and go on.
     run_json, key_json = run.to_json(), key_state.to_json()
@@ -188,10 +188,7 @@ def test_run_state_snapshot_resumes_in_another_runner() -> None:
         "tool",
         "tool",
     ]
-    assert (
-        CHAT_LOOPS_KEY not in restored_run.sensory_memory
-        or not restored_run.sensory_memory[CHAT_LOOPS_KEY]
-    )
+    assert restored_run.chat_loops == {}
 
 
 def test_run_state_json_holds_no_pickles() -> None:
@@ -206,9 +203,9 @@ def test_run_state_json_holds_no_pickles() -> None:
     text = run.to_json()
     data = json.loads(text)
     # The chat loop's state is plain JSON: the history as ChatMessage JSON.
-    (loop,) = data["sensory_memory"][CHAT_LOOPS_KEY].values()
-    assert loop["$model"] == "flink_agents.runtime.builtin_actions:ChatLoopState"
-    assert [ChatMessage.model_validate(m).role.value for m in loop["$data"]["history"]] == [
+    (loop,) = data["chat_loops"].values()
+    assert data["sensory_memory"] == {}
+    assert [ChatMessage.model_validate(m).role.value for m in loop["history"]] == [
         "user",
         "assistant",
     ]
@@ -391,7 +388,7 @@ def test_model_and_tool_calls_go_through_the_durable_log() -> None:
     agent = chat_agent(
         FunctionChatModelConnection(function=two_turn_model), tools={"lookup": lookup}
     )
-    engine = AgentEngine(agent, durable=log)  # type: ignore[arg-type]
+    engine = AgentEngine(agent, call_log=log)  # type: ignore[arg-type]
     key_state = KeyState(next_seq=4)
     outputs = run_to_end(engine, engine.start_run(7, "go", key_state), key_state)
     assert outputs[0].ok
@@ -438,7 +435,7 @@ def test_the_chat_action_awaits_the_prompts_async_rendering(durable: bool) -> No
         prompt=ServedPrompt(),
         prompt_args={"team": "billing"},
     )
-    engine = AgentEngine(agent, durable=RecordingLog() if durable else None)  # type: ignore[arg-type]
+    engine = AgentEngine(agent, call_log=RecordingLog() if durable else None)  # type: ignore[arg-type]
     key_state = KeyState()
     [output] = run_to_end(engine, engine.start_run("k", "hi", key_state), key_state)
     assert output.ok
@@ -463,7 +460,7 @@ def test_durable_execute_from_actions() -> None:
         .add_action("async_action", InputEvent, async_action)
     )
     for durable in (None, log):
-        engine = AgentEngine(agent, durable=durable)  # type: ignore[arg-type]
+        engine = AgentEngine(agent, call_log=durable)  # type: ignore[arg-type]
         key_state = KeyState()
         assert run_to_end(engine, engine.start_run("k", 0, key_state), key_state) == [
             42,
@@ -504,14 +501,14 @@ def test_replay_with_the_sqlite_durable_log_skips_recorded_calls(tmp_path: Any) 
         return "open"
 
     agent = chat_agent(model, tools={"lookup": counted})
-    first = AgentEngine(agent, durable=log)
+    first = AgentEngine(agent, call_log=log)
     key_state = KeyState()
     snapshot = key_state.to_json()
     out1 = run_to_end(first, first.start_run("k", "go", key_state), key_state)
 
     # A restart from before the run: the same run replays from the record.
     restored = KeyState.from_json(snapshot)
-    second = AgentEngine(agent, durable=log)
+    second = AgentEngine(agent, call_log=log)
     out2 = run_to_end(second, second.start_run("k", "go", restored), restored)
     assert out1[0].response.text == out2[0].response.text == "done"
     assert len(model.calls) == 2  # not called again
@@ -632,3 +629,27 @@ def test_runs_without_output_are_counted_and_warned_once_per_path(
     ended = [r for r in caplog.records if "ended without an OutputEvent" in r.getMessage()]
     assert len(dropped) == 1 and len(ended) == 1
     assert "actions: first" in ended[0].getMessage()
+
+
+def test_a_snapshot_with_its_chat_loop_in_sensory_memory_still_answers() -> None:
+    """Snapshots written before `RunState.chat_loops` kept open chat loops in the run's
+    sensory memory under ``_flink_agents.chat_loops``: restored, the loop goes on."""
+    model = FunctionChatModelConnection(function=two_turn_model)
+    agent = chat_agent(model, tools={"lookup": lookup})
+    engine = AgentEngine(agent)
+    key_state = KeyState()
+    run = engine.start_run("k", "check both", key_state)
+    while not any(isinstance(e, ToolRequestEvent) for e in run.pending_events):
+        asyncio.run(engine.step(run, key_state))
+    data = json.loads(run.to_json())
+    loops = data.pop("chat_loops")
+    data["sensory_memory"]["_flink_agents.chat_loops"] = {
+        request_id: {"$model": "flink_agents.runtime.builtin_actions:ChatLoopState", "$data": loop}
+        for request_id, loop in loops.items()
+    }
+    restored = engine.load_run(json.dumps(data))
+    assert restored.sensory_memory == {} and list(restored.chat_loops) == list(loops)
+    outputs = run_to_end(engine, restored, key_state)
+    assert len(outputs) == 1 and isinstance(outputs[0], ChatResponseEvent)
+    assert outputs[0].response is not None
+    assert outputs[0].response.text == "T1 is open / T2 is open"

@@ -574,7 +574,7 @@ def test_tool_requests_from_user_actions_run_any_agent_tool() -> None:
 
 def _run_once(agent: Agent, log: DurableCallLog, value: Any) -> list[AgentOutput]:
     """One input on a fresh local runner (so key "k" starts at seq 0) over ``log``."""
-    runner = LocalRunner(agent, durable=log)
+    runner = LocalRunner(agent, call_log=log)
     outputs = asyncio.run(runner.run([{"key": "k", "value": value}]))
     runner.close()
     return outputs

@@ -117,7 +117,7 @@ def test_store_unwritable_mid_run_runs_a_side_effecting_tool_at_most_twice(
 
     def run_job() -> list[str]:
         store = SqliteActionStateStore(path, busy_timeout_s=0.05)
-        runner = LocalRunner(agent, durable=DurableCallLog(store, retry=StoreRetry(0)))
+        runner = LocalRunner(agent, call_log=DurableCallLog(store, retry=StoreRetry(0)))
         try:
             outputs = asyncio.run(runner.run([{"key": "k", "value": "mail ops"}]))
         finally:

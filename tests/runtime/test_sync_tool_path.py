@@ -121,7 +121,7 @@ def test_no_request_fingerprint_is_made_without_a_durable_call_log(
     assert made == []  # nothing would have read it
 
     log = DurableCallLog(SqliteActionStateStore(tmp_path / "calls.db"))
-    engine = AgentEngine(chat_agent(model), durable=log)
+    engine = AgentEngine(chat_agent(model), call_log=log)
     key_state = KeyState()
     asyncio.run(engine.run(engine.start_run("k", "go", key_state), key_state))
     assert made == [1]  # it enters the recorded call's digest

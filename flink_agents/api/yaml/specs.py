@@ -170,47 +170,38 @@ class ActionSpec(BaseModel):
     type: Language | None = None
 
 
-class AgentSpec(BaseModel):
+class _ResourceLists(BaseModel):
+    """The resources an agent declares, and a file shares beside its agents."""
+
+    model_config = _STRICT
+
+    prompts: list[PromptSpec] = Field(default_factory=list)
+    tools: list[ToolSpec] = Field(default_factory=list)
+    skills: list[SkillsSpec] = Field(default_factory=list)
+
+    chat_model_connections: list[DescriptorSpec] = Field(default_factory=list)
+    chat_model_setups: list[DescriptorSpec] = Field(default_factory=list)
+    embedding_model_connections: list[DescriptorSpec] = Field(default_factory=list)
+    embedding_model_setups: list[DescriptorSpec] = Field(default_factory=list)
+    vector_stores: list[DescriptorSpec] = Field(default_factory=list)
+    mcp_servers: list[DescriptorSpec] = Field(default_factory=list)
+
+
+class AgentSpec(_ResourceLists):
     """One agent of ``agents:``: its own resources and actions. An action given as a
     string names a shared action of the file."""
 
-    model_config = _STRICT
-
     name: str
     description: str | None = None
-
-    prompts: list[PromptSpec] = Field(default_factory=list)
-    tools: list[ToolSpec] = Field(default_factory=list)
-    skills: list[SkillsSpec] = Field(default_factory=list)
     actions: list[ActionSpec | str] = Field(default_factory=list)
 
-    chat_model_connections: list[DescriptorSpec] = Field(default_factory=list)
-    chat_model_setups: list[DescriptorSpec] = Field(default_factory=list)
-    embedding_model_connections: list[DescriptorSpec] = Field(default_factory=list)
-    embedding_model_setups: list[DescriptorSpec] = Field(default_factory=list)
-    vector_stores: list[DescriptorSpec] = Field(default_factory=list)
-    mcp_servers: list[DescriptorSpec] = Field(default_factory=list)
 
-
-class YamlAgentsDocument(BaseModel):
+class YamlAgentsDocument(_ResourceLists):
     """A whole file: ``agents:`` (optional: a file may hold shared definitions only) and
     the shared resources and actions beside it."""
 
-    model_config = _STRICT
-
     agents: list[AgentSpec] = Field(default_factory=list)
-
-    prompts: list[PromptSpec] = Field(default_factory=list)
-    tools: list[ToolSpec] = Field(default_factory=list)
-    skills: list[SkillsSpec] = Field(default_factory=list)
     actions: list[ActionSpec] = Field(default_factory=list)
-
-    chat_model_connections: list[DescriptorSpec] = Field(default_factory=list)
-    chat_model_setups: list[DescriptorSpec] = Field(default_factory=list)
-    embedding_model_connections: list[DescriptorSpec] = Field(default_factory=list)
-    embedding_model_setups: list[DescriptorSpec] = Field(default_factory=list)
-    vector_stores: list[DescriptorSpec] = Field(default_factory=list)
-    mcp_servers: list[DescriptorSpec] = Field(default_factory=list)
 
 
 def export() -> str:

@@ -22,6 +22,7 @@ import json
 import logging
 import queue
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
@@ -37,7 +38,7 @@ from flink_agents.runtime.memory.internal_base_long_term_memory import (
     LongTermOp,
 )
 
-__all__ = ["Mem0LongTermMemory"]
+__all__ = ["Mem0LongTermMemory", "add_changes", "item_from_entry"]
 
 _LOG = logging.getLogger(__name__)
 
@@ -86,6 +87,17 @@ class _LtmObservationRecord:
 
 def _as_list(value: Any) -> list[Any]:
     return [value] if isinstance(value, (str, dict)) else list(value)
+
+
+def add_changes(entries: list[dict[str, Any]]) -> Iterator[tuple[str, str, Any]]:
+    """``(op, id, memory)`` for each entry of an ``add`` result that changed the memory
+    set: ``ADD`` and ``UPDATE`` with the memory, ``DELETE`` without (mem0's ``NONE``:
+    nothing changed, left out)."""
+    for entry in entries:
+        op = _ADD_EVENTS.get(str(entry.get("event", "")).upper())
+        if op is not None:
+            value = None if op is _LtmObservationOp.DELETE else entry.get("memory")
+            yield op.value, entry["id"], value
 
 
 def _entry(raw: dict[str, Any]) -> dict[str, Any]:
@@ -366,13 +378,8 @@ class Mem0LongTermMemory(InternalBaseLongTermMemory):
         entries = self.scoped_call(
             key, "add", memory_set.name, {"items": memory_items, "metadatas": metadatas}
         )
-        for entry in entries:
-            op = _ADD_EVENTS.get(str(entry.get("event", "")).upper())
-            if op is not None:
-                value = None if op is _LtmObservationOp.DELETE else entry.get("memory")
-                self._record_ltm_op(
-                    op, memory_set.name, entry["id"], value, key, action, enabled=enabled
-                )
+        for op, memory_id, value in add_changes(entries):
+            self._record_ltm_op(op, memory_set.name, memory_id, value, key, action, enabled=enabled)
         return [entry["id"] for entry in entries]
 
     @override

@@ -311,26 +311,28 @@ async def test_reasoning_is_kept_when_asked_and_never_sent_back(
     server: FakeProviderServer,
 ) -> None:
     thinking = reply({"content": "Red.", "reasoning_content": "Colors..."})
-    server.enqueue(thinking, thinking, TEXT_REPLY)
+    server.enqueue(thinking, thinking, thinking, TEXT_REPLY)
     connection = connect(server.base_url)
     history = [ChatMessage.user("Color?")]
     kept = await connection.achat(
         history, **TongyiChatModelSetup(connection="t", extract_reasoning=True).model_kwargs
     )
     dropped = await connection.achat(history, **TongyiChatModelSetup(connection="t").model_kwargs)
+    unasked = await connection.achat(history, model="qwen-plus")  # the connection's default
     assert kept.message.blocks == [
         ReasoningBlock(text="Colors...", provider="tongyi"),
         TextBlock(text="Red."),
     ]
     assert dropped.message.blocks == [TextBlock(text="Red.")]  # upstream's default
+    assert unasked.message.blocks == dropped.message.blocks  # the same default
     history = through_state([*history, kept.message, ChatMessage.user("Sure?")])
     await ask(connection, history, model="qwen-plus", enable_thinking=True)
-    assert server.bodies[2]["input"]["messages"] == [
+    assert server.bodies[3]["input"]["messages"] == [
         {"role": "user", "content": "Color?"},
         {"role": "assistant", "content": "Red."},
         {"role": "user", "content": "Sure?"},
     ]
-    assert server.bodies[2]["parameters"] == {"result_format": "message", "enable_thinking": True}
+    assert server.bodies[3]["parameters"] == {"result_format": "message", "enable_thinking": True}
 
 
 @pytest.mark.parametrize(

@@ -360,10 +360,12 @@ def test_engine_factory_gives_the_runner_the_configured_log(tmp_path: Path) -> N
     config = {"durable-execution.store": f"sqlite:///{tmp_path}/d.db"}
     engine = AgentEngineFactory(Agent(), config)(_context())
     try:
-        assert isinstance(engine.durable, DurableCallLog)
-        assert engine.durability is not None and engine.durability.pruner is None  # no REST
+        assert isinstance(engine.call_log, DurableCallLog)
+        assert (
+            engine.acknowledgments is not None and engine.acknowledgments.pruner is None
+        )  # no REST
     finally:
         engine.close()
     engine = AgentEngineFactory(Agent())(_context())
-    assert engine.durable is None
+    assert engine.call_log is None
     engine.close()

@@ -62,7 +62,7 @@ class KeySlice:
 
 
 class FakeKeyState:
-    """`KeyedAgentState` over one key's slice."""
+    """`KeyedState` over one key's slice."""
 
     def __init__(self, backend: FakeBackend, key: str) -> None:
         self._slice = backend.slices.setdefault(key, KeySlice())

@@ -183,8 +183,8 @@ def test_the_default_pipeline_id_names_the_agent_and_its_operator(tmp_path: Path
     config = {"durable-execution.store": str(tmp_path / "calls.db")}
     engine = AgentEngineFactory(agent, config, operator_name="triage")(_context())
     try:
-        assert engine.durability is not None
-        store = engine.durability.call_log.store
+        assert engine.acknowledgments is not None
+        store = engine.acknowledgments.call_log.store
         kind = type(agent)
         assert store.pipeline == f"{kind.__module__}:{kind.__qualname__}/triage"  # type: ignore[attr-defined]
     finally:

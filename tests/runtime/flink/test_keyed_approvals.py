@@ -205,7 +205,7 @@ def test_an_approved_call_replayed_after_a_restore_is_not_made_again(tmp_path: A
     def durable_engine(replies: list[Any]) -> AgentEngine:
         model = ScriptedChatModelConnection(replies=replies)
         agent = chat_agent(model, tools=shop.tools())
-        return AgentEngine(agent, config, durable=open_durable_call_log(config, agent=agent))
+        return AgentEngine(agent, config, call_log=open_durable_call_log(config, agent=agent))
 
     sub = FakeSubtask(durable_engine([refund_call("c1"), "refunded"]))
     try:

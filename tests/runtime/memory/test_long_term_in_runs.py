@@ -132,16 +132,16 @@ def test_a_restored_run_gets_its_recorded_memory_calls(tmp_path: Any) -> None:
     log = DurableCallLog(SqliteActionStateStore(str(tmp_path / "calls.db")))
     state = KeyState()
     snapshot = state.to_json()
-    first = run(engine_for(agent(), durable=log), "k", "likes green tea", state)
+    first = run(engine_for(agent(), call_log=log), "k", "likes green tea", state)
     assert len(CALLS) == 1
     # A restart from before the run: the add is answered from the record, not made again.
     again = run(
-        engine_for(agent(), durable=log), "k", "likes green tea", KeyState.from_json(snapshot)
+        engine_for(agent(), call_log=log), "k", "likes green tea", KeyState.from_json(snapshot)
     )
     assert again == first == [["m0"]]
     assert len(CALLS) == 1
     # A different question is not answered by that record.
-    run(engine_for(agent(), durable=log), "k", "? green", KeyState.from_json(snapshot))
+    run(engine_for(agent(), call_log=log), "k", "? green", KeyState.from_json(snapshot))
     assert [op for _, op, _ in CALLS] == ["add", "search"]
     log.close()
 
