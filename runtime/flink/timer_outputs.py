@@ -6,10 +6,11 @@ The agent operator drains at end of input from its event-time timer at `END_OF_I
 time, which no downstream expects: a `KafkaSink` writes it into the record and a broker
 refuses a timestamp that far in the future. Flink gives no Python function a way to set an
 output's timestamp; in thread mode the operator's Java collector is reached through the
-timer context instead (`compat.pyflink.timer_collector`) and its timestamp erased (`TimestampedCollector.eraseTimestamp`), as
-Flink does itself for the outputs of processing-time timers (the poll timers of runs that
-wait). The drained answers then carry no timestamp, like the other answers of runs that
-waited, and a Kafka producer stamps them with its own clock (`CreateTime`).
+timer context instead (`compat.pyflink.timer_collector`) and its timestamp erased
+(`TimestampedCollector.eraseTimestamp`), as Flink does itself for the outputs of
+processing-time timers (the poll timers of runs that wait). The drained answers then carry
+no timestamp, like the other answers of runs that waited, and a Kafka producer stamps them
+with its own clock (`CreateTime`).
 
 In process mode the worker gives each timer output the timer's time and nothing here can
 reach it (`python.execution-mode: process` takes no checkpoints, so no exactly-once sink).
@@ -22,6 +23,7 @@ from typing import Any
 from flink_agents.runtime.flink.compat.pyflink import timer_collector
 
 __all__ = ["TimerOutputs"]
+
 
 class TimerOutputs:
     """Erases the timestamp Flink gives the outputs of a timer callback (thread mode).
