@@ -3,12 +3,12 @@
 A Kafka job submitted while no broker answers does not fail at once: the KafkaSource's
 enumerator and the exactly-once KafkaSink's producers wait out the Kafka clients' timeouts
 (`default.api.timeout.ms`, `max.block.ms`: 60 s each by default) on every restart attempt,
-and the error then names no address (`TimeoutException: Timed out waiting for a node
-assignment. Call: describeTopics`). `check_kafka_brokers` runs where the job is built, before
-it is submitted: it connects (TCP) to the bootstrap servers until one answers or
-`timeout_s` has passed, and raises `KafkaUnreachableError` naming them otherwise. It checks
-that something listens there, not that it speaks Kafka (a TLS or SASL listener answers the
-same way).
+and the error then names no address (`Failed to list subscribed topic partitions`, caused
+by `TimeoutException: Timed out waiting for a node assignment. Call: listNodes`).
+`check_kafka_brokers` runs where the job is built, before it is submitted: it connects (TCP)
+to the bootstrap servers until one answers or `timeout_s` has passed, and raises
+`KafkaUnreachableError` naming them otherwise. It checks that something listens there, not
+that it speaks Kafka (a TLS or SASL listener answers the same way).
 """
 
 from __future__ import annotations
