@@ -9,11 +9,15 @@ CI (`CI` set) they fail instead: CI must run them.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import time
 import uuid
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +25,10 @@ import pytest
 
 __all__ = [
     "BOOTSTRAP_ENV",
+    "PrivateBroker",
+    "agent_between_topics",
     "connector_jars",
+    "create_topics",
     "missing",
     "produce",
     "read_committed",
@@ -42,9 +49,17 @@ def missing(reason: str) -> None:
     pytest.skip(reason)
 
 
-def _run_tool(script: str) -> subprocess.CompletedProcess[str]:
+def _run_tool(
+    script: str, *args: str, tmpdir: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = None if tmpdir is None else {**os.environ, "TMPDIR": str(tmpdir)}
     return subprocess.run(
-        ["bash", str(TOOLS / script)], capture_output=True, text=True, timeout=600, check=False
+        ["bash", str(TOOLS / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env=env,
     )
 
 
@@ -63,6 +78,62 @@ def start_broker() -> tuple[str, bool]:
 
 def stop_broker() -> None:
     _run_tool("stop.sh")
+
+
+class PrivateBroker:
+    """A broker of a test's own under `folder` (`tools/kafka/start.sh` with `TMPDIR` there:
+    the session's broker and its state file are left alone), which the test can kill and
+    start again on the same port with the same data (`start.sh --restart`)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.directory: Path | None = None
+        self.bootstrap = ""
+
+    def start(self) -> str:
+        """Start the broker; its bootstrap address."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        if shutil.which("java") is None:
+            missing("no Java to run Kafka")
+        done = _run_tool("start.sh", tmpdir=self.folder)
+        if done.returncode != 0:
+            missing(f"tools/kafka/start.sh could not start Kafka: {done.stderr.strip()[-400:]}")
+        self.directory = Path((self.folder / "flink-agents-kafka.last").read_text().strip())
+        self.bootstrap = done.stdout.split()[-1]
+        return self.bootstrap
+
+    def _pid(self) -> int:
+        assert self.directory is not None, "the broker was not started"
+        return int((self.directory / "pid").read_text())
+
+    def kill(self, timeout_s: float = 30) -> None:
+        """SIGKILL the broker (a crash: no controlled shutdown) and wait until its port
+        no longer answers."""
+        os.kill(self._pid(), signal.SIGKILL)
+        host, port = self.bootstrap.rsplit(":", 1)
+        deadline = time.monotonic() + timeout_s
+        while _answers(host, int(port)):
+            assert time.monotonic() < deadline, f"the broker at {self.bootstrap} still answers"
+            time.sleep(0.05)
+
+    def restart(self) -> None:
+        """Start the killed broker again: same directory, port and data."""
+        assert self.directory is not None, "the broker was not started"
+        done = _run_tool("start.sh", "--restart", str(self.directory), tmpdir=self.folder)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.split()[-1] == self.bootstrap
+
+    def stop(self) -> None:
+        if self.directory is not None:
+            _run_tool("stop.sh", str(self.directory), tmpdir=self.folder)
+
+
+def _answers(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
 
 
 def connector_jars() -> list[str]:
@@ -127,3 +198,99 @@ def read_committed_stamped(
     finally:
         consumer.close()
     return records
+
+
+def create_topics(bootstrap: str, partitions: int) -> dict[str, str]:
+    """Fresh topics `in` (of `partitions`), `out` and `errors` (one partition each), all
+    with the broker's defaults (records keep the timestamps the producer gives them,
+    `CreateTime`: the answers a bounded job sends as it drains carry no timestamp, see
+    docs/kafka.md)."""
+    from confluent_kafka.admin import AdminClient, NewTopic  # pyright: ignore[reportPrivateImportUsage]
+
+    run = uuid.uuid4().hex[:8]
+    topics = {name: f"{name}-{run}" for name in ("in", "out", "errors")}
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # lives until the topics are there
+    futures = admin.create_topics(
+        [
+            NewTopic(topics["in"], num_partitions=partitions, replication_factor=1),
+            NewTopic(topics["out"], num_partitions=1, replication_factor=1),
+            NewTopic(topics["errors"], num_partitions=1, replication_factor=1),
+        ]
+    )
+    for future in futures.values():
+        future.result(30)
+    return topics
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, default=str)
+
+
+def agent_between_topics(
+    env: Any,
+    agents_env: Any,
+    agent: Any,
+    *,
+    bootstrap: str,
+    topics: Mapping[str, str],
+    key_selector: Callable[[Any], Any],
+    parse: Callable[[str], Any],
+    bounded: bool = True,
+    to_text: Callable[[Any], str] = _dumps,
+    client_properties: Mapping[str, str] | None = None,
+) -> None:
+    """Wire KafkaSource (`topics["in"]`; bounded: what the topic holds at the start) ->
+        `agent` -> KafkaSink (exactly once) into `topics["out"]`, and the error stream into
+        `topics["errors"]`, exactly once too. Outputs are written as `to_text` makes them (JSON by
+    default), failure records as JSON. `client_properties` go to the source's consumer
+        and the sinks' producers alike (timeouts)."""
+    from pyflink.common import Types, WatermarkStrategy
+    from pyflink.common.serialization import SimpleStringSchema
+    from pyflink.datastream.connectors.base import DeliveryGuarantee
+    from pyflink.datastream.connectors.kafka import (
+        KafkaOffsetsInitializer,
+        KafkaRecordSerializationSchema,
+        KafkaSink,
+        KafkaSource,
+    )
+
+    properties = dict(client_properties or {})
+    source = (
+        KafkaSource.builder()
+        .set_bootstrap_servers(bootstrap)
+        .set_topics(topics["in"])
+        .set_group_id(f"job-{topics['in']}")
+        .set_starting_offsets(KafkaOffsetsInitializer.earliest())
+        .set_value_only_deserializer(SimpleStringSchema())
+        .set_properties(properties)
+    )
+    if bounded:
+        source = source.set_bounded(KafkaOffsetsInitializer.latest())
+
+    def sink(topic: str) -> Any:
+        serializer = (
+            KafkaRecordSerializationSchema.builder()
+            .set_topic(topic)
+            .set_value_serialization_schema(SimpleStringSchema())
+            .build()
+        )
+        builder = (
+            KafkaSink.builder()
+            .set_bootstrap_servers(bootstrap)
+            .set_record_serializer(serializer)
+            .set_delivery_guarantee(DeliveryGuarantee.EXACTLY_ONCE)
+            .set_transactional_id_prefix(f"{topic}-{uuid.uuid4().hex[:8]}")
+            .set_property("transaction.timeout.ms", "600000")
+        )
+        for key, value in properties.items():
+            builder = builder.set_property(key, value)
+        return builder.build()
+
+    records = env.from_source(source.build(), WatermarkStrategy.no_watermarks(), "in").map(
+        parse, output_type=Types.PICKLED_BYTE_ARRAY()
+    )
+    stream = agents_env.from_datastream(records, key_selector=key_selector).apply(agent)
+    stream.to_datastream().map(to_text, output_type=Types.STRING()).sink_to(sink(topics["out"]))
+    stream.to_error_datastream().map(_dumps, output_type=Types.STRING()).sink_to(
+        sink(topics["errors"])
+    )

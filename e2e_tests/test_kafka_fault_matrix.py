@@ -32,7 +32,6 @@ import itertools
 import json
 import os
 import time
-import uuid
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -42,7 +41,14 @@ import pytest
 
 from e2e_tests.agents import SlowModelAgent
 from e2e_tests.fault_agent import FaultAgent, write_control
-from e2e_tests.kafka import connector_jars, produce, read_committed, read_committed_stamped
+from e2e_tests.kafka import (
+    agent_between_topics,
+    connector_jars,
+    create_topics,
+    produce,
+    read_committed,
+    read_committed_stamped,
+)
 from e2e_tests.test_fault_matrix import IN_FLIGHT_MARGIN_S, _calls
 
 pytestmark = pytest.mark.flink
@@ -73,27 +79,6 @@ def _cases() -> list[Any]:
     return cases
 
 
-def _topics(partitions: int, bootstrap: str) -> dict[str, str]:
-    """An input topic of `partitions`, and output and error topics of one partition, all
-    with the broker's defaults (records keep the timestamps the producer gives them,
-    `CreateTime`)."""
-    from confluent_kafka.admin import AdminClient, NewTopic  # pyright: ignore[reportPrivateImportUsage]
-
-    run = uuid.uuid4().hex[:8]
-    topics = {name: f"{name}-{run}" for name in ("in", "out", "errors")}
-    admin = AdminClient({"bootstrap.servers": bootstrap})  # lives until the topics are there
-    futures = admin.create_topics(
-        [
-            NewTopic(topics["in"], num_partitions=partitions, replication_factor=1),
-            NewTopic(topics["out"], num_partitions=1, replication_factor=1),
-            NewTopic(topics["errors"], num_partitions=1, replication_factor=1),
-        ]
-    )
-    for future in futures.values():
-        future.result(30)
-    return topics
-
-
 def _parse(value: str) -> Any:
     return json.loads(value)
 
@@ -114,16 +99,6 @@ def _kafka_job(
 ) -> None:
     """KafkaSource (bounded: what the topic holds) -> agent -> KafkaSink (exactly once);
     the error stream to a dead-letter topic, exactly once too."""
-    from pyflink.common import Types, WatermarkStrategy
-    from pyflink.common.serialization import SimpleStringSchema
-    from pyflink.datastream.connectors.base import DeliveryGuarantee
-    from pyflink.datastream.connectors.kafka import (
-        KafkaOffsetsInitializer,
-        KafkaRecordSerializationSchema,
-        KafkaSink,
-        KafkaSource,
-    )
-
     from flink_agents.runtime.flink import FlinkAgentsExecutionEnvironment
 
     env = stream_env(
@@ -138,43 +113,14 @@ def _kafka_job(
     env.add_jars(*connector_jars())
     agents_env = FlinkAgentsExecutionEnvironment(env)
     configure(agents_env.get_config())
-
-    source = (
-        KafkaSource.builder()
-        .set_bootstrap_servers(bootstrap)
-        .set_topics(topics["in"])
-        .set_group_id(f"job-{topics['in']}")
-        .set_starting_offsets(KafkaOffsetsInitializer.earliest())
-        .set_bounded(KafkaOffsetsInitializer.latest())
-        .set_value_only_deserializer(SimpleStringSchema())
-        .build()
-    )
-
-    def sink(topic: str) -> KafkaSink:
-        serializer = (
-            KafkaRecordSerializationSchema.builder()
-            .set_topic(topic)
-            .set_value_serialization_schema(SimpleStringSchema())
-            .build()
-        )
-        return (
-            KafkaSink.builder()
-            .set_bootstrap_servers(bootstrap)
-            .set_record_serializer(serializer)
-            .set_delivery_guarantee(DeliveryGuarantee.EXACTLY_ONCE)
-            .set_transactional_id_prefix(f"{topic}-{uuid.uuid4().hex[:8]}")
-            .set_property("transaction.timeout.ms", "600000")
-            .build()
-        )
-
-    records = env.from_source(source, WatermarkStrategy.no_watermarks(), "in").map(
-        parse, output_type=Types.PICKLED_BYTE_ARRAY()
-    )
-    stream = agents_env.from_datastream(records, key_selector=_key_of).apply(agent)
-    dumps: Callable[[Any], str] = lambda value: json.dumps(value, default=str)  # noqa: E731
-    stream.to_datastream().map(dumps, output_type=Types.STRING()).sink_to(sink(topics["out"]))
-    stream.to_error_datastream().map(dumps, output_type=Types.STRING()).sink_to(
-        sink(topics["errors"])
+    agent_between_topics(
+        env,
+        agents_env,
+        agent,
+        bootstrap=bootstrap,
+        topics=topics,
+        key_selector=_key_of,
+        parse=parse,
     )
     env.execute(f"kafka-{topics['in']}")
 
@@ -192,7 +138,7 @@ def test_every_input_answered_exactly_once_through_kafka(
     trace.mkdir()
     control = tmp_path / "control.json"
     write_control(control, point=point, target="k1/2", trace_dir=trace)
-    topics = _topics(2, kafka_bootstrap)
+    topics = create_topics(kafka_bootstrap, 2)
     produce(
         kafka_bootstrap,
         topics["in"],
@@ -249,7 +195,7 @@ def test_every_input_answered_exactly_once_through_kafka(
 def test_a_bounded_job_drains_into_create_time_topics(
     stream_env: Callable[..., Any], kafka_bootstrap: str
 ) -> None:
-    topics = _topics(1, kafka_bootstrap)
+    topics = create_topics(kafka_bootstrap, 1)
     records = [{"key": f"k{i % KEYS}", "n": i // KEYS} for i in range(KEYS * INPUTS)]
     produce(kafka_bootstrap, topics["in"], [(r["key"], json.dumps(r)) for r in records])
     started_ms = time.time() * 1000
@@ -293,7 +239,7 @@ def test_bad_records_go_to_the_error_stream(
 
     agent = Agent()
     agent.add_action("echo", [InputEvent], _echo)
-    topics = _topics(2, kafka_bootstrap)
+    topics = create_topics(kafka_bootstrap, 2)
     good = [(f"k{i % 3}", json.dumps({"key": f"k{i % 3}", "n": i})) for i in range(9)]
     bad = [("k1", "{not json"), ("k2", json.dumps({"key": "k2", "n": "seven"}))]
     produce(kafka_bootstrap, topics["in"], [*good[:4], bad[0], *good[4:7], bad[1], *good[7:]])

@@ -328,6 +328,11 @@ def main() -> None:
     args = parser.parse_args()
     if not args.bootstrap:
         parser.error("--bootstrap HOST:PORT (bash tools/kafka/start.sh prints one)")
+    from flink_agents.runtime.flink import check_kafka_brokers
+
+    # A broker that is down fails here, in seconds, naming the address; a job submitted
+    # anyway would wait out the Kafka clients' timeouts on every restart attempt.
+    check_kafka_brokers(args.bootstrap)
     topics = {name: f"{name}-{args.suffix}" for name in ("tickets", "answers", "dead-letters")}
     create_topics(args.bootstrap, topics)
     produce_tickets(args.bootstrap, topics["tickets"])

@@ -32,7 +32,8 @@
         ├── ThreadModeUnavailableError  thread mode asked for, but PyFlink's JVM started too early
         ├── ProcessModeCheckpointingError  an agent operator in process mode in a checkpointed job
         ├── IncompleteFlinkConfigError  PyFlink's JVM started without Flink's own settings
-        └── SessionClusterSetupError    a session cluster whose TaskManagers load pemja per job
+        ├── SessionClusterSetupError    a session cluster whose TaskManagers load pemja per job
+        └── KafkaUnreachableError       no Kafka broker answers at a job's bootstrap servers
 
 A built-in Python base in parentheses is a second base class: ``except RuntimeError``
 (``ValueError``, ``TimeoutError``) catches those as before.
@@ -68,6 +69,7 @@ __all__ = [
     "IncompleteFlinkConfigError",
     "InputRefusedError",
     "JavaNotFoundError",
+    "KafkaUnreachableError",
     "LongTermMemoryError",
     "ProcessModeCheckpointingError",
     "SessionClusterSetupError",
@@ -335,3 +337,8 @@ class IncompleteFlinkConfigError(FlinkSetupError):
 class SessionClusterSetupError(FlinkSetupError):
     """A thread-mode agent job submitted to a session cluster whose TaskManagers would load
     pemja per job (only one thread-mode job could ever start there)."""
+
+
+class KafkaUnreachableError(FlinkSetupError):
+    """No broker answers at any of a Kafka job's bootstrap servers
+    (`flink_agents.runtime.flink.check_kafka_brokers`, before the job is submitted)."""

@@ -9,6 +9,7 @@ from flink_agents.runtime.errors import (
     FlinkSetupError,
     IncompleteFlinkConfigError,
     JavaNotFoundError,
+    KafkaUnreachableError,
     ProcessModeCheckpointingError,
     SessionClusterSetupError,
     ThreadModeUnavailableError,
@@ -20,6 +21,7 @@ from flink_agents.runtime.flink.environment import (
     prepare_flink_environment,
 )
 from flink_agents.runtime.flink.java import JavaRuntime, ensure_java, find_java
+from flink_agents.runtime.flink.kafka_brokers import check_kafka_brokers
 from flink_agents.runtime.flink.operator import AgentOperatorOptions, KeyedAgentOperator
 
 __all__ = [
@@ -30,10 +32,12 @@ __all__ = [
     "IncompleteFlinkConfigError",
     "JavaNotFoundError",
     "JavaRuntime",
+    "KafkaUnreachableError",
     "KeyedAgentOperator",
     "ProcessModeCheckpointingError",
     "SessionClusterSetupError",
     "ThreadModeUnavailableError",
+    "check_kafka_brokers",
     "create_stream_execution_environment",
     "ensure_java",
     "find_java",

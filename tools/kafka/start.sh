@@ -5,6 +5,7 @@
 #   export FLINK_AGENTS_TEST_KAFKA_BOOTSTRAP="$(bash tools/kafka/start.sh)"
 #   ...
 #   bash tools/kafka/stop.sh
+#   bash tools/kafka/start.sh --restart DIR   # a broker of DIR again: same port, same data
 #
 # Kafka comes from Maven Central (org.apache.kafka:kafka_2.13 and what it needs), fetched with
 # `mvn` on first use and cached under ~/.cache/flink-agents/maven (FLINK_AGENTS_CACHE moves it).
@@ -19,11 +20,19 @@ source "$HERE/_fetch.sh"
 
 KAFKA_VERSION="${FLINK_AGENTS_KAFKA_VERSION:-4.1.1}"
 STATE_FILE="${TMPDIR:-/tmp}/flink-agents-kafka.last"
+RESTART_DIR=""
+if [[ "${1:-}" == "--restart" ]]; then
+    RESTART_DIR="${2:?start.sh --restart DIR: the directory of a broker start.sh made}"
+    [[ -f "$RESTART_DIR/server.properties" && -f "$RESTART_DIR/port" ]] || {
+        echo "start.sh: $RESTART_DIR is not a broker made by start.sh" >&2
+        exit 1
+    }
+fi
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # Reuse the broker started last, if its process lives and its port answers.
-if [[ -f "$STATE_FILE" ]]; then
+if [[ -z "$RESTART_DIR" && -f "$STATE_FILE" ]]; then
     OLD="$(cat "$STATE_FILE")"
     if [[ -f "$OLD/pid" && -f "$OLD/port" ]] && kill -0 "$(cat "$OLD/pid")" 2>/dev/null \
         && port_in_use "$(cat "$OLD/port")"; then
@@ -47,13 +56,22 @@ free_port() {
     return 1
 }
 
-DIR="$(mktemp -d "${TMPDIR:-/tmp}/flink-agents-kafka.XXXXXX")"
-chmod 700 "$DIR"
-PORT="$(free_port)"
-CONTROLLER_PORT="$(free_port)"
-[[ "$PORT" != "$CONTROLLER_PORT" ]] || CONTROLLER_PORT=$(( PORT + 1 ))
+if [[ -n "$RESTART_DIR" ]]; then
+    # The broker of an earlier start: its configuration, port and data are kept.
+    DIR="$(cd "$RESTART_DIR" && pwd)"
+    PORT="$(cat "$DIR/port")"
+    if port_in_use "$PORT"; then
+        echo "start.sh: port $PORT of $DIR is in use" >&2
+        exit 1
+    fi
+else
+    DIR="$(mktemp -d "${TMPDIR:-/tmp}/flink-agents-kafka.XXXXXX")"
+    chmod 700 "$DIR"
+    PORT="$(free_port)"
+    CONTROLLER_PORT="$(free_port)"
+    [[ "$PORT" != "$CONTROLLER_PORT" ]] || CONTROLLER_PORT=$(( PORT + 1 ))
 
-cat >"$DIR/server.properties" <<PROPS
+    cat >"$DIR/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$CONTROLLER_PORT
@@ -78,7 +96,7 @@ transaction.max.timeout.ms=3600000
 auto.create.topics.enable=true
 PROPS
 
-cat >"$DIR/log4j2.properties" <<PROPS
+    cat >"$DIR/log4j2.properties" <<PROPS
 status = warn
 appender.file.type = File
 appender.file.name = file
@@ -92,16 +110,19 @@ logger.kafka.level = WARN
 logger.kafkaserver.name = kafka
 logger.kafkaserver.level = WARN
 PROPS
+fi
 
 JVM_OPTS=(-Xms128m -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1
     -Dlog4j2.configurationFile="$DIR/log4j2.properties" -Djava.awt.headless=true)
 
-CLUSTER_ID="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
-# Transactions at version 0: the protocol Flink's Kafka connectors were written against
-# (their exactly-once sink resumes a producer's transaction after a restart).
-"$JAVA" "${JVM_OPTS[@]}" -cp "$LIB/*" kafka.tools.StorageTool format \
-    -t "$CLUSTER_ID" -c "$DIR/server.properties" --feature transaction.version=0 \
-    >"$DIR/format.log" 2>&1 || { cat "$DIR/format.log" >&2; exit 1; }
+if [[ -z "$RESTART_DIR" ]]; then
+    CLUSTER_ID="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
+    # Transactions at version 0: the protocol Flink's Kafka connectors were written against
+    # (their exactly-once sink resumes a producer's transaction after a restart).
+    "$JAVA" "${JVM_OPTS[@]}" -cp "$LIB/*" kafka.tools.StorageTool format \
+        -t "$CLUSTER_ID" -c "$DIR/server.properties" --feature transaction.version=0 \
+        >"$DIR/format.log" 2>&1 || { cat "$DIR/format.log" >&2; exit 1; }
+fi
 
 nohup "$JAVA" "${JVM_OPTS[@]}" -cp "$LIB/*" kafka.Kafka "$DIR/server.properties" \
     >"$DIR/stdout.log" 2>&1 </dev/null &
