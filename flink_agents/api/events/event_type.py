@@ -77,7 +77,8 @@ _EXPRESSION_HINT = (
 
 
 def _from_string(text: str) -> str:
-    if not text or not text.strip():
+    text = text.strip()  # upstream trims an entry before classifying it
+    if not text:
         raise ValueError("an event type cannot be empty")
     quoted = _QUOTED.fullmatch(text)
     if quoted:
@@ -107,7 +108,8 @@ def event_type_name(trigger: type[Event] | str) -> str:
     """The ``type`` string an action listening to ``trigger`` is matched by.
 
     ``trigger`` is an `Event` subclass (its ``EVENT_TYPE``), an `EventType` constant or a
-    type string (see the module doc for names and quoting). Raises `TypeError` for anything
+    type string (see the module doc for names and quoting; surrounding whitespace is
+    trimmed, as upstream). Raises `TypeError` for anything
     else and `ValueError` for an empty or malformed name, an upstream condition expression,
     or a type nothing here ever sends (context retrieval, long-term memory), naming why.
     """
@@ -116,9 +118,8 @@ def event_type_name(trigger: type[Event] | str) -> str:
     elif isinstance(trigger, type) and issubclass(trigger, Event):
         name = trigger.EVENT_TYPE
     else:
-        raise TypeError(
-            f"{trigger!r} is neither an Event class, an EventType constant nor an event type name"
-        )
+        # upstream's wording (an Event class is accepted here too)
+        raise TypeError(f"action trigger condition must be a string, got {trigger!r}")
     reason = _NEVER_SENT.get(name)
     if reason is not None:
         raise ValueError(f"an action cannot listen to {name!r} events: {reason}")
