@@ -210,10 +210,10 @@ class TriggerCondition:
     def _compile(self) -> tuple[cel.Program, frozenset[str]]:
         try:
             import cel
-        except ImportError:  # pragma: no cover - the extra is in dev
+        except ImportError:
             raise ImportError(
                 f"action {self.action!r}: the trigger condition {self.source!r} needs CEL: "
-                "pip install 'pyflink-agents[cel]'"
+                "pip install 'pyflink-agents[cel]' (Python 3.11+)"
             ) from None
         expanded = _expand_has(self.source)
         try:

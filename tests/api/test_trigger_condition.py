@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import pickle
+import sys
 from typing import ClassVar
 
 import cloudpickle
 import pytest
+
+pytest.importorskip("cel")  # the cel extra (Python 3.11+)
 from pydantic import BaseModel
 
 from flink_agents.api import Agent, Event, RunnerContext
@@ -205,3 +208,10 @@ def test_class_triggers_are_unchanged_next_to_conditions() -> None:
     assert matched(plan, Scored(attributes={"points": 2})) == ["by_class", "gate"]
     assert matched(plan, Scored(attributes={"points": 1})) == ["by_class"]
     assert plan.actions_for("scored") == (plan.actions["by_class"],)
+
+
+def test_without_the_cel_extra_an_expression_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "cel", None)  # import cel raises ImportError
+    with pytest.raises(ImportError, match=r"'gate'.*pyflink-agents\[cel\]"):
+        plan_of(gate=["score > 5"])
+    assert plan_of(by_name=["score"]).actions["by_name"].event_types == ("score",)

@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+pytest.importorskip("cel")  # the cel extra (Python 3.11+)
+
 from flink_agents.api import Agent, Event, InputEvent, OutputEvent, RunnerContext
 from flink_agents.api.decorators import action
 from flink_agents.runtime.errors import ActionExecutionError, TriggerConditionFailedError
