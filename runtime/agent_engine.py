@@ -30,6 +30,7 @@ from flink_agents.api.core_options import (
     AgentConfigOptions,
     AgentConfiguration,
     AgentExecutionOptions,
+    ConditionEvaluationFailureStrategy,
     InputFailurePolicy,
 )
 from flink_agents.api.events.event import Event, InputEvent, OutputEvent, event_ids_from
@@ -39,14 +40,19 @@ from flink_agents.api.redaction import redact
 from flink_agents.api.resource import Resource, ResourceDescriptor, ResourceType
 from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.api.tools.tool import BaseTool, ToolMetadata
-from flink_agents.plan.agent_plan import ActionSpec, AgentPlan, ResourceSpec
+from flink_agents.plan.agent_plan import ActionSpec, AgentPlan, ConditionErrorHandler, ResourceSpec
+from flink_agents.plan.trigger_condition import TriggerCondition
 from flink_agents.runtime import approvals
 from flink_agents.runtime.action_context import ActionContext, event_id_for, key_text
 from flink_agents.runtime.approvals import is_parked, settle
 from flink_agents.runtime.builtin_actions import builtin_action_specs
 from flink_agents.runtime.call_threads import TOOL_EXTRA_AFTER_S, CallThreadPool
 from flink_agents.runtime.durable import DurableCallLog
-from flink_agents.runtime.errors import ActionExecutionError, UnhandledEventError
+from flink_agents.runtime.errors import (
+    ActionExecutionError,
+    TriggerConditionFailedError,
+    UnhandledEventError,
+)
 from flink_agents.runtime.event_log import EventLog
 from flink_agents.runtime.input_failure import FailedInput, failure_record, log_failure
 from flink_agents.runtime.memory import MemorySettings, purge_expired, run_begin_snapshot
@@ -147,6 +153,10 @@ class AgentEngine:
         self.batch_scheduling = batch_scheduling
         """Whether the threads of sync actions and tools run under ``SCHED_BATCH`` (a woken
         one does not preempt the thread holding the GIL; see `CallThreadPool`)."""
+        self.condition_failure: ConditionEvaluationFailureStrategy = self.config.get(
+            AgentConfigOptions.CONDITION_EVALUATION_FAILURE_STRATEGY
+        )
+        """What a trigger condition that cannot be evaluated does."""
         self.keeps_run_start = (
             self.config.get(AgentExecutionOptions.INPUT_FAILURE_POLICY) is InputFailurePolicy.SKIP
         )
@@ -159,9 +169,7 @@ class AgentEngine:
         )
         """None: a failed run fails the job (`input-failure.policy: fail`); else how often it
         is tried again before it is abandoned."""
-        self.memory = MemorySettings.from_config(
-            self.config, lambda event_type: bool(self.plan.actions_for(event_type))
-        )
+        self.memory = MemorySettings.from_config(self.config, self.plan.may_trigger)
         """Memory TTL, memory and run-begin events (`flink_agents.runtime.memory`)."""
         self.metrics: MetricGroup = metrics if metrics is not None else InMemoryMetricGroup()
         self._event_log = event_log
@@ -519,7 +527,7 @@ class AgentEngine:
             now = memory.clock_ms()
             purge_expired(key_state.short_term_memory, key_state.memory_touched_ms, memory.ttl, now)
         begin = self._run_begin_event(key, seq, event, key_state) if memory.run_begin else None
-        if begin is not None and self.plan.actions_for(begin.type):
+        if begin is not None and self.plan.may_trigger(begin.type):
             pending.insert(0, begin)  # its actions run first, as upstream
         start = None
         if self.keeps_run_start:
@@ -616,17 +624,22 @@ class AgentEngine:
             run.done = True
             return True
         event = run.pending_events[0]
-        specs = self.plan.actions_for(event.type)
-        restored = run.restored_events
         tracing = self.tracing
+        try:
+            specs = self.plan.actions_for_event(event, self._condition_failed_handler(run))
+        except TriggerConditionFailedError as error:
+            if tracing is not None:
+                tracing.end_run(run, error)
+            raise
+        restored = run.restored_events
         if restored:
             run.restored_events = restored - 1
-            if not specs:
+            if not self.plan.may_trigger(event.type):
                 error = UnhandledEventError(event.type, run.key, run.seq)
                 if tracing is not None:
                     tracing.end_run(run, error)
                 raise error
-        elif not specs:
+        elif not specs and not self.plan.conditioned:
             self._warn_once(
                 ("event", event.type),
                 "no action handles %r events: one was dropped (key %r, seq %d)",
@@ -710,6 +723,30 @@ class AgentEngine:
             run.seq,
             path,
         )
+
+    def _condition_failed_handler(self, run: RunState) -> ConditionErrorHandler:
+        """What a trigger condition that cannot be evaluated does
+        (``action.trigger-condition.evaluate-failure-strategy``): fail the run, or a
+        warning (once per action and expression) and the condition counts as false."""
+
+        def failed(spec: ActionSpec, condition: TriggerCondition, exc: Exception) -> None:
+            event_type = run.pending_events[0].type
+            if self.condition_failure == ConditionEvaluationFailureStrategy.FAIL:
+                raise TriggerConditionFailedError(
+                    spec.name, condition.source, event_type, run.key, run.seq, exc
+                ) from exc
+            self._warn_once(
+                ("condition", f"{spec.name}\0{condition.source}"),
+                "trigger condition %r of action %r could not be evaluated on a %r event "
+                "(%s); it counts as false (action.trigger-condition.evaluate-failure-"
+                "strategy: WARN_AND_SKIP); this warning is not repeated",
+                condition.source,
+                spec.name,
+                event_type,
+                redact(f"{type(exc).__name__}: {exc}"),
+            )
+
+        return failed
 
     def _warn_once(self, what: tuple[str, str], message: str, *args: Any) -> None:
         if what not in self._warned:

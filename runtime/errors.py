@@ -2,6 +2,9 @@
 
     AgentRuntimeError                   raised by the runtime itself
     ├── ActionExecutionError            (RuntimeError) an action raised; the run cannot go on
+    │   └── TriggerConditionFailedError a trigger condition could not be evaluated on an
+    │                                   event (evaluate-failure-strategy FAIL); its cause is
+    │                                   the evaluation's error
     ├── UnhandledEventError             (RuntimeError) a restored run holds an event that no
     │                                   action of the agent now running handles
     ├── AgentRunFailedError             (RuntimeError) a run failed on the agent operator's run
@@ -78,6 +81,7 @@ __all__ = [
     "ThreadModeUnavailableError",
     "ToolCallTimeoutError",
     "ToolThreadsExhaustedError",
+    "TriggerConditionFailedError",
     "UnhandledEventError",
 ]
 
@@ -115,6 +119,21 @@ class ActionExecutionError(AgentRuntimeError, RuntimeError):
         self.event_type = event_type
         self.key = key
         self.seq = seq
+
+
+class TriggerConditionFailedError(ActionExecutionError):
+    """An action's trigger condition expression could not be evaluated on an event (an
+    attribute it reads is missing or of another type) under
+    ``action.trigger-condition.evaluate-failure-strategy: FAIL``. No action ran on the
+    event; ``input-failure.policy`` decides what happens to the input."""
+
+    def __init__(
+        self, action: str, source: str, event_type: str, key: Any, seq: int, cause: BaseException
+    ) -> None:
+        super().__init__(action, event_type, key, seq, cause)
+        self.args = (f"trigger condition {source!r}: {self.args[0]}",)
+        self.source = source
+        """The expression."""
 
 
 class LongTermMemoryError(AgentRuntimeError, RuntimeError):

@@ -84,11 +84,13 @@ class LoggerType(str, Enum):
 
 
 class ConditionEvaluationFailureStrategy(str, Enum):
-    """Upstream: what happens when an action's trigger condition fails to evaluate. Trigger
-    conditions are not available here (an ``@action`` listens to event types)."""
+    """What happens when an action's trigger condition cannot be evaluated on an event (an
+    attribute it reads is missing or of another type)."""
 
     WARN_AND_SKIP = "WARN_AND_SKIP"
+    """A warning (once per action and expression); the condition counts as false."""
     FAIL = "FAIL"
+    """The run fails (`TriggerConditionFailedError`); ``input-failure.policy`` decides."""
 
 
 class InputFailurePolicy(str, Enum):
@@ -407,8 +409,9 @@ class AgentConfigOptions:
             "action.trigger-condition.evaluate-failure-strategy",
             ConditionEvaluationFailureStrategy,
             ConditionEvaluationFailureStrategy.WARN_AND_SKIP,
-            "Upstream: when a trigger condition fails to evaluate. No trigger conditions "
-            "here (accepted with a warning).",
+            "When an action's trigger condition expression cannot be evaluated on an event: "
+            "WARN_AND_SKIP (a warning, the condition counts as false) or FAIL (the run "
+            "fails; input-failure.policy decides what then).",
         )
     )
     ACTION_STATE_STORE_BACKEND: ConfigOption[str | None] = ConfigOption(
@@ -896,9 +899,6 @@ UNSUPPORTED_OPTIONS: dict[str, str] = {
     AgentConfigOptions.EVENT_LISTENERS.key: (
         "Java event listeners are not available; an action that listens to the event types "
         "does the same in Python"
-    ),
-    AgentConfigOptions.CONDITION_EVALUATION_FAILURE_STRATEGY.key: (
-        "there are no trigger conditions here; an action listens to event types"
     ),
     AgentConfigOptions.JOB_IDENTIFIER.key: (
         "a pipeline's durable records are identified by durable-execution.pipeline-id"

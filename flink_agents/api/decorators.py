@@ -16,8 +16,12 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, overload
 
 from flink_agents.api.approvals import REQUIRES_APPROVAL_MARK
-from flink_agents.api.events.event import Event
-from flink_agents.api.events.event_type import event_type_name, trigger_event_types
+from flink_agents.api.events.event_type import (
+    Trigger,
+    classify_trigger,
+    classify_triggers,
+    event_type_name,
+)
 from flink_agents.api.function import Function, JavaFunction, PythonFunction
 from flink_agents.api.resource import ResourceType
 from flink_agents.api.tools.tool_parameter_injection import (
@@ -44,7 +48,7 @@ __all__ = [
 ]
 
 ACTION_MARK = "__flink_agents_action__"
-"""Attribute set on an action function: the event types that trigger it."""
+"""Attribute set on an action function: its triggers, as upstream's strings (see `action`)."""
 RESOURCE_MARK = "__flink_agents_resource__"
 """Attribute set on a resource function: its `ResourceType`."""
 
@@ -69,13 +73,23 @@ def _check_target(target: Function, owner: str) -> None:
         raise ValueError(f"JavaFunction target on '{owner}' must set both qualname and method_name")
 
 
-def action(*event_types: type[Event] | str, target: Any = None) -> Callable[[F], F]:
+def _as_upstream_string(trigger: Trigger) -> Trigger:
+    """A class as the string upstream would be given (its type, when that reads back as the
+    same name); a string as it is."""
+    if isinstance(trigger, str):
+        return trigger
+    name = trigger.EVENT_TYPE
+    return name if classify_trigger(name) == name else trigger
+
+
+def action(*trigger_conditions: Trigger, target: Any = None) -> Callable[[F], F]:
     """Mark a static method ``(event, ctx) -> None`` (sync or async) as an action.
 
-    It runs for every event whose type is one of ``event_types``: `EventType` constants,
-    event classes or type strings (`flink_agents.api.events.event_type.event_type_name`
-    says which strings, and why upstream's condition expressions are refused).
-    Upstream's ``target=`` (a `Function` that is the action's body instead: a
+    It runs for every event that one of ``trigger_conditions`` matches (OR across them):
+    an `EventType` constant, an event class, an event type string, or a Boolean condition
+    expression over the event's ``type`` and attributes (``"type == EventType.InputEvent
+    && score > 5"``, checked when the plan is built). `classify_trigger` says which strings
+    are names. Upstream's ``target=`` (a `Function` that is the action's body instead: a
     `PythonFunction`, or a `JavaFunction` that fails the plan, there being no Java here)
     is checked as upstream checks it and kept as ``_target``.
     """
@@ -84,12 +98,13 @@ def action(*event_types: type[Event] | str, target: Any = None) -> Callable[[F],
             "action(target=...) must be an api-layer Function descriptor, "
             f"got {type(target).__name__}"
         )
-    names = trigger_event_types(event_types, owner="@action")
+    classify_triggers(trigger_conditions, owner="@action")  # refuses what never can be
+    triggers = tuple(_as_upstream_string(t) for t in trigger_conditions)
 
     def mark(decorated: F) -> F:
         func = _function_of(decorated)
-        setattr(func, ACTION_MARK, names)
-        setattr(func, "_trigger_conditions", tuple(names))  # upstream's attribute  # noqa: B010
+        setattr(func, ACTION_MARK, list(triggers))
+        setattr(func, "_trigger_conditions", triggers)  # upstream's attribute  # noqa: B010
         if target is not None:
             _check_target(target, func.__qualname__)
             setattr(func, "_target", target)  # upstream's attribute  # noqa: B010

@@ -9,6 +9,9 @@ and the runtime. Catch at the level you care about:
     ├── YamlDefinitionError             a YAML agent file is wrong: names the file, the line
     │                                   and the field
     ├── DocumentTooLargeError           a document over a vector store's size limit (named)
+    ├── TriggerConditionError           an action's condition expression cannot be used
+    │                                   (when the plan is built); names the action, the
+    │                                   expression and the ``category`` of the problem
     └── ResourceUnavailableError        an upstream resource with no implementation here (a
                                         provider, a resource type, a Java function); names
                                         the nearest working alternative
@@ -42,6 +45,7 @@ __all__ = [
     "EmbeddingModelError",
     "ResourceUnavailableError",
     "StoredClassRefusedError",
+    "TriggerConditionError",
     "UnknownOptionError",
     "UnsupportedContentBlockError",
     "VectorDimensionError",
@@ -165,6 +169,23 @@ class YamlDefinitionError(ValueError):
         super().__init__(
             "\n".join(f"{f}, line {n}, {field}: {text}" for f, n, field, text in self.problems)
         )
+
+
+class TriggerConditionError(ValueError):
+    """An action's trigger condition expression that cannot be used, found when the plan is
+    built: ``category`` is upstream's (``syntax``, ``unsupported_construct``,
+    ``unknown_event_type``, ``type_check``, ``referenced_attributes``)."""
+
+    def __init__(self, action: str, source: str, category: str, detail: str) -> None:
+        super().__init__(
+            f"action {action!r}: invalid trigger condition expression {source!r}: {detail}"
+        )
+        self.action = action
+        """The action whose trigger it is."""
+        self.source = source
+        """The expression, as written (trimmed)."""
+        self.category = category
+        """What is wrong, in upstream's words."""
 
 
 class ResourceUnavailableError(ValueError):

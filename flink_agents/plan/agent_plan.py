@@ -13,14 +13,16 @@ from typing import Any, NamedTuple
 
 from flink_agents.api._callables import is_async_callable
 from flink_agents.api.agents.agent import ActionFunction, Agent
-from flink_agents.api.events.event_type import trigger_event_types
+from flink_agents.api.events.event import Event
+from flink_agents.api.events.event_type import classify_triggers
 from flink_agents.api.resource import (
     Resource,
     ResourceDescriptor,
     ResourceType,
 )
+from flink_agents.plan.trigger_condition import TriggerCondition
 
-__all__ = ["ActionSpec", "AgentPlan", "ResourceSpec"]
+__all__ = ["ActionSpec", "AgentPlan", "ConditionErrorHandler", "ResourceSpec"]
 
 ResourceSpec = ResourceDescriptor | Resource | Callable[..., Any]
 """How a resource is declared: a descriptor, an instance, or (tools) a function."""
@@ -40,6 +42,13 @@ class ActionSpec(NamedTuple):
     is_async: bool
     """True for an ``async def`` (awaited on the loop), False for a sync function
     (run in a worker thread)."""
+    conditions: tuple[TriggerCondition, ...] = ()
+    """Condition expressions that also trigger it (any one true)."""
+
+
+ConditionErrorHandler = Callable[[ActionSpec, TriggerCondition, Exception], None]
+"""Told of a condition that could not be evaluated on an event (it counts as false); it
+may raise instead."""
 
 
 def _check_descriptor(descriptor: ResourceDescriptor) -> None:
@@ -78,6 +87,10 @@ class AgentPlan:
         self.triggers: dict[str, tuple[ActionSpec, ...]] = {
             t: tuple(specs) for t, specs in triggers.items()
         }
+        self.conditioned: tuple[ActionSpec, ...] = tuple(
+            spec for spec in self.actions.values() if spec.conditions
+        )
+        """The actions with condition expressions, in plan order."""
 
     @classmethod
     def from_agent(
@@ -92,8 +105,9 @@ class AgentPlan:
         and tool actions) come first, and their names are reserved: an agent action of the
         same name raises `ValueError`.
 
-        Raises `ValueError` for an action trigger that is no event type (upstream's
-        condition expressions) or an action with none, and `ResourceUnavailableError`
+        Raises `TriggerConditionError` (a `ValueError`) for a condition expression that
+        cannot be used, naming the action and the expression, `ValueError` for an action
+        with no trigger, and `ResourceUnavailableError`
         for what upstream has and this project does not: a resource of a type with no
         implementation here (skills), a `ResourceName` whose provider is not
         here, a Java function."""
@@ -102,12 +116,14 @@ class AgentPlan:
             if name in actions:
                 raise ValueError(f"action name {name!r} is reserved")
             func = function.as_callable()
+            classified = classify_triggers(triggers, owner=f"action {name!r}")
             actions[name] = ActionSpec(
                 name=name,
-                event_types=tuple(trigger_event_types(triggers, owner=f"action {name!r}")),
+                event_types=classified.event_types,
                 func=func,
                 config=dict(config or {}),
                 is_async=is_async_callable(func),
+                conditions=tuple(TriggerCondition(s, name) for s in classified.expressions),
             )
         resources: dict[ResourceType, dict[str, ResourceSpec]] = {}
         for resource_type in ResourceType:
@@ -118,8 +134,40 @@ class AgentPlan:
         return cls(actions, resources)
 
     def actions_for(self, event_type: str) -> tuple[ActionSpec, ...]:
-        """The actions an event of this type triggers, in declaration order."""
+        """The actions that listen to this event type, in declaration order (not those
+        whose condition expressions an event may satisfy: `actions_for_event`)."""
         return self.triggers.get(event_type, ())
+
+    def may_trigger(self, event_type: str) -> bool:
+        """Whether an event of this type may trigger an action: one listens to the type,
+        or one has a condition expression (which may test anything)."""
+        return bool(self.triggers.get(event_type)) or bool(self.conditioned)
+
+    def actions_for_event(
+        self, event: Event, on_condition_error: ConditionErrorHandler
+    ) -> tuple[ActionSpec, ...]:
+        """The actions ``event`` triggers, each once: those listening to its type first,
+        then those one of whose condition expressions it satisfies, in plan order (as
+        upstream). A condition that cannot be evaluated counts as false after
+        ``on_condition_error`` is told (which may raise instead)."""
+        by_type = self.triggers.get(event.type, ())
+        if not self.conditioned:
+            return by_type
+        matched = list(by_type)
+        names = {spec.name for spec in by_type}
+        for spec in self.conditioned:
+            if spec.name in names:
+                continue
+            for condition in spec.conditions:
+                try:
+                    hit = condition.matches(event)
+                except Exception as exc:  # the handler decides
+                    on_condition_error(spec, condition, exc)
+                    hit = False
+                if hit:
+                    matched.append(spec)
+                    break
+        return tuple(matched)
 
     def resource_spec(self, name: str, resource_type: ResourceType) -> ResourceSpec:
         """How the named resource is declared; `KeyError` when it is not."""

@@ -61,8 +61,10 @@ def test_triggers_are_kept_raw_and_checked_by_the_plan() -> None:
     raw = ["evt_a", "attributes.ready == true"]
     agent = Agent().add_action("act", raw, echo)
     assert agent.actions["act"].trigger_conditions == raw
-    with pytest.raises(ValueError, match="action 'act'"):
-        AgentPlan.from_agent(agent)
+    assert [c.source for c in AgentPlan.from_agent(agent).actions["act"].conditions] == [raw[1]]
+    broken = Agent().add_action("act", ["evt_a", "attributes.ready =="], echo)
+    with pytest.raises(ValueError, match=r"^action 'act': invalid trigger condition"):
+        AgentPlan.from_agent(broken)
     empty = Agent().add_action("act", [], echo)
     assert empty.actions["act"].trigger_conditions == []
     with pytest.raises(ValueError, match="at least one event type"):

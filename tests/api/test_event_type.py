@@ -26,7 +26,14 @@ from flink_agents.api.events import (
     ToolRequestEvent,
     ToolResponseEvent,
 )
-from flink_agents.api.events.event_type import EventType, event_type_name, trigger_event_types
+from flink_agents.api.events.event_type import (
+    EventType,
+    TriggerExpression,
+    classify_trigger,
+    classify_triggers,
+    event_type_name,
+    trigger_event_types,
+)
 from flink_agents.api.runner_context import RunnerContext
 
 
@@ -96,6 +103,8 @@ def test_event_type_constants_are_the_classes_types() -> None:
         ("'order:created'", "order:created"),  # quoted, as upstream
         ('"true"', "true"),
         ("'EventType.custom'", "EventType.custom"),
+        ("  order.checked\t", "order.checked"),  # trimmed, as upstream
+        (" 'order-created.v1' ", "order-created.v1"),
     ],
 )
 def test_a_trigger_is_an_event_type(trigger: type[Event] | str, expected: str) -> None:
@@ -107,23 +116,52 @@ def test_a_trigger_is_an_event_type(trigger: type[Event] | str, expected: str) -
     [
         ("", "cannot be empty"),
         ("  ", "cannot be empty"),
-        ("type == EventType.InputEvent && score > 5", "condition expressions are not supported"),
-        ("attributes.ready == true", "condition expressions are not supported"),
-        ("order:created", "quote"),
-        ("'has space'", "quoted event type"),
-        ("''", "quoted event type"),
+        ("type == EventType.InputEvent && score > 5", "is a condition expression"),
+        ("order:created", "is a condition expression"),
+        ("'has space'", "is a condition expression"),
+        ("''", "is a condition expression"),
         ("EventType.InputEvent", "pass the constant EventType.InputEvent"),
-        ("EventType.Nope", "no member 'Nope'"),
+        ("EventType.Nope", "is a condition expression, not an event type$"),
     ],
 )
-def test_malformed_or_unavailable_triggers_are_refused(trigger: object, message: str) -> None:
+def test_what_is_no_event_type_name_is_refused_by_event_type_name(
+    trigger: object, message: str
+) -> None:
     with pytest.raises(ValueError, match=message):
         event_type_name(trigger)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("trigger", "expected"),
+    [
+        ("in", "in"),  # a keyword of CEL, but no literal: a name, as upstream
+        ("a-b.c_d", "a-b.c_d"),
+        ("\t'x y'", TriggerExpression("'x y'")),  # whitespace inside: a string literal
+        ("true", TriggerExpression("true")),
+        (" null ", TriggerExpression("null")),
+        ("'null'", "null"),
+        ("EventType.ToolRequestEvent", TriggerExpression("EventType.ToolRequestEvent")),
+        ("score > 5", TriggerExpression("score > 5")),
+        ('"a\\"b"', TriggerExpression('"a\\"b"')),  # an escape: no quoted name
+        ("9lives", TriggerExpression("9lives")),
+    ],
+)
+def test_classify_trigger_tells_names_from_expressions(
+    trigger: str, expected: str | TriggerExpression
+) -> None:
+    assert classify_trigger(trigger) == expected
+
+
+def test_classify_triggers_splits_and_dedupes() -> None:
+    assert classify_triggers([InputEvent, " x > 1", "b", "x > 1", "'b'"]) == (
+        ("_input_event", "b"),
+        ("x > 1",),
+    )
+
+
 @pytest.mark.parametrize("trigger", [42, None, str, object()])
 def test_a_trigger_of_another_kind_is_a_type_error(trigger: object) -> None:
-    with pytest.raises(TypeError, match="neither an Event class"):
+    with pytest.raises(TypeError, match=r"^action trigger condition must be a string, got "):
         event_type_name(trigger)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="trigger condition must be a string"):  # upstream's
         action(trigger)  # type: ignore[arg-type]
@@ -143,7 +181,9 @@ def test_trigger_event_types_keeps_order_drops_repeats_and_names_the_owner() -> 
     assert trigger_event_types("x") == ["x"]
     with pytest.raises(ValueError, match=r"^action 'start': an action needs at least one"):
         trigger_event_types([], owner="action 'start'")
-    with pytest.raises(TypeError, match=r"^action 'start': 3 is neither"):
+    with pytest.raises(
+        TypeError, match=r"^action 'start': action trigger condition must be a string, got 3$"
+    ):
         trigger_event_types([3], owner="action 'start'")  # type: ignore[list-item]
 
 
@@ -151,22 +191,36 @@ def test_action_takes_event_type_members_strings_and_classes() -> None:
     @action(EventType.InputEvent, ChatResponseEvent, "'order:created'")
     def handle(event: Event, ctx: RunnerContext) -> None: ...
 
+    # kept as upstream's strings (a class as its type), so the plan reads them again alike
     assert getattr(handle, ACTION_MARK) == [
         "_input_event",
         "_chat_response_event",
-        "order:created",
+        "'order:created'",
     ]
     assert handle._trigger_conditions == (  # type: ignore[attr-defined]
         "_input_event",
         "_chat_response_event",
-        "order:created",
+        "'order:created'",
     )
 
 
 def test_action_refuses_what_cannot_run_here_when_declared() -> None:
     with pytest.raises(ValueError, match=r"^@action: an action needs at least one"):
         action()
-    with pytest.raises(ValueError, match="condition expressions"):
-        action("type == EventType.InputEvent && score > 5")
+    with pytest.raises(ValueError, match=r"^@action: a trigger condition cannot be empty"):
+        action(" ")
     with pytest.raises(TypeError, match="must be an api-layer Function descriptor, got str"):
         action(EventType.InputEvent, target="com.example.Handlers#handle")
+
+
+def test_a_decorated_quoted_name_reaches_the_plan() -> None:
+    from flink_agents.api.agents.agent import Agent
+    from flink_agents.plan import AgentPlan
+
+    class Orders(Agent):
+        @action("'order:created'", " order.paid ", OrderChecked)
+        @staticmethod
+        def handle(event: Event, ctx: RunnerContext) -> None: ...
+
+    plan = AgentPlan.from_agent(Orders())
+    assert plan.actions["handle"].event_types == ("order:created", "order.paid", "order.checked")

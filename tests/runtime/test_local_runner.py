@@ -507,3 +507,34 @@ def test_a_run_without_output_is_a_warning_on_the_local_runners_console() -> Non
     )
     assert "outputs []" in done.stdout
     assert "a run ended without an OutputEvent (key 'T-1', seq 0; actions: ignore)" in done.stderr
+
+
+class OrderChecked(Event):
+    EVENT_TYPE = "order-checked.v1"
+
+
+def test_string_event_type_names_route_as_the_class_form() -> None:
+    """``"InputEvent"``-style names are not class names: the type string is what routes, so
+    ``"_input_event"``, a padded quoted user type and the classes reach the same actions."""
+    seen: list[str] = []
+
+    def start(event: Event, ctx: RunnerContext) -> None:
+        seen.append("start")
+        ctx.send_event(OrderChecked(attributes={"n": event.attributes["input"]}))
+
+    def by_name(event: Event, ctx: RunnerContext) -> None:
+        seen.append("by_name")
+
+    def by_class(event: Event, ctx: RunnerContext) -> None:
+        seen.append("by_class")
+        ctx.send_event(OutputEvent(output=event.attributes["n"]))
+
+    agent = (
+        Agent()
+        .add_action("start", [" _input_event "], start)
+        .add_action("by_name", [" 'order-checked.v1' "], by_name)
+        .add_action("by_class", [OrderChecked], by_class)
+    )
+    outputs = run(agent, [{"key": "k", "value": 3}])
+    assert [o.value for o in outputs] == [3]
+    assert seen == ["start", "by_name", "by_class"]

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from flink_agents.api.decorators import ACTION_MARK, RESOURCE_MARK
 from flink_agents.api.events.event import Event
+from flink_agents.api.events.event_type import Trigger
 from flink_agents.api.function import Function, PythonFunction
 from flink_agents.api.resource import (
     Resource,
@@ -45,9 +46,6 @@ STRUCTURED_OUTPUT = "structured_output"
 
 ActionFunction = Callable[[Event, "RunnerContext"], Awaitable[None] | None]
 """An action: ``(event, ctx) -> None``, sync or ``async def``."""
-
-Trigger = type[Event] | str
-"""What an action listens to: an event class, an `EventType` constant or a type string."""
 
 
 class AgentAction(NamedTuple):
@@ -88,7 +86,8 @@ class Agent:
         **config: Any,
     ) -> Agent:
         """Add an action listening to ``trigger_conditions`` (event classes, `EventType`
-        constants or type strings; a single one may be given alone); ``config`` is its
+        constants, type strings or condition expressions; a single one may be given
+        alone); ``config`` is its
         ``ctx.action_config``. ``func`` is a function or a `PythonFunction`.
 
         `ValueError` when the name is taken, `TypeError` when ``func`` is neither; the

@@ -34,7 +34,7 @@ from flink_agents.api.errors import (
     UnknownOptionError,
     YamlDefinitionError,
 )
-from flink_agents.api.events.event_type import trigger_event_types
+from flink_agents.api.events.event_type import classify_triggers
 from flink_agents.api.function import (
     ACTION_PARAMETER_TYPES,
     Function,
@@ -58,6 +58,7 @@ from flink_agents.api.yaml.specs import (
     ToolSpec,
     YamlAgentsDocument,
 )
+from flink_agents.plan.trigger_condition import TriggerCondition
 
 if TYPE_CHECKING:
     from flink_agents.api.execution_environment import AgentsExecutionEnvironment
@@ -367,7 +368,8 @@ def _check_action(source: YamlSource, where: FieldPath, agent: Agent, name: str)
     with source.at(*where, "function"):
         function.as_callable()
     with source.at(*where, "trigger_conditions"):
-        trigger_event_types(triggers, owner=f"action {name!r}")
+        for expression in classify_triggers(triggers, owner=f"action {name!r}").expressions:
+            TriggerCondition(expression, name)  # refused here, at its line, not at run time
 
 
 def _check_runnable(file: _File) -> None:

@@ -121,14 +121,12 @@ def test_a_function_that_is_not_there(tmp_path: Path) -> None:
     assert "no_such_pkg" in str(tool)
 
 
-def test_a_trigger_that_is_no_event_type(tmp_path: Path) -> None:
-    error = _error(
-        tmp_path,
-        f"agents:\n  - name: a\n    actions:\n      - name: x\n        function: {T}:increment\n"
-        '        trigger_conditions: [input, "score > 5"]\n',
-    )
+def test_a_condition_expression_that_cannot_be_used(tmp_path: Path) -> None:
+    head = f"agents:\n  - name: a\n    actions:\n      - name: x\n        function: {T}:increment\n"
+    _load(tmp_path, head + '        trigger_conditions: [input, "score > 5"]\n')
+    error = _error(tmp_path, head + '        trigger_conditions: [input, "score >"]\n')
     assert _at(error) == (6, "agents[0].actions[0].trigger_conditions")
-    assert "condition expressions are not supported" in str(error)
+    assert "action 'x': invalid trigger condition expression 'score >'" in str(error)
 
 
 def test_a_reference_to_a_shared_action_that_is_not_there(tmp_path: Path) -> None:
