@@ -9,11 +9,6 @@ answers:
   signals an overload (`is_overload`: 429, 529, ``overloaded``), then additive increase
   (one per round trip while calls wait) and multiplicative decrease (`DECREASE_FACTOR` of
   the calls in flight the provider did not refuse);
-- until then a burst goes out over a few turns of the event loop instead of all in one:
-  one call in its first turn, two in the next, and so on (`_BurstTurns`). No call waits
-  for time or for another call to end, but an overload that has come back is read between
-  two turns, so the rest of the burst waits for the provider's ``retry-after`` instead of
-  going out to be refused (a burst of N calls takes about ``sqrt(2 N)`` turns);
 - after an overload no call starts until the ``retry-after`` the provider sent has passed
   (`OVERLOAD_PAUSE_S` when it sent none; at most the caller's ``max_pause_s``,
   `MAX_PAUSE_S` by default);
@@ -33,7 +28,6 @@ connection's calls.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import math
 import threading
 import time
@@ -191,7 +185,6 @@ class RequestLimiter:
         fixed = limits.max_concurrent_requests
         self._adaptive = AdaptiveConcurrency() if fixed is None and limits.adaptive else None
         self._fixed = math.inf if fixed is None else float(fixed)
-        self._turns = _BurstTurns()
         self._paused_until = -math.inf
         rps = limits.requests_per_second
         self._interval = 1.0 / rps if rps is not None else 0.0
@@ -284,8 +277,7 @@ class RequestLimiter:
                         if delay == 0.0:
                             self._queue.popleft()
                             permit = self._take(tokens, now, now - started)
-                            if not self._unlearnt or self._turns.may_start(loop):
-                                self._wake_head()  # else the next turn wakes it
+                            self._wake_head()
                             return permit
                     waiter.loop = loop
                     waiter.future = loop.create_future()
@@ -314,32 +306,21 @@ class RequestLimiter:
 
     def _delay(self, tokens: int, now: float, pause_end: float) -> float | None:
         """0.0 when a call of ``tokens`` may start now; else seconds until it may (None:
-        until a call in flight ends, or the next turn of the event loop). A pause holds it
+        until a call in flight ends). A pause holds it
         until ``pause_end`` at most. Under the lock."""
         paused_until = min(self._paused_until, pause_end)
         if paused_until > now:
             return paused_until - now
         if self._in_flight >= self._limit:
             return None
-        if self._unlearnt and not self._turns.may_start(asyncio.get_running_loop()):
-            return None
         if self._next_start > now:
             return self._next_start - now
         return self._tokens.wait_s(tokens, now)
 
-    @property
-    def _unlearnt(self) -> bool:
-        """Whether the adaptive limit has learnt nothing yet (a burst goes out by turns)."""
-        return self._adaptive is not None and not self._adaptive.learnt
-
     def _take(self, tokens: int, now: float, waited_s: float | None) -> RequestPermit:
         """Start a call that waited ``waited_s`` in the queue (None: it did not queue).
-        Under the lock, on the call's event loop."""
+        Under the lock."""
         self._in_flight += 1
-        if self._unlearnt:
-            loop = asyncio.get_running_loop()
-            if self._turns.started(loop):
-                loop.call_soon(self._next_turn)
         spacing = self._spacing()
         if spacing:
             self._next_start = max(self._next_start, now) + spacing
@@ -360,17 +341,22 @@ class RequestLimiter:
             spacing = max(spacing, latency / self._adaptive.limit)
         return spacing
 
-    def _next_turn(self) -> None:
-        """The event loop turned since a call started: wake as many waiters as may start
-        in this turn."""
-        with self._lock:
-            for waiter in itertools.islice(self._queue, self._turns.next_turn()):
-                _wake(waiter)
-
     def _wake_head(self) -> None:
         """Wake the first waiter to look again (under the lock)."""
-        if self._queue:
-            _wake(self._queue[0])
+        if not self._queue:
+            return
+        waiter = self._queue[0]
+        future, loop = waiter.future, waiter.loop
+        if future is None or loop is None or future.done():
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            future.set_result(None)
+        elif not loop.is_closed():
+            loop.call_soon_threadsafe(_resolve, future)
 
     # ------------------------------------------------------------------ finish
 
@@ -415,58 +401,6 @@ class RequestLimiter:
         self._paused_until = max(self._paused_until, now + max(0.0, min(cap, pause)))
         if self._adaptive is not None:
             self._adaptive.overloaded(permit.epoch, self._in_flight + 1)
-
-
-class _BurstTurns:
-    """How many calls may start in this turn of the event loop while the adaptive limit
-    has learnt nothing: one in a burst's first turn, one more in each next turn while the
-    burst uses them up; one again after a turn that left room. The turns counted are those
-    of the loop the last call started on (a call on another loop, or after that loop
-    stopped, starts a turn of its own: nothing waits for a loop that no longer turns).
-    Under the limiter's lock."""
-
-    __slots__ = ("_allowed", "_loop", "_started")
-
-    def __init__(self) -> None:
-        self._allowed = 1
-        self._started = 0
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def may_start(self, loop: asyncio.AbstractEventLoop) -> bool:
-        """Whether a call on ``loop`` may start in this turn."""
-        return self._started < self._allowed or not self._counts(loop)
-
-    def started(self, loop: asyncio.AbstractEventLoop) -> bool:
-        """A call started on ``loop``; True when it is this turn's first (then
-        `next_turn` is due in the loop's next turn)."""
-        if not self._counts(loop):
-            self._loop, self._allowed, self._started = loop, 1, 0
-        self._started += 1
-        return self._started == 1
-
-    def next_turn(self) -> int:
-        """The loop turned: how many calls may start now."""
-        self._allowed = self._allowed + 1 if self._started >= self._allowed else 1
-        self._started = 0
-        return self._allowed
-
-    def _counts(self, loop: asyncio.AbstractEventLoop) -> bool:
-        return loop is self._loop and loop.is_running()
-
-
-def _wake(waiter: _Waiter) -> None:
-    """Wake ``waiter`` to look again, on its own loop (under the limiter's lock)."""
-    future, loop = waiter.future, waiter.loop
-    if future is None or loop is None or future.done():
-        return
-    try:
-        running = asyncio.get_running_loop()
-    except RuntimeError:
-        running = None
-    if running is loop:
-        future.set_result(None)
-    elif not loop.is_closed():
-        loop.call_soon_threadsafe(_resolve, future)
 
 
 def _resolve(future: asyncio.Future[None]) -> None:

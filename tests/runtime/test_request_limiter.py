@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 import pickle
 import threading
 from typing import Any
@@ -63,7 +62,7 @@ class Starts:
     async def calls(self, n: int, tokens: int = 0) -> None:
         for i in range(len(self.tasks), len(self.tasks) + n):
             self.call(i, tokens)
-        await turns(100)  # an unlearnt adaptive limit starts a burst over turns
+        await settle()
 
 
 # ---------------------------------------------------------------------------- fixed limits
@@ -205,64 +204,15 @@ async def turns(n: int) -> None:
         await asyncio.sleep(0)
 
 
-async def test_adaptive_sends_a_burst_over_turns_one_more_call_each_until_an_overload() -> None:
+async def test_adaptive_sends_a_burst_at_once_until_the_first_overload() -> None:
     clock = FakeClock()
     starts = Starts(limiter(clock), clock)
     assert starts.limiter.limit is None
-    for i in range(1000):
-        starts.call(i)
-    seen = [0]
-    for _ in range(20):
-        await asyncio.sleep(0)
-        seen.append(len(starts.times))
-    steps = [later - earlier for earlier, later in itertools.pairwise(seen) if later > earlier]
-    assert steps[:6] == [1, 2, 3, 4, 5, 6]  # one call in the first turn, then one more
-    await turns(200)
-    # All of it, without waiting for time or for a call to end: no concurrency limit.
+    await starts.calls(1000)
     assert len(starts.times) == 1000 and set(starts.times.values()) == {clock.now}
-    assert starts.limiter.in_flight == 1000
     for i in range(1000):
         starts.permits[i].succeeded()
-    assert starts.limiter.limit is None
-
-
-def test_the_turns_of_a_loop_that_stopped_hold_no_call_back() -> None:
-    shared = RequestLimiter(RequestLimits())
-
-    async def start_and_stop() -> RequestPermit:
-        permit = await shared.acquire()
-        asyncio.get_running_loop().stop()  # the loop stops before it turns again
-        return permit
-
-    loop = asyncio.new_event_loop()
-    task = loop.create_task(start_and_stop())
-    loop.run_forever()
-    first = task.result()
-    loop.close()
-
-    async def second() -> RequestPermit:
-        return await asyncio.wait_for(shared.acquire(), 10)
-
-    assert not asyncio.run(second()).queued
-    assert first.queued is False and shared.in_flight == 2
-
-
-async def test_an_overload_read_while_a_burst_starts_holds_the_rest_of_it() -> None:
-    clock = FakeClock(start=0.0)
-    starts = Starts(limiter(clock), clock)
-    for i in range(100):
-        starts.call(i)
-    await turns(10)
-    started = len(starts.times)
-    assert 2 <= started < 100
-    starts.permits[0].failed(rate_limited(retry_after=1.0))
-    await turns(500)
-    assert len(starts.times) == started  # the rest waits: it is not sent to be refused
-    assert starts.limiter.limit == int((started - 1) * DECREASE_FACTOR)
-    for i in range(1, started):
-        starts.permits[i].succeeded()
-    await clock.advance(1.0)  # the retry-after
-    assert started < len(starts.times) < 100
+    assert starts.limiter.limit is None and starts.limiter.waits == 0
 
 
 async def test_a_new_limiter_starts_unlimited_whatever_another_learnt() -> None:
