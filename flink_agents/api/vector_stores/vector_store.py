@@ -167,6 +167,14 @@ class BaseVectorStore(Resource, ABC):
         """`embed_query` without blocking: the embedding model's ``aembed``."""
         return _one_vector(await self._get_embedding_model().aembed(text))
 
+    async def aembed_queries(self, texts: list[str]) -> list[list[float]]:
+        """The vectors of several query texts, in order, from the embedding model's
+        ``aembed`` of the list (one request, or the model's ``batch_size`` at a time)."""
+        if len(texts) == 1:
+            return [await self.aembed_query(texts[0])]
+        vectors = await self._get_embedding_model().aembed(list(texts))
+        return [_one_vector(vector) for vector in vectors]
+
     def add(
         self,
         documents: Document | list[Document],
@@ -192,6 +200,21 @@ class BaseVectorStore(Resource, ABC):
         not embedded again: the vector is the query)."""
         return self._query_embedding(
             embedding=self._normalize_embeddings(embedding),
+            limit=query.limit,
+            collection_name=query.collection_name,
+            filters=query.filters,
+            **{**self.store_kwargs, **query.extra_args},
+        )
+
+    def query_embeddings(
+        self, embeddings: list[list[float]], query: VectorStoreQuery
+    ) -> list[list[Document]]:
+        """`query_embedding` for each of several vectors, searched alike (``query``'s limit,
+        collection, filters and arguments; its text is not used): the documents nearest
+        each, in order. A backend that searches many vectors in one call
+        (`_query_embeddings`) does so."""
+        return self._query_embeddings(
+            embeddings=[self._normalize_embeddings(embedding) for embedding in embeddings],
             limit=query.limit,
             collection_name=query.collection_name,
             filters=query.filters,
@@ -272,6 +295,23 @@ class BaseVectorStore(Resource, ABC):
         **kwargs: Any,
     ) -> list[Document]:
         """The documents nearest a vector, nearest first."""
+
+    def _query_embeddings(
+        self,
+        embeddings: list[Any],
+        limit: int = 10,
+        collection_name: str | None = None,
+        filters: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> list[list[Document]]:
+        """The documents nearest each vector (`_query_embedding` one after another; a
+        backend that takes several vectors in one query overrides it)."""
+        return [
+            self._query_embedding(
+                embedding, limit=limit, collection_name=collection_name, filters=filters, **kwargs
+            )
+            for embedding in embeddings
+        ]
 
     @abstractmethod
     def _add_embedding(
