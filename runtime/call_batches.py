@@ -24,6 +24,7 @@ batch with it, as it would have failed each alone.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -68,7 +69,9 @@ class CallBatcher(Generic[ItemT, ResultT]):
             raise ValueError("max_batch must be at least 1")
         self._max_batch = max_batch
         self._item_fault = item_fault
-        self._open: dict[tuple[int, Hashable], _Batch[ItemT, ResultT]] = {}
+        self._open: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[Hashable, _Batch[ItemT, ResultT]]
+        ] = weakref.WeakKeyDictionary()
         self._sending: set[asyncio.Task[None]] = set()
 
     async def submit(
@@ -78,24 +81,30 @@ class CallBatcher(Generic[ItemT, ResultT]):
         items of ``group`` submitted in this turn of the loop; the first's ``call`` is
         the one made)."""
         loop = asyncio.get_running_loop()
-        key = (id(loop), group)
-        batch = self._open.get(key)
+        batches = self._open.get(loop)
+        if batches is None:
+            batches = self._open[loop] = {}
+        batch = batches.get(group)
         if batch is None:
-            batch = _Batch(call)
-            self._open[key] = batch
-            loop.call_soon(self._close, key, batch)
+            batch = batches[group] = _Batch(call)
+            loop.call_soon(self._close, batches, group, batch)
         future: asyncio.Future[ResultT] = loop.create_future()
         batch.items.append(item)
         batch.futures.append(future)
         if len(batch.items) >= self._max_batch:
-            self._close(key, batch)
+            self._close(batches, group, batch)
         return await future
 
-    def _close(self, key: tuple[int, Hashable], batch: _Batch[ItemT, ResultT]) -> None:
+    def _close(
+        self,
+        batches: dict[Hashable, _Batch[ItemT, ResultT]],
+        group: Hashable,
+        batch: _Batch[ItemT, ResultT],
+    ) -> None:
         """Stop ``batch`` taking items and send it (once)."""
-        if self._open.get(key) is not batch:
+        if batches.get(group) is not batch:
             return  # already sent (full)
-        del self._open[key]
+        del batches[group]
         task = asyncio.get_running_loop().create_task(_send(batch, self._item_fault))
         self._sending.add(task)
         task.add_done_callback(self._sending.discard)
