@@ -176,7 +176,7 @@ def test_queries_look_the_collection_up_once_and_again_when_it_was_replaced(
         return get_or_create(name=name, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(client, "get_or_create_collection", counted)
-    query = VectorStoreQuery(query_text="refund", limit=1)
+    query = VectorStoreQuery(query_text="refund refund policy", limit=1)
     for _ in range(3):
         assert [d.id for d in store.query(query).documents] == ["d1"]
     assert lookups == ["docs_test"]
@@ -184,6 +184,7 @@ def test_queries_look_the_collection_up_once_and_again_when_it_was_replaced(
     # collection is stale, so the next query looks it up again and finds the new documents.
     other = _store(tmp_path)
     other.delete_collection("docs_test")
-    other.add([Document(id="new", content="refund desk", embedding=store.embed_query("refund"))])
+    vector = store.embed_query("refund refund policy")
+    other.add([Document(id="new", content="refund desk", embedding=vector)])
     assert [d.id for d in store.query(query).documents] == ["new"]
     assert lookups == ["docs_test", "docs_test"]
