@@ -7,12 +7,16 @@ the same per request whatever its size, and a store answers several vectors in o
 for little more than one, so each such burst goes out as one call: an embedding request
 carrying every query text, a lookup carrying every vector.
 
-How it works: the first call of a group (``submit``'s ``group``: the store, the kind of
-call, what must be equal within a batch) opens a batch and schedules its sending for the
-end of the current turn of the loop; the calls of the same group made before then join
-it (at most ``max_batch``; a full batch goes at once). Each caller awaits its own
-item's result. Batching changes what is sent, never what a caller gets or what is
-recorded: each run's durable call records its own result.
+How it works: per group (``submit``'s ``group``: the store, the kind of call, what must
+be equal within a batch) at most ``max_in_flight`` batches are sent at once. The first
+call of a group opens a batch; at the end of the current turn of the loop it is sent if
+fewer than ``max_in_flight`` of the group's batches are out, else it keeps gathering the
+calls that come until one of them is answered, and goes then. A full batch
+(``max_batch`` items) goes at once whatever is out. So a call made while the group is
+idle waits for nothing but the end of its turn, and under load the batches grow with the
+rate of calls, with no timer: each caller waits at most for one batch ahead of it. Each
+caller awaits its own item's result. Batching changes what is sent, never what a caller
+gets or what is recorded: each run's durable call records its own result.
 
 Failures: when a batched call fails with an error one item may cause (a bad input, a
 text too long: by default, an error that is not ``retryable``), each of its items is sent
@@ -28,13 +32,21 @@ import weakref
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any, Generic, TypeVar
 
-__all__ = ["DEFAULT_MAX_BATCH", "BatchCall", "CallBatcher", "not_retryable"]
+__all__ = [
+    "DEFAULT_MAX_BATCH",
+    "DEFAULT_MAX_IN_FLIGHT",
+    "BatchCall",
+    "CallBatcher",
+    "not_retryable",
+]
 
 ItemT = TypeVar("ItemT")
 ResultT = TypeVar("ResultT")
 
 DEFAULT_MAX_BATCH = 128
 """Items one batched call carries at most."""
+DEFAULT_MAX_IN_FLIGHT = 1
+"""Batches of one group out at once (beyond those sent full)."""
 
 BatchCall = Callable[[list[ItemT]], Awaitable[Sequence[ResultT]]]
 """Sends a batch: one result per item, in order."""
@@ -43,6 +55,16 @@ BatchCall = Callable[[list[ItemT]], Awaitable[Sequence[ResultT]]]
 def not_retryable(exc: Exception) -> bool:
     """The default test of an error one item may have caused: it is not ``retryable``."""
     return not getattr(exc, "retryable", False)
+
+
+class _Group(Generic[ItemT, ResultT]):
+    """A group's batch gathering calls, and how many of its batches are out."""
+
+    __slots__ = ("gathering", "in_flight")
+
+    def __init__(self) -> None:
+        self.gathering: _Batch[ItemT, ResultT] | None = None
+        self.in_flight = 0
 
 
 class _Batch(Generic[ItemT, ResultT]):
@@ -55,22 +77,24 @@ class _Batch(Generic[ItemT, ResultT]):
 
 
 class CallBatcher(Generic[ItemT, ResultT]):
-    """Coalesces the calls of one group made in the same turn of an event loop (module
-    doc). One instance may serve several loops: a group is per loop."""
+    """Coalesces the calls of one group (module doc). One instance may serve several
+    event loops: a group is per loop."""
 
     def __init__(
         self,
         max_batch: int = DEFAULT_MAX_BATCH,
         item_fault: Callable[[Exception], bool] = not_retryable,
+        max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
     ) -> None:
         """``item_fault``: whether an error of a batched call may be one item's fault
         (its items are then sent again alone)."""
-        if max_batch < 1:
-            raise ValueError("max_batch must be at least 1")
+        if max_batch < 1 or max_in_flight < 1:
+            raise ValueError("max_batch and max_in_flight must be at least 1")
         self._max_batch = max_batch
+        self._max_in_flight = max_in_flight
         self._item_fault = item_fault
-        self._open: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, dict[Hashable, _Batch[ItemT, ResultT]]
+        self._groups: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[Hashable, _Group[ItemT, ResultT]]
         ] = weakref.WeakKeyDictionary()
         self._sending: set[asyncio.Task[None]] = set()
 
@@ -78,36 +102,60 @@ class CallBatcher(Generic[ItemT, ResultT]):
         self, group: Hashable, item: ItemT, call: BatchCall[ItemT, ResultT]
     ) -> ResultT:
         """``item``'s result from ``call`` (``call([item, ...])``, shared with the other
-        items of ``group`` submitted in this turn of the loop; the first's ``call`` is
-        the one made)."""
+        items of ``group`` of its batch; the first's ``call`` is the one made)."""
         loop = asyncio.get_running_loop()
-        batches = self._open.get(loop)
-        if batches is None:
-            batches = self._open[loop] = {}
-        batch = batches.get(group)
+        groups = self._groups.get(loop)
+        if groups is None:
+            groups = self._groups[loop] = {}
+        state = groups.get(group)
+        if state is None:
+            state = groups[group] = _Group()
+        batch = state.gathering
         if batch is None:
-            batch = batches[group] = _Batch(call)
-            loop.call_soon(self._close, batches, group, batch)
+            batch = state.gathering = _Batch(call)
+            loop.call_soon(self._turn_ended, groups, group, state, batch)
         future: asyncio.Future[ResultT] = loop.create_future()
         batch.items.append(item)
         batch.futures.append(future)
         if len(batch.items) >= self._max_batch:
-            self._close(batches, group, batch)
+            self._send(groups, group, state)
         return await future
 
-    def _close(
+    def _turn_ended(
         self,
-        batches: dict[Hashable, _Batch[ItemT, ResultT]],
+        groups: dict[Hashable, _Group[ItemT, ResultT]],
         group: Hashable,
+        state: _Group[ItemT, ResultT],
         batch: _Batch[ItemT, ResultT],
     ) -> None:
-        """Stop ``batch`` taking items and send it (once)."""
-        if batches.get(group) is not batch:
-            return  # already sent (full)
-        del batches[group]
+        """The turn ``batch`` was opened in ended: send it unless enough are out (then
+        the next answer sends it)."""
+        if state.gathering is batch and state.in_flight < self._max_in_flight:
+            self._send(groups, group, state)
+
+    def _send(
+        self,
+        groups: dict[Hashable, _Group[ItemT, ResultT]],
+        group: Hashable,
+        state: _Group[ItemT, ResultT],
+    ) -> None:
+        """Send the group's gathering batch."""
+        batch, state.gathering = state.gathering, None
+        if batch is None:
+            return
+        state.in_flight += 1
         task = asyncio.get_running_loop().create_task(_send(batch, self._item_fault))
         self._sending.add(task)
-        task.add_done_callback(self._sending.discard)
+
+        def answered(task: asyncio.Task[None]) -> None:
+            self._sending.discard(task)
+            state.in_flight -= 1
+            if state.gathering is not None:
+                self._send(groups, group, state)  # what gathered meanwhile
+            elif state.in_flight == 0 and groups.get(group) is state:
+                del groups[group]
+
+        task.add_done_callback(answered)
 
 
 async def _send(batch: _Batch[Any, Any], item_fault: Callable[[Exception], bool]) -> None:

@@ -122,3 +122,56 @@ def test_a_batch_must_answer_each_item() -> None:
 def test_max_batch_must_be_positive() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         CallBatcher(max_batch=0)
+
+
+def test_calls_made_while_a_batch_is_out_gather_into_the_next_one() -> None:
+    # Calls that come one turn after another (records reaching an operator one by one)
+    # still share requests: while the group's batch is out, the next one gathers.
+    async def scenario() -> tuple[list[Any], list[list[int]]]:
+        release = asyncio.Event()
+        batches: list[list[int]] = []
+
+        async def call(items: list[int]) -> list[int]:
+            batches.append(list(items))
+            await release.wait()
+            return [item * 2 for item in items]
+
+        batcher: CallBatcher[int, int] = CallBatcher()
+        calls = [asyncio.ensure_future(batcher.submit("g", 1, call))]
+        for item in (2, 3):
+            for _ in range(3):
+                await asyncio.sleep(0)  # later turns
+            calls.append(asyncio.ensure_future(batcher.submit("g", item, call)))
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert batches == [[1]]  # 2 and 3 wait for it
+        release.set()
+        return list(await asyncio.gather(*calls)), batches
+
+    results, batches = asyncio.run(scenario())
+    assert results == [2, 4, 6]
+    assert batches == [[1], [2, 3]]
+
+
+def test_max_in_flight_lets_more_batches_out_at_once() -> None:
+    async def scenario() -> list[list[int]]:
+        release = asyncio.Event()
+        batches: list[list[int]] = []
+
+        async def call(items: list[int]) -> list[int]:
+            batches.append(list(items))
+            await release.wait()
+            return items
+
+        batcher: CallBatcher[int, int] = CallBatcher(max_in_flight=2)
+        calls = []
+        for item in (1, 2, 3):
+            calls.append(asyncio.ensure_future(batcher.submit("g", item, call)))
+            for _ in range(3):
+                await asyncio.sleep(0)
+        assert batches == [[1], [2]]
+        release.set()
+        await asyncio.gather(*calls)
+        return batches
+
+    assert asyncio.run(scenario()) == [[1], [2], [3]]
