@@ -12,9 +12,10 @@ place of a run (a second runner over one store, a job run again) therefore never
 this request: the code-path-changed rule drops it and the call is made live. The calls
 record plain JSON (the vector; the documents' dicts), nothing else of the store.
 
-Many runs in flight ask at once: the calls made in one turn of the event loop go out
-batched (`flink_agents.runtime.call_batches`): one embedding request for the queries
-of one store, one lookup for the vectors of one store and ``max_results``. Each run still
+Many runs in flight ask at once: their calls go out batched
+(`flink_agents.runtime.call_batches`: those of one turn of the event loop, and those that
+come while the previous batch is out): one embedding request for the queries of one
+store, one lookup for the vectors of one store and ``max_results``. Each run still
 records its own calls; a query that makes a batch fail for a reason of its own (not a
 retryable one) is tried alone, so it fails only its own request.
 
@@ -59,11 +60,11 @@ CONTEXT_RETRIEVAL_ACTION = "_context_retrieval_action"
 _DOCUMENTS: TypeAdapter[list[Document]] = TypeAdapter(list[Document])
 
 _EMBEDDINGS: CallBatcher[str, list[float]] = CallBatcher()
-"""The query embeddings of a turn of the loop, one request per store."""
+"""The query embeddings asked together, one request per store."""
 _LOOKUPS: CallBatcher[list[float], list[dict[str, Any]]] = CallBatcher(
     item_fault=lambda exc: not isinstance(exc, VectorStoreUnavailableError)
 )
-"""The store lookups of a turn of the loop, one per store and ``max_results``."""
+"""The store lookups asked together, one per store and ``max_results``."""
 
 
 def context_retrieval_spec() -> ActionSpec:
