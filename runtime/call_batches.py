@@ -14,7 +14,9 @@ fewer than ``max_in_flight`` of the group's batches are out, else it keeps gathe
 calls that come until one of them is answered, and goes then. A full batch
 (``max_batch`` items) goes at once whatever is out. So a call made while the group is
 idle waits for nothing but the end of its turn, and under load the batches grow with the
-rate of calls, with no timer: each caller waits at most for one batch ahead of it. Each
+rate of calls: each caller waits at most for one batch ahead of it, and for no more than
+``stall_s`` seconds (a batch out longer, a hung store's, no longer holds the next one
+back). Each
 caller awaits its own item's result. Batching changes what is sent, never what a caller
 gets or what is recorded: each run's durable call records its own result.
 
@@ -35,6 +37,7 @@ from typing import Any, Generic, TypeVar
 __all__ = [
     "DEFAULT_MAX_BATCH",
     "DEFAULT_MAX_IN_FLIGHT",
+    "DEFAULT_STALL_S",
     "BatchCall",
     "CallBatcher",
     "not_retryable",
@@ -46,7 +49,9 @@ ResultT = TypeVar("ResultT")
 DEFAULT_MAX_BATCH = 128
 """Items one batched call carries at most."""
 DEFAULT_MAX_IN_FLIGHT = 1
-"""Batches of one group out at once (beyond those sent full)."""
+"""Batches of one group out at once (beyond those sent full or out too long)."""
+DEFAULT_STALL_S = 1.0
+"""Seconds a batch out holds the next one back at most."""
 
 BatchCall = Callable[[list[ItemT]], Awaitable[Sequence[ResultT]]]
 """Sends a batch: one result per item, in order."""
@@ -85,6 +90,7 @@ class CallBatcher(Generic[ItemT, ResultT]):
         max_batch: int = DEFAULT_MAX_BATCH,
         item_fault: Callable[[Exception], bool] = not_retryable,
         max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+        stall_s: float = DEFAULT_STALL_S,
     ) -> None:
         """``item_fault``: whether an error of a batched call may be one item's fault
         (its items are then sent again alone)."""
@@ -92,6 +98,7 @@ class CallBatcher(Generic[ItemT, ResultT]):
             raise ValueError("max_batch and max_in_flight must be at least 1")
         self._max_batch = max_batch
         self._max_in_flight = max_in_flight
+        self._stall_s = stall_s
         self._item_fault = item_fault
         self._groups: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, dict[Hashable, _Group[ItemT, ResultT]]
@@ -144,16 +151,30 @@ class CallBatcher(Generic[ItemT, ResultT]):
         if batch is None:
             return
         state.in_flight += 1
-        task = asyncio.get_running_loop().create_task(_send(batch, self._item_fault))
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(_send(batch, self._item_fault))
         self._sending.add(task)
+        counted = True  # against max_in_flight
+
+        def let_go() -> None:
+            """``batch`` is out, answered or for too long: the next one may go."""
+            nonlocal counted
+            if not counted:
+                return
+            counted = False
+            state.in_flight -= 1
+            if state.gathering is not None:
+                if state.in_flight < self._max_in_flight:
+                    self._send(groups, group, state)  # what gathered meanwhile
+            elif state.in_flight == 0 and groups.get(group) is state:
+                del groups[group]
+
+        stalled = loop.call_later(self._stall_s, let_go)
 
         def answered(task: asyncio.Task[None]) -> None:
             self._sending.discard(task)
-            state.in_flight -= 1
-            if state.gathering is not None:
-                self._send(groups, group, state)  # what gathered meanwhile
-            elif state.in_flight == 0 and groups.get(group) is state:
-                del groups[group]
+            stalled.cancel()
+            let_go()
 
         task.add_done_callback(answered)
 

@@ -175,3 +175,30 @@ def test_max_in_flight_lets_more_batches_out_at_once() -> None:
         return batches
 
     assert asyncio.run(scenario()) == [[1], [2], [3]]
+
+
+def test_a_batch_out_too_long_no_longer_holds_the_next_one_back() -> None:
+    # A hung lookup (a store that never answers it) must not stall the other keys' calls.
+    async def scenario() -> tuple[int, list[list[int]]]:
+        hung = asyncio.Event()
+        batches: list[list[int]] = []
+
+        async def call(items: list[int]) -> list[int]:
+            batches.append(list(items))
+            if items == [1]:
+                await hung.wait()
+            return [item * 2 for item in items]
+
+        batcher: CallBatcher[int, int] = CallBatcher(stall_s=0.05)
+        first = asyncio.ensure_future(batcher.submit("g", 1, call))
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        second = await asyncio.wait_for(batcher.submit("g", 2, call), timeout=10)
+        assert not first.done()
+        hung.set()
+        await first
+        return second, batches
+
+    second, batches = asyncio.run(scenario())
+    assert second == 4
+    assert batches == [[1], [2]]
