@@ -61,7 +61,7 @@ _DOCUMENTS: TypeAdapter[list[Document]] = TypeAdapter(list[Document])
 
 _EMBEDDINGS: CallBatcher[str, list[float]] = CallBatcher()
 """The query embeddings asked together, one request per store."""
-_LOOKUPS: CallBatcher[list[float], list[dict[str, Any]]] = CallBatcher(
+_LOOKUPS: CallBatcher[tuple[list[float], str], list[dict[str, Any]]] = CallBatcher(
     item_fault=lambda exc: not isinstance(exc, VectorStoreUnavailableError)
 )
 """The store lookups asked together, one per store and ``max_results``."""
@@ -155,17 +155,21 @@ async def _search(
     max_results: int,
 ) -> list[dict[str, Any]]:
     """Durable call 2: the documents nearest ``embedding``, as JSON dicts. The lookups
-    asked at once go in one call of the store, on a worker thread."""
+    asked together go in one call of the store, on a worker thread."""
     return await _LOOKUPS.submit(
-        (id(store), max_results), embedding, functools.partial(_search_many, store, max_results)
+        (id(store), max_results),
+        (embedding, query),
+        functools.partial(_search_many, store, max_results),
     )
 
 
 async def _search_many(
-    store: BaseVectorStore, max_results: int, embeddings: list[list[float]]
+    store: BaseVectorStore, max_results: int, items: list[tuple[list[float], str]]
 ) -> list[list[dict[str, Any]]]:
     found = await asyncio.to_thread(
-        store.query_embeddings, embeddings, VectorStoreQuery(query_text="", limit=max_results)
+        store.query_embeddings,
+        [embedding for embedding, _ in items],
+        [VectorStoreQuery(query_text=query, limit=max_results) for _, query in items],
     )
     return [[doc.model_dump(mode="json", exclude={"embedding"}) for doc in docs] for docs in found]
 

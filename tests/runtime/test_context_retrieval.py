@@ -300,9 +300,9 @@ def test_queries_asked_at_once_go_in_one_embedding_request_and_one_lookup(
     lookups: list[int] = []
     query_embeddings = ChromaVectorStore.query_embeddings
 
-    def counted(self: ChromaVectorStore, embeddings: Any, query: Any) -> Any:
+    def counted(self: ChromaVectorStore, embeddings: Any, queries: Any) -> Any:
         lookups.append(len(embeddings))
-        return query_embeddings(self, embeddings, query)
+        return query_embeddings(self, embeddings, queries)
 
     monkeypatch.setattr(ChromaVectorStore, "query_embeddings", counted)
     outputs, _ = run_local(

@@ -207,18 +207,27 @@ class BaseVectorStore(Resource, ABC):
         )
 
     def query_embeddings(
-        self, embeddings: list[list[float]], query: VectorStoreQuery
+        self, embeddings: list[list[float]], queries: list[VectorStoreQuery]
     ) -> list[list[Document]]:
-        """`query_embedding` for each of several vectors, searched alike (``query``'s limit,
-        collection, filters and arguments; its text is not used): the documents nearest
-        each, in order. A backend that searches many vectors in one call
+        """`query_embedding` for each vector with its query (the queries may differ in
+        their text only: one limit, collection, filters and arguments): the documents
+        nearest each, in order. A backend that searches many vectors in one call
         (`_query_embeddings`) does so."""
+        if len(embeddings) != len(queries) or not queries:
+            raise ValueError("query_embeddings takes one query per vector (at least one)")
+        first = queries[0]
+        settings = ("limit", "collection_name", "filters", "extra_args")
+        for query in queries[1:]:
+            if any(getattr(query, name) != getattr(first, name) for name in settings):
+                raise ValueError(
+                    "query_embeddings searches alike: the queries may differ in their text only"
+                )
         return self._query_embeddings(
             embeddings=[self._normalize_embeddings(embedding) for embedding in embeddings],
-            limit=query.limit,
-            collection_name=query.collection_name,
-            filters=query.filters,
-            **{**self.store_kwargs, **query.extra_args},
+            limit=first.limit,
+            collection_name=first.collection_name,
+            filters=first.filters,
+            **{**self.store_kwargs, **first.extra_args},
         )
 
     def update(

@@ -158,7 +158,8 @@ def test_several_vectors_are_searched_in_one_query_each_answered_apart(tmp_path:
     store.add(_fresh(DOCS))
     refund = store.embed_query("refund refund policy")
     password = store.embed_query("reset your password")
-    found = store.query_embeddings([refund, password], VectorStoreQuery(query_text="", limit=1))
+    queries = [VectorStoreQuery(query_text=text, limit=1) for text in ("refund", "password")]
+    found = store.query_embeddings([refund, password], queries)
     assert [[d.id for d in docs] for docs in found] == [["d1"], ["d3"]]
 
 

@@ -195,8 +195,9 @@ def test_several_vectors_are_searched_in_one_transaction_each_answered_apart(
         return transaction(work)
 
     monkeypatch.setattr(store, "_transaction", counted)
-    found = store.query_embeddings([refund, password], VectorStoreQuery(query_text="", limit=1))
+    queries = [VectorStoreQuery(query_text=text, limit=1) for text in ("refund", "password")]
+    found = store.query_embeddings([refund, password], queries)
     assert [[d.id for d in docs] for docs in found] == [["d1"], ["d3"]]
     assert len(transactions) == 1
     with pytest.raises(VectorDimensionError):
-        store.query_embeddings([refund, [1.0, 2.0]], VectorStoreQuery(query_text="", limit=1))
+        store.query_embeddings([refund, [1.0, 2.0]], queries)
