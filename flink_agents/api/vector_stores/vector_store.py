@@ -5,8 +5,10 @@ finds the ones nearest a text: `query` embeds the query text with the store's em
 model setup (``embedding_model``, the name of an ``@embedding_model_setup``) and asks the
 backend for the nearest vectors. ``add`` and ``update`` embed the documents that carry no
 ``embedding``. A backend implements the pre-computed-vector hooks (`_add_embedding`,
-`_update_embedding`, `_query_embedding`) and ``get`` / ``delete``; one that can create and
-drop collections is a `CollectionManageableVectorStore`.
+`_update_embedding`, `_query_embedding`) and ``get`` / ``delete``, and may search several
+vectors in one call (`_query_embeddings`, behind `query_embeddings`: the context retrieval
+action sends the lookups asked together through it); one that can create and drop
+collections is a `CollectionManageableVectorStore`.
 
 Filters (``filters=`` of ``get``, ``delete`` and `VectorStoreQuery`) are upstream's unified
 dialect, the part every backend can honour: ``{"field": value, ...}``, each key an equality
