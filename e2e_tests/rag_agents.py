@@ -44,7 +44,8 @@ class CountedWordsEmbedding(WordsEmbeddingSetup):
     def embed(self, text: Any, **kwargs: Any) -> Any:
         if isinstance(text, str):
             _log(self.log_path, f"embed\t{text}")
-        return super().embed(text, **kwargs)
+            return super().embed(text, **kwargs)
+        return [self.embed(one, **kwargs) for one in text]
 
 
 class CountedPgVectorStore(PgVectorStore):
@@ -52,9 +53,12 @@ class CountedPgVectorStore(PgVectorStore):
 
     log_path: str
 
-    def query_embedding(self, embedding: list[float], query: VectorStoreQuery) -> list[Document]:
-        _log(self.log_path, f"search\t{query.query_text}")
-        return super().query_embedding(embedding, query)
+    def query_embeddings(
+        self, embeddings: list[list[float]], queries: list[VectorStoreQuery]
+    ) -> list[list[Document]]:
+        for query in queries:
+            _log(self.log_path, f"search\t{query.query_text}")
+        return super().query_embeddings(embeddings, queries)
 
 
 def _ask(event: Event, ctx: RunnerContext) -> None:

@@ -12,6 +12,13 @@ place of a run (a second runner over one store, a job run again) therefore never
 this request: the code-path-changed rule drops it and the call is made live. The calls
 record plain JSON (the vector; the documents' dicts), nothing else of the store.
 
+Many runs in flight ask at once: their calls go out batched
+(`flink_agents.runtime.call_batches`: those of one turn of the event loop, and those that
+come while the previous batch is out): one embedding request for the queries of one
+store, one lookup for the vectors of one store and ``max_results``. Each run still
+records its own calls; a query that makes a batch fail for a reason of its own (not a
+retryable one) is tried alone, so it fails only its own request.
+
 A store that is not declared, cannot be reached, or holds vectors of another dimension
 fails the request with a `VectorStoreError` naming the resource (its subclasses
 `VectorStoreUnavailableError`, `VectorDimensionError`); the error strategy and
@@ -21,12 +28,13 @@ request's calls are dropped, so a restart tries them again.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from typing import Any
 
 from pydantic import TypeAdapter
 
-from flink_agents.api.errors import VectorStoreError
+from flink_agents.api.errors import VectorStoreError, VectorStoreUnavailableError
 from flink_agents.api.events.context_retrieval_event import (
     ContextRetrievalRequestEvent,
     ContextRetrievalResponseEvent,
@@ -41,6 +49,7 @@ from flink_agents.api.vector_stores.vector_store import (
 )
 from flink_agents.plan.agent_plan import ActionSpec
 from flink_agents.runtime.action_context import ActionContext, builtin_action
+from flink_agents.runtime.call_batches import CallBatcher
 
 __all__ = ["CONTEXT_RETRIEVAL_ACTION", "context_retrieval_action", "context_retrieval_spec"]
 
@@ -48,6 +57,13 @@ CONTEXT_RETRIEVAL_ACTION = "_context_retrieval_action"
 """Name of the built-in context retrieval action."""
 
 _DOCUMENTS: TypeAdapter[list[Document]] = TypeAdapter(list[Document])
+
+_EMBEDDINGS: CallBatcher[str, list[float]] = CallBatcher()
+"""The query embeddings asked together, one request per store."""
+_LOOKUPS: CallBatcher[tuple[list[float], str], list[dict[str, Any]]] = CallBatcher(
+    item_fault=lambda exc: not isinstance(exc, VectorStoreUnavailableError)
+)
+"""The store lookups asked together, one per store and ``max_results``."""
 
 
 def context_retrieval_spec() -> ActionSpec:
@@ -107,17 +123,24 @@ async def _embed_query(
     store: BaseVectorStore, name: str, model: str | None, query: str, max_results: int
 ) -> list[float]:
     """Durable call 1: the query's vector (the arguments after ``store`` are its identity).
-    Awaited on the loop, as a chat request is: it takes no action thread, so as many
-    queries are embedded at once as runs are in flight."""
+    Awaited on the loop, as a chat request is: it takes no action thread, and the queries
+    asked at once go in one request."""
+    return await _EMBEDDINGS.submit(id(store), query, functools.partial(_embed_queries, store))
+
+
+async def _embed_queries(store: BaseVectorStore, queries: list[str]) -> list[list[float]]:
     try:
-        return [float(x) for x in await store.aembed_query(query)]
+        vectors = await store.aembed_queries(queries)
     except VectorStoreError:
         raise
     except Exception as exc:
-        raise _EmbeddingFailed(f"{type(exc).__name__}: {exc}") from exc
+        failed = _EmbeddingFailed(f"{type(exc).__name__}: {exc}")
+        failed.retryable = bool(getattr(exc, "retryable", False))
+        raise failed from exc
+    return [[float(x) for x in vector] for vector in vectors]
 
 
-def _search(
+async def _search(
     store: BaseVectorStore,
     embedding: list[float],
     name: str,
@@ -125,13 +148,31 @@ def _search(
     query: str,
     max_results: int,
 ) -> list[dict[str, Any]]:
-    """Durable call 2: the documents nearest ``embedding``, as JSON dicts."""
-    found = store.query_embedding(embedding, VectorStoreQuery(query_text=query, limit=max_results))
-    return [doc.model_dump(mode="json", exclude={"embedding"}) for doc in found]
+    """Durable call 2: the documents nearest ``embedding``, as JSON dicts. The lookups
+    asked together go in one call of the store, on a worker thread."""
+    return await _LOOKUPS.submit(
+        (id(store), max_results),
+        (embedding, query),
+        functools.partial(_search_many, store, max_results),
+    )
+
+
+async def _search_many(
+    store: BaseVectorStore, max_results: int, items: list[tuple[list[float], str]]
+) -> list[list[dict[str, Any]]]:
+    found = await asyncio.to_thread(
+        store.query_embeddings,
+        [embedding for embedding, _ in items],
+        [VectorStoreQuery(query_text=query, limit=max_results) for _, query in items],
+    )
+    return [[doc.model_dump(mode="json", exclude={"embedding"}) for doc in docs] for docs in found]
 
 
 class _EmbeddingFailed(Exception):
     """The embedding model failed (turned into a `VectorStoreError` naming it)."""
+
+    retryable: bool = False
+    """Whether the model's error was retryable (a batch of queries is then not split)."""
 
 
 def _retrieval_error(exc: BaseException, name: str, model: str | None) -> VectorStoreError:

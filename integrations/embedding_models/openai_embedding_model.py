@@ -11,14 +11,23 @@ deadline, errors mapped and the key masked) on `BaseEmbeddingModelConnection`.
 
 `embeddings_request` and `embedding_result_of` are the wire mapping (pure functions):
 the JSON body sent, and the SDK's typed answer read back.
+
+As upstream's, the connection's ``client`` is the SDK's sync ``openai.OpenAI`` for its
+settings, made on first use and held in the same private attribute; a client put there
+instead (a test's stand-in, a client of your own) is the one the calls go through (on a
+worker thread, with the same deadline and errors). Otherwise the calls go through the
+shared async client, which takes no thread.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from pydantic import Field
+import openai
+from pydantic import Field, PrivateAttr
 
 from flink_agents.api.embedding_models.embedding_model import (
     BaseEmbeddingModelConnection,
@@ -27,6 +36,7 @@ from flink_agents.api.embedding_models.embedding_model import (
 )
 from flink_agents.integrations._openai_client import OpenAIClient
 from flink_agents.integrations._provider_client import UpstreamTimeoutName, timeout_field
+from flink_agents.integrations._secrets import register_client_secrets
 from flink_agents.integrations.embedding_models._embedding_result import (
     as_vector,
     embedding_result,
@@ -111,6 +121,42 @@ class OpenAIEmbeddingModelConnection(
     timeout: float = timeout_field(DEFAULT_REQUEST_TIMEOUT)
     """Seconds one call may take in all (upstream's name: ``request_timeout``)."""
 
+    __client: Any = PrivateAttr(default=None)
+    """Upstream's attribute holding the sync SDK client (`client`)."""
+    _own_client: Any = PrivateAttr(default=None)
+    """The client `client` made (not one put in its place)."""
+
+    @property
+    def client(self) -> openai.OpenAI:
+        """The official SDK's sync client for these settings, made on first use
+        (upstream's property; the calls here send through the shared async client
+        unless another client was put in its place, module doc)."""
+        held = self.__client
+        if held is None:
+            self._check_credentials()
+            held = openai.OpenAI(**self._client_options())
+            register_client_secrets(held)
+            self.__client = self._own_client = held
+        return held
+
+    def close(self) -> None:
+        """Close the sync client `client` made, if any (upstream's ``close``)."""
+        held, self.__client = self.__client, None
+        own, self._own_client = self._own_client, None
+        if held is not None and held is own:
+            held.close()
+
+    def __getstate__(self) -> dict[Any, Any]:
+        state = super().__getstate__()
+        private = state.get("__pydantic_private__")
+        if private:  # a client holds open connections: a worker makes its own
+            state["__pydantic_private__"] = {
+                **private,
+                "_OpenAIEmbeddingModelConnection__client": None,
+                "_own_client": None,
+            }
+        return state
+
     async def aembed_with_usage(
         self, text: str | Sequence[str], **kwargs: Any
     ) -> EmbeddingResult[list[float] | list[list[float]]]:
@@ -123,10 +169,27 @@ class OpenAIEmbeddingModelConnection(
         body = embeddings_request(text, kwargs)
         known = {key: body[key] for key in ("model", "input", *_SDK_PARAMS) if key in body}
         extra = {key: value for key, value in body.items() if key not in known}
-        response = await self._send(
-            lambda client: client.embeddings.create(**known, extra_body=extra or None)
-        )
+        held = self.__client
+        if held is not None and held is not self._own_client:
+            response = await self._send(
+                lambda _: _call_on_thread(held, known, extra)  # a client put in its place
+            )
+        else:
+            response = await self._send(
+                lambda client: client.embeddings.create(**known, extra_body=extra or None)
+            )
         return embedding_result_of(response, single=isinstance(text, str))
+
+
+async def _call_on_thread(client: Any, known: dict[str, Any], extra: dict[str, Any]) -> Any:
+    """``client.embeddings.create(...)`` of a client given in place of `client`: on a worker
+    thread (a sync client blocks), awaited if it is an async one."""
+    response = await asyncio.to_thread(
+        lambda: client.embeddings.create(**known, extra_body=extra or None)
+    )
+    if inspect.isawaitable(response):
+        response = await response
+    return response
 
 
 class OpenAIEmbeddingModelSetup(BaseEmbeddingModelSetup):

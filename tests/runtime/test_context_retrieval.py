@@ -64,20 +64,26 @@ def rag_agent(
     dimension: int = 6,
     auto_create: bool = True,
     embedding: type[WordsEmbeddingSetup] = WordsEmbeddingSetup,
+    async_ask: bool = False,
 ) -> Agent:
-    """Each input is a question; the output is (question, ids of the 2 nearest docs)."""
+    """Each input is a question; the output is (question, ids of the 2 nearest docs).
+    ``async_ask``: the first action is an ``async def``, so every key's request is sent in
+    the same turn of the loop (as with many runs in flight)."""
 
     def ask(event: Event, ctx: RunnerContext) -> None:
         ctx.send_event(
             ContextRetrievalRequestEvent(query=str(event.input), vector_store=store, max_results=2)
         )
 
+    async def ask_async(event: Event, ctx: RunnerContext) -> None:
+        ask(event, ctx)
+
     def answer(event: Event, ctx: RunnerContext) -> None:
         assert isinstance(event, ContextRetrievalResponseEvent)
         ctx.send_event(OutputEvent(output=(event.query, [d.id for d in event.documents])))
 
     agent = Agent()
-    agent.add_action("ask", [InputEvent], ask)
+    agent.add_action("ask", [InputEvent], ask_async if async_ask else ask)
     agent.add_action("answer", [ContextRetrievalResponseEvent], answer)
     agent.add_resource(
         "embedder",
@@ -263,3 +269,68 @@ def test_queries_are_embedded_at_once_without_taking_action_threads(kb: Path) ->
     )
     assert GatedEmbedding.most == 2
     assert _answers(outputs)["alice"][1][0] == "refunds"
+
+
+class BatchRecordingEmbedding(WordsEmbeddingSetup):
+    """Records the texts of each embedding call; a text with "poison" in it makes the call
+    fail as a provider refuses a bad input (not retryable)."""
+
+    calls: ClassVar[list[list[str]]] = []
+
+    async def aembed(self, text: Any, **kwargs: Any) -> Any:
+        texts = [text] if isinstance(text, str) else list(text)
+        BatchRecordingEmbedding.calls.append(texts)
+        if any("poison" in t for t in texts):
+            raise ChatModelError("invalid input", retryable=False, kind="bad_request")
+        return self.embed(text, **kwargs)
+
+
+QUESTIONS = {
+    "alice": "refund please",
+    "bob": "my password",
+    "carol": "shipping delay again",
+    "dave": "refund of my invoice",
+}
+
+
+def test_queries_asked_at_once_go_in_one_embedding_request_and_one_lookup(
+    kb: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    BatchRecordingEmbedding.calls.clear()
+    lookups: list[int] = []
+    query_embeddings = ChromaVectorStore.query_embeddings
+
+    def counted(self: ChromaVectorStore, embeddings: Any, queries: Any) -> Any:
+        lookups.append(len(embeddings))
+        return query_embeddings(self, embeddings, queries)
+
+    monkeypatch.setattr(ChromaVectorStore, "query_embeddings", counted)
+    outputs, _ = run_local(
+        rag_agent(kb, embedding=BatchRecordingEmbedding, async_ask=True),
+        [{"key": key, "value": text} for key, text in QUESTIONS.items()],
+    )
+    answers = _answers(outputs)
+    assert {key: answers[key][0] for key in QUESTIONS} == QUESTIONS
+    assert answers["alice"][1][0] == "refunds" and answers["bob"][1][0] == "passwords"
+    assert answers["carol"][1][0] == "shipping"
+    assert sorted(map(sorted, BatchRecordingEmbedding.calls)) == [sorted(QUESTIONS.values())]
+    assert lookups == [len(QUESTIONS)]
+
+
+def test_a_query_the_model_refuses_fails_only_its_own_request(kb: Path) -> None:
+    BatchRecordingEmbedding.calls.clear()
+    inputs = [{"key": key, "value": text} for key, text in QUESTIONS.items()]
+    inputs.append({"key": "mallory", "value": "poison pill"})
+    outputs, runner = run_local(
+        rag_agent(kb, embedding=BatchRecordingEmbedding, async_ask=True),
+        inputs,
+        {AgentExecutionOptions.INPUT_FAILURE_POLICY.key: "skip"},
+    )
+    answers = _answers(outputs)
+    assert sorted(answers) == sorted(QUESTIONS)
+    assert answers["bob"][1][0] == "passwords"
+    [error] = runner.errors
+    assert error["key"] == "mallory" and "invalid input" in error["message"]
+    # The batch failed, then each query was embedded alone.
+    assert len(BatchRecordingEmbedding.calls[0]) == len(inputs)
+    assert sorted(len(call) for call in BatchRecordingEmbedding.calls[1:]) == [1] * len(inputs)

@@ -5,8 +5,10 @@ finds the ones nearest a text: `query` embeds the query text with the store's em
 model setup (``embedding_model``, the name of an ``@embedding_model_setup``) and asks the
 backend for the nearest vectors. ``add`` and ``update`` embed the documents that carry no
 ``embedding``. A backend implements the pre-computed-vector hooks (`_add_embedding`,
-`_update_embedding`, `_query_embedding`) and ``get`` / ``delete``; one that can create and
-drop collections is a `CollectionManageableVectorStore`.
+`_update_embedding`, `_query_embedding`) and ``get`` / ``delete``, and may search several
+vectors in one call (`_query_embeddings`, behind `query_embeddings`: the context retrieval
+action sends the lookups asked together through it); one that can create and drop
+collections is a `CollectionManageableVectorStore`.
 
 Filters (``filters=`` of ``get``, ``delete`` and `VectorStoreQuery`) are upstream's unified
 dialect, the part every backend can honour: ``{"field": value, ...}``, each key an equality
@@ -167,6 +169,14 @@ class BaseVectorStore(Resource, ABC):
         """`embed_query` without blocking: the embedding model's ``aembed``."""
         return _one_vector(await self._get_embedding_model().aembed(text))
 
+    async def aembed_queries(self, texts: list[str]) -> list[list[float]]:
+        """The vectors of several query texts, in order, from the embedding model's
+        ``aembed`` of the list (one request, or the model's ``batch_size`` at a time)."""
+        if len(texts) == 1:
+            return [await self.aembed_query(texts[0])]
+        vectors = await self._get_embedding_model().aembed(list(texts))
+        return [_one_vector(vector) for vector in vectors]
+
     def add(
         self,
         documents: Document | list[Document],
@@ -196,6 +206,30 @@ class BaseVectorStore(Resource, ABC):
             collection_name=query.collection_name,
             filters=query.filters,
             **{**self.store_kwargs, **query.extra_args},
+        )
+
+    def query_embeddings(
+        self, embeddings: list[list[float]], queries: list[VectorStoreQuery]
+    ) -> list[list[Document]]:
+        """`query_embedding` for each vector with its query (the queries may differ in
+        their text only: one limit, collection, filters and arguments): the documents
+        nearest each, in order. A backend that searches many vectors in one call
+        (`_query_embeddings`) does so."""
+        if len(embeddings) != len(queries) or not queries:
+            raise ValueError("query_embeddings takes one query per vector (at least one)")
+        first = queries[0]
+        settings = ("limit", "collection_name", "filters", "extra_args")
+        for query in queries[1:]:
+            if any(getattr(query, name) != getattr(first, name) for name in settings):
+                raise ValueError(
+                    "query_embeddings searches alike: the queries may differ in their text only"
+                )
+        return self._query_embeddings(
+            embeddings=[self._normalize_embeddings(embedding) for embedding in embeddings],
+            limit=first.limit,
+            collection_name=first.collection_name,
+            filters=first.filters,
+            **{**self.store_kwargs, **first.extra_args},
         )
 
     def update(
@@ -272,6 +306,23 @@ class BaseVectorStore(Resource, ABC):
         **kwargs: Any,
     ) -> list[Document]:
         """The documents nearest a vector, nearest first."""
+
+    def _query_embeddings(
+        self,
+        embeddings: list[Any],
+        limit: int = 10,
+        collection_name: str | None = None,
+        filters: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> list[list[Document]]:
+        """The documents nearest each vector (`_query_embedding` one after another; a
+        backend that takes several vectors in one query overrides it)."""
+        return [
+            self._query_embedding(
+                embedding, limit=limit, collection_name=collection_name, filters=filters, **kwargs
+            )
+            for embedding in embeddings
+        ]
 
     @abstractmethod
     def _add_embedding(

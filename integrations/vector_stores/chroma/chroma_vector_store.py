@@ -24,7 +24,7 @@ from typing import Any
 import chromadb
 from chromadb.api import ClientAPI
 from chromadb.config import Settings
-from chromadb.errors import ChromaError
+from chromadb.errors import ChromaError, NotFoundError
 from pydantic import Field, PrivateAttr
 
 from flink_agents.api.errors import VectorDimensionError
@@ -71,6 +71,9 @@ class ChromaVectorStore(CollectionManageableVectorStore):
     """Whether add and query create a missing collection."""
 
     _client: ClientAPI | None = PrivateAttr(default=None)
+    _query_collections: dict[tuple[str, bool, str], Any] = PrivateAttr(default_factory=dict)
+    """Collections that queries found, by name, ``auto_create_collection`` and metadata
+    (looking one up costs more than half a query; a stale one is looked up again)."""
 
     @property
     def client(self) -> ClientAPI:
@@ -130,6 +133,7 @@ class ChromaVectorStore(CollectionManageableVectorStore):
 
     def close(self) -> None:
         self._client = None
+        self._query_collections.clear()
 
     # ------------------------------------------------------------------ collections
 
@@ -138,6 +142,7 @@ class ChromaVectorStore(CollectionManageableVectorStore):
         self.client.get_or_create_collection(name=name, metadata=kwargs.get("metadata"))
 
     def delete_collection(self, name: str) -> None:
+        self._query_collections.clear()
         self.client.delete_collection(name=name)
 
     # ------------------------------------------------------------------ documents
@@ -225,15 +230,44 @@ class ChromaVectorStore(CollectionManageableVectorStore):
         filters: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> list[Document]:
-        collection = self._for_writing(collection_name, kwargs)
-        with _dimension_errors(collection.name):
-            found = collection.query(
-                query_embeddings=[embedding],
-                n_results=limit,
-                where=_where(filters, kwargs),
-                include=["documents", "metadatas", "distances"],  # type: ignore[list-item]
-            )
-        return _query_documents(found)
+        [found] = self._query_embeddings(
+            [embedding], limit=limit, collection_name=collection_name, filters=filters, **kwargs
+        )
+        return found
+
+    def _query_embeddings(
+        self,
+        embeddings: list[Any],
+        limit: int = 10,
+        collection_name: str | None = None,
+        filters: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> list[list[Document]]:
+        """One Chroma query for all the vectors (it answers a list per vector)."""
+        key = (
+            collection_name or self.collection,
+            bool(kwargs.get("auto_create_collection", self.auto_create_collection)),
+            repr(kwargs.get("collection_metadata", self.collection_metadata)),
+        )
+        for attempt in (1, 2):
+            collection = self._query_collections.get(key)
+            if collection is None:
+                collection = self._for_writing(collection_name, kwargs)
+            try:
+                with _dimension_errors(collection.name):
+                    found = collection.query(
+                        query_embeddings=embeddings,
+                        n_results=limit,
+                        where=_where(filters, kwargs),
+                        include=["documents", "metadatas", "distances"],  # type: ignore[list-item]
+                    )
+            except NotFoundError:
+                if self._query_collections.pop(key, None) is None or attempt == 2:
+                    raise  # not a stale collection of ours: it is gone
+                continue  # deleted (and maybe made again) since: look it up again
+            self._query_collections[key] = collection
+            return [_query_documents(found, i) for i in range(len(embeddings))]
+        raise AssertionError("unreachable")
 
     # ------------------------------------------------------------------ helpers
 
@@ -268,21 +302,27 @@ def _batches(docs: list[Document], size: int) -> Iterator[list[Document]]:
         yield docs[start : start + size]
 
 
-def _query_documents(found: Any) -> list[Document]:
-    """Chroma answers one list per query vector; there is one."""
-    contents = (found.get("documents") or [[]])[0]
+def _query_documents(found: Any, index: int) -> list[Document]:
+    """The documents Chroma found for the ``index``-th query vector (it answers one list
+    per vector)."""
+    contents = _nth(found.get("documents"), index)
     if not contents:
         return []
     count = len(contents)
-    ids = (found.get("ids") or [[None] * count])[0]
-    metadatas = (found.get("metadatas") or [None])[0] or [None] * count
-    distances = (found.get("distances") or [None])[0] or [None] * count
+    ids = _nth(found.get("ids"), index) or [None] * count
+    metadatas = _nth(found.get("metadatas"), index) or [None] * count
+    distances = _nth(found.get("distances"), index) or [None] * count
     return [
         Document(id=doc_id, content=content, metadata=dict(metadata or {}), score=distance)
         for doc_id, content, metadata, distance in zip(
             ids, contents, metadatas, distances, strict=False
         )
     ]
+
+
+def _nth(lists: Any, index: int) -> Any:
+    """``lists[index]``, or None when Chroma left the field out."""
+    return lists[index] if lists and len(lists) > index else None
 
 
 def _where(filters: dict[str, Any] | None, kwargs: dict[str, Any]) -> dict[str, Any] | None:

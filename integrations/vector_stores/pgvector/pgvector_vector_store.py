@@ -155,25 +155,51 @@ class PgVectorStore(CollectionManageableVectorStore):
         filters: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> list[Document]:
+        [found] = self._query_embeddings(
+            [embedding], limit=limit, collection_name=collection_name, filters=filters, **kwargs
+        )
+        return found
+
+    def _query_embeddings(
+        self,
+        embeddings: list[Any],
+        limit: int = 10,
+        collection_name: str | None = None,
+        filters: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> list[list[Document]]:
+        """Every vector's search in one transaction, after one check of the dimension."""
         name = collection_name or self.collection
-        vector = _vector_text(embedding)
-        expected = self._dimension(name)
-        if expected is not None and expected != len(embedding):
-            raise VectorDimensionError(
-                f"pgvector collection {name!r} holds vectors of dimension {expected}; the "
-                f"query's has {len(embedding)}"
-            )
         where, params = self._selection(name, None, filters)
         operator = _OPERATORS[kwargs.get("distance", self.distance)]
-        query = (
+        dimension_query = self._sql("SELECT dimension FROM {collections} WHERE name = %s")
+        query = self._sql(
             f"SELECT id, content, metadata, embedding {operator} %s::vector AS score "
             f"FROM {{table}} WHERE {where} ORDER BY score LIMIT %s"
         )
-        rows = self._run(query, [vector, *params, limit], fetch=True)
-        return [
-            Document(id=row[0], content=row[1], metadata=row[2] or {}, score=float(row[3]))
-            for row in rows
-        ]
+
+        def search(cur: psycopg.Cursor[Any]) -> list[list[Document]]:
+            cur.execute(dimension_query, (name,))
+            row = cur.fetchone()
+            expected = row[0] if row else None
+            for embedding in embeddings:
+                if expected is not None and expected != len(embedding):
+                    raise VectorDimensionError(
+                        f"pgvector collection {name!r} holds vectors of dimension {expected}; "
+                        f"the query's has {len(embedding)}"
+                    )
+            found: list[list[Document]] = []
+            for embedding in embeddings:
+                cur.execute(query, [_vector_text(embedding), *params, limit])
+                found.append(
+                    [
+                        Document(id=r[0], content=r[1], metadata=r[2] or {}, score=float(r[3]))
+                        for r in cur.fetchall()
+                    ]
+                )
+            return found
+
+        return self._transaction(search)
 
     # ------------------------------------------------------------------ helpers
 
@@ -197,10 +223,6 @@ class PgVectorStore(CollectionManageableVectorStore):
             where.append("metadata @> %s::jsonb")
             params.append(json.dumps(filters))
         return " AND ".join(where), params
-
-    def _dimension(self, name: str) -> int | None:
-        rows = self._run("SELECT dimension FROM {collections} WHERE name = %s", (name,), True)
-        return rows[0][0] if rows else None
 
     def _write(self, name: str, rows: list[tuple[str, Document]], *, insert: bool) -> None:
         if not rows:

@@ -7,8 +7,12 @@ from __future__ import annotations
 import base64
 import pickle
 import struct
+from types import SimpleNamespace
 from typing import Any
+from unittest.mock import MagicMock
 
+import httpx
+import openai
 import pytest
 
 from flink_agents.api.embedding_models.embedding_model import EmbeddingTokenUsage
@@ -170,3 +174,48 @@ def test_the_descriptor_resolves_and_the_connection_travels_without_its_client()
         ResourceDescriptor(clazz=ResourceName.EmbeddingModel.OPENAI_SETUP).clazz
         is OpenAIEmbeddingModelSetup
     )
+
+
+def test_client_is_upstreams_sync_sdk_client_made_once_and_left_behind_by_pickle(
+    server: FakeProviderServer,
+) -> None:
+    server.enqueue(answer([0.5, 0.25]))
+    connection = connect(server.base_url)
+    client = connection.client
+    assert isinstance(client, openai.OpenAI) and connection.client is client
+    assert str(client.base_url).rstrip("/") == f"{server.base_url}/v1"
+    assert client.api_key == API_KEY and client.max_retries == 0
+    copy = pickle.loads(pickle.dumps(connection))
+    assert copy._OpenAIEmbeddingModelConnection__client is None  # pyright: ignore[reportAttributeAccessIssue]
+    # The client the connection made is for callers: the calls still take the async path.
+    setup = bound(OpenAIEmbeddingModelSetup, connection, model=MODEL)
+    assert setup.embed("hello") == [0.5, 0.25]
+    assert len(server.requests) == 1
+    connection.close()
+    assert connection.client is not client
+
+
+def test_a_client_put_in_place_of_the_sdks_is_the_one_called(server: FakeProviderServer) -> None:
+    # Upstream's tests (and users') hold a stand-in in the attribute upstream keeps the SDK
+    # client in: the calls go through it, with the usual checks of the answer.
+    stand_in = MagicMock()
+    stand_in.embeddings.create.return_value = SimpleNamespace(
+        data=[SimpleNamespace(embedding=[0.1, 0.2, 0.3])],
+        usage=SimpleNamespace(prompt_tokens=5, total_tokens=5),
+    )
+    connection = connect(server.base_url)
+    connection._OpenAIEmbeddingModelConnection__client = stand_in  # pyright: ignore[reportAttributeAccessIssue]
+    setup = bound(OpenAIEmbeddingModelSetup, connection, model=MODEL, dimensions=3)
+    result = setup.embed_with_usage("hello")
+    assert result.embeddings == [0.1, 0.2, 0.3]
+    assert result.token_usage == EmbeddingTokenUsage(prompt_tokens=5, total_tokens=5)
+    stand_in.embeddings.create.assert_called_once_with(
+        model=MODEL, input="hello", encoding_format="float", dimensions=3, extra_body=None
+    )
+    assert server.requests == []
+    stand_in.embeddings.create.side_effect = openai.APIConnectionError(
+        request=httpx.Request("POST", "http://x")
+    )
+    with pytest.raises(EmbeddingModelError) as failed:
+        setup.embed("hello")
+    assert failed.value.retryable and failed.value.kind == "connection"

@@ -151,3 +151,41 @@ def test_operator_filters_are_refused_and_native_where_passes(tmp_path: Path) ->
     with pytest.raises(NotImplementedError, match="where="):
         store.get(filters={"v": {"$gt": 1}})
     assert sorted(d.id or "" for d in store.get(where={"v": {"$gt": 1}})) == ["d3", "d4"]
+
+
+def test_several_vectors_are_searched_in_one_query_each_answered_apart(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.add(_fresh(DOCS))
+    refund = store.embed_query("refund refund policy")
+    password = store.embed_query("reset your password")
+    queries = [VectorStoreQuery(query_text=text, limit=1) for text in ("refund", "password")]
+    found = store.query_embeddings([refund, password], queries)
+    assert [[d.id for d in docs] for docs in found] == [["d1"], ["d3"]]
+
+
+def test_queries_look_the_collection_up_once_and_again_when_it_was_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(tmp_path)
+    store.add(_fresh(DOCS))
+    lookups: list[str] = []
+    client = store.client
+    get_or_create = client.get_or_create_collection
+
+    def counted(name: str, **kwargs: object) -> object:
+        lookups.append(name)
+        return get_or_create(name=name, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(client, "get_or_create_collection", counted)
+    query = VectorStoreQuery(query_text="refund refund policy", limit=1)
+    for _ in range(3):
+        assert [d.id for d in store.query(query).documents] == ["d1"]
+    assert lookups == ["docs_test"]
+    # Another client drops the collection and fills a new one of the same name: the held
+    # collection is stale, so the next query looks it up again and finds the new documents.
+    other = _store(tmp_path)
+    other.delete_collection("docs_test")
+    vector = store.embed_query("refund refund policy")
+    other.add([Document(id="new", content="refund desk", embedding=vector)])
+    assert [d.id for d in store.query(query).documents] == ["new"]
+    assert lookups == ["docs_test", "docs_test"]

@@ -8,6 +8,7 @@ import os
 import socket
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import psycopg
 import pytest
@@ -178,3 +179,25 @@ def test_a_server_that_cannot_be_reached_is_a_typed_error_without_the_url() -> N
         store.query(VectorStoreQuery(query_text="refund"))
     assert isinstance(raised.value, VectorStoreError)
     assert secret not in str(raised.value) and secret not in repr(store)
+
+
+def test_several_vectors_are_searched_in_one_transaction_each_answered_apart(
+    store: PgVectorStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.add(_fresh(DOCS))
+    refund = store.embed_query("refund refund policy")
+    password = store.embed_query("reset your password")
+    transactions: list[int] = []
+    transaction = store._transaction
+
+    def counted(work: Any) -> Any:
+        transactions.append(1)
+        return transaction(work)
+
+    monkeypatch.setattr(store, "_transaction", counted)
+    queries = [VectorStoreQuery(query_text=text, limit=1) for text in ("refund", "password")]
+    found = store.query_embeddings([refund, password], queries)
+    assert [[d.id for d in docs] for docs in found] == [["d1"], ["d3"]]
+    assert len(transactions) == 1
+    with pytest.raises(VectorDimensionError):
+        store.query_embeddings([refund, [1.0, 2.0]], queries)
