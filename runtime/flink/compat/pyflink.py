@@ -93,6 +93,7 @@ CHECKED_ON = "1.20.5, 2.0.2, 2.1.3, 2.2.1, 2.3.0"
 
 _EMBEDDED_CONTEXT = "pyflink.fn_execution.datastream.embedded.runtime_context"
 _PROCESS_CONTEXT = "pyflink.fn_execution.datastream.process.runtime_context"
+_EMBEDDED_FUNCTIONS = "pyflink.fn_execution.datastream.embedded.process_function"
 
 
 def _assumption(text: str, holds: Callable[[], bool]) -> Assumption:
@@ -169,10 +170,7 @@ TIMER_COLLECTOR = _assumption(
     "have EmbeddedPythonKeyedProcessOperator$OnTimerContextImpl (its operator in this$0) and "
     "AbstractEmbeddedDataStreamPythonFunctionOperator (the operator's `collector` field)",
     lambda: (
-        source_has(
-            "pyflink.fn_execution.datastream.embedded.process_function",
-            "self._j_timer_context = j_timer_context",
-        )
+        source_has(_EMBEDDED_FUNCTIONS, "self._j_timer_context = j_timer_context")
         and _has_java_classes(
             "EmbeddedPythonKeyedProcessOperator$OnTimerContextImpl",
             "AbstractEmbeddedDataStreamPythonFunctionOperator",
@@ -296,7 +294,7 @@ def timer_collector(timer_context: Any) -> Any | None:
     callback's context; None in process mode (no Java operator in this process)."""
     j_context = getattr(timer_context, "_j_timer_context", None)
     if j_context is None:
-        if type(timer_context).__name__ == "InternalKeyedProcessFunctionOnTimerContext":
+        if type(timer_context).__module__ == _EMBEDDED_FUNCTIONS:
             TIMER_COLLECTOR.broken()  # thread mode's, without its Java context
         return None
     return _java_field(_java_field(j_context, "this$0"), "collector")

@@ -96,10 +96,18 @@ def test_a_pyflink_without_the_chaining_method_is_named(monkeypatch: pytest.Monk
 
 
 def test_a_timer_context_without_its_java_one_is_named() -> None:
-    class InternalKeyedProcessFunctionOnTimerContext:  # thread mode's name, no Java context
+    class InternalKeyedProcessFunctionOnTimerContext:  # thread mode's, no Java context
         pass
 
+    InternalKeyedProcessFunctionOnTimerContext.__module__ = (
+        "pyflink.fn_execution.datastream.embedded.process_function"
+    )
     with pytest.raises(IncompatibleDependencyError) as caught:
         pyflink.timer_collector(InternalKeyedProcessFunctionOnTimerContext())
     _says_what_broke(caught.value, "_j_timer_context")
-    assert pyflink.timer_collector(_Bare()) is None  # process mode: no Java operator here
+    # Process mode's context (same class name, another module) has no Java operator here.
+    InternalKeyedProcessFunctionOnTimerContext.__module__ = (
+        "pyflink.fn_execution.datastream.process.process_function"
+    )
+    assert pyflink.timer_collector(InternalKeyedProcessFunctionOnTimerContext()) is None
+    assert pyflink.timer_collector(_Bare()) is None
