@@ -116,7 +116,12 @@ JVM_OPTS=(-Xms128m -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1
     -Dlog4j2.configurationFile="$DIR/log4j2.properties" -Djava.awt.headless=true)
 
 if [[ -z "$RESTART_DIR" ]]; then
-    CLUSTER_ID="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
+    # A random id (base64url of 16 bytes) that does not start with '-': the storage tool
+    # would read one that does as an option (one start in 64 failed so).
+    CLUSTER_ID="-"
+    while [[ "$CLUSTER_ID" == -* ]]; do
+        CLUSTER_ID="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
+    done
     # Transactions at version 0: the protocol Flink's Kafka connectors were written against
     # (their exactly-once sink resumes a producer's transaction after a restart).
     "$JAVA" "${JVM_OPTS[@]}" -cp "$LIB/*" kafka.tools.StorageTool format \
