@@ -42,7 +42,7 @@ import cloudpickle  # noqa: E402
 import flink_runtime  # noqa: E402
 import kafka as kafka_bench  # noqa: E402  (tools/bench/kafka.py)
 from flink_runtime import BUFFER_TIMEOUT_MS, bench_agent, flink_lock, percentile  # noqa: E402
-from kafka import _create_topics, _dumps, _parse  # noqa: E402
+from kafka import _create_topics, _dumps, _parse, exactly_once_sink  # noqa: E402
 
 from e2e_tests.kafka import connector_jars, produce  # noqa: E402
 from tools.flink_cluster.standalone import free_port  # noqa: E402
@@ -66,13 +66,7 @@ def start_job(
     """Submit the job (it runs until cancelled): its `JobClient` and REST address."""
     from pyflink.common import Types, WatermarkStrategy
     from pyflink.common.serialization import SimpleStringSchema
-    from pyflink.datastream.connectors.base import DeliveryGuarantee
-    from pyflink.datastream.connectors.kafka import (
-        KafkaOffsetsInitializer,
-        KafkaRecordSerializationSchema,
-        KafkaSink,
-        KafkaSource,
-    )
+    from pyflink.datastream.connectors.kafka import KafkaOffsetsInitializer, KafkaSource
 
     from flink_agents.runtime.flink import (
         FlinkAgentsExecutionEnvironment,
@@ -105,21 +99,7 @@ def start_job(
         .apply(bench_agent(latency_s), name="bench-agent")
         .to_datastream()
     )
-    sink = (
-        KafkaSink.builder()
-        .set_bootstrap_servers(bootstrap)
-        .set_record_serializer(
-            KafkaRecordSerializationSchema.builder()
-            .set_topic(topic_out)
-            .set_value_serialization_schema(SimpleStringSchema())
-            .build()
-        )
-        .set_delivery_guarantee(DeliveryGuarantee.EXACTLY_ONCE)
-        .set_transactional_id_prefix(topic_out)
-        .set_property("transaction.timeout.ms", "600000")
-        .build()
-    )
-    out.map(_dumps, output_type=Types.STRING()).sink_to(sink)
+    out.map(_dumps, output_type=Types.STRING()).sink_to(exactly_once_sink(bootstrap, topic_out))
     client = env.execute_async(f"bench-checkpoints-{topic_out}")
     return client, f"http://127.0.0.1:{port}"
 

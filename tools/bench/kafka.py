@@ -69,16 +69,32 @@ def _dumps(value: Any) -> str:
     return json.dumps(value)
 
 
+def exactly_once_sink(bootstrap: str, topic_out: str) -> Any:
+    """A transactional `KafkaSink` of strings to `topic_out` (the benches' output)."""
+    from pyflink.common.serialization import SimpleStringSchema
+    from pyflink.datastream.connectors.base import DeliveryGuarantee
+    from pyflink.datastream.connectors.kafka import KafkaRecordSerializationSchema, KafkaSink
+
+    return (
+        KafkaSink.builder()
+        .set_bootstrap_servers(bootstrap)
+        .set_record_serializer(
+            KafkaRecordSerializationSchema.builder()
+            .set_topic(topic_out)
+            .set_value_serialization_schema(SimpleStringSchema())
+            .build()
+        )
+        .set_delivery_guarantee(DeliveryGuarantee.EXACTLY_ONCE)
+        .set_transactional_id_prefix(topic_out)
+        .set_property("transaction.timeout.ms", "600000")
+        .build()
+    )
+
+
 def run_job(line: str, bootstrap: str, topic_in: str, topic_out: str, checkpoint_ms: int) -> None:
     from pyflink.common import Types, WatermarkStrategy
     from pyflink.common.serialization import SimpleStringSchema
-    from pyflink.datastream.connectors.base import DeliveryGuarantee
-    from pyflink.datastream.connectors.kafka import (
-        KafkaOffsetsInitializer,
-        KafkaRecordSerializationSchema,
-        KafkaSink,
-        KafkaSource,
-    )
+    from pyflink.datastream.connectors.kafka import KafkaOffsetsInitializer, KafkaSource
 
     from flink_agents.runtime.flink import (
         FlinkAgentsExecutionEnvironment,
@@ -114,21 +130,7 @@ def run_job(line: str, bootstrap: str, topic_in: str, topic_out: str, checkpoint
             .apply(bench_agent(0.0), name="bench-agent")
             .to_datastream()
         )
-    sink = (
-        KafkaSink.builder()
-        .set_bootstrap_servers(bootstrap)
-        .set_record_serializer(
-            KafkaRecordSerializationSchema.builder()
-            .set_topic(topic_out)
-            .set_value_serialization_schema(SimpleStringSchema())
-            .build()
-        )
-        .set_delivery_guarantee(DeliveryGuarantee.EXACTLY_ONCE)
-        .set_transactional_id_prefix(topic_out)
-        .set_property("transaction.timeout.ms", "600000")
-        .build()
-    )
-    out.map(_dumps, output_type=Types.STRING()).sink_to(sink)
+    out.map(_dumps, output_type=Types.STRING()).sink_to(exactly_once_sink(bootstrap, topic_out))
     env.execute(f"bench-kafka-{line}")
 
 
