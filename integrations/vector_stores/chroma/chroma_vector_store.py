@@ -19,7 +19,7 @@ import contextlib
 import threading
 import uuid
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import chromadb
 from chromadb.api import ClientAPI
@@ -28,10 +28,8 @@ from chromadb.errors import ChromaError, NotFoundError
 from pydantic import Field, PrivateAttr
 
 from flink_agents.api.errors import VectorDimensionError
-from flink_agents.api.vector_stores.vector_store import (
-    CollectionManageableVectorStore,
-    Document,
-)
+from flink_agents.api.vector_stores.vector_store import Document
+from flink_agents.integrations.vector_stores._backend_store import BackendVectorStore, Selection
 
 __all__ = ["DEFAULT_COLLECTION", "ChromaVectorStore"]
 
@@ -45,7 +43,7 @@ _CLIENT_LOCK = threading.Lock()
 """Chroma's embedded clients share one process-wide system whose start is not thread-safe."""
 
 
-class ChromaVectorStore(CollectionManageableVectorStore):
+class ChromaVectorStore(BackendVectorStore):
     """Documents in Chroma: embedded (``persist_directory``, or in memory), a server
     (``host``/``port``) or Chroma Cloud (``api_key``)."""
 
@@ -69,6 +67,8 @@ class ChromaVectorStore(CollectionManageableVectorStore):
     """Metadata given to a collection this store creates."""
     auto_create_collection: bool = Field(default=True)
     """Whether add and query create a missing collection."""
+
+    default_collection: ClassVar[str] = DEFAULT_COLLECTION
 
     _client: ClientAPI | None = PrivateAttr(default=None)
     _query_collections: dict[tuple[str, bool, str], Any] = PrivateAttr(default_factory=dict)
@@ -147,20 +147,14 @@ class ChromaVectorStore(CollectionManageableVectorStore):
 
     # ------------------------------------------------------------------ documents
 
-    def get(
-        self,
-        ids: str | list[str] | None = None,
-        collection_name: str | None = None,
-        filters: dict[str, Any] | None = None,
-        limit: int | None = 100,
-        **kwargs: Any,
-    ) -> list[Document]:
-        found = self._existing(collection_name).get(
-            ids=ids,
-            where=_where(filters, kwargs),
+    def _fetch(self, selection: Selection, limit: int | None) -> list[Document]:
+        options = selection.options
+        found = self._existing(selection.collection).get(
+            ids=selection.ids,
+            where=_where(selection.filters, options),
             limit=limit,
-            offset=kwargs.get("offset"),
-            where_document=kwargs.get("where_document"),
+            offset=options.get("offset"),
+            where_document=options.get("where_document"),
         )
         metadatas = found.get("metadatas") or [None] * len(found["ids"])
         contents = found.get("documents") or [""] * len(found["ids"])
@@ -169,30 +163,19 @@ class ChromaVectorStore(CollectionManageableVectorStore):
             for doc_id, content, metadata in zip(found["ids"], contents, metadatas, strict=False)
         ]
 
-    def delete(
-        self,
-        ids: str | list[str] | None = None,
-        collection_name: str | None = None,
-        filters: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        collection = self._existing(collection_name)
-        where = _where(filters, kwargs)
-        where_document = kwargs.get("where_document")
+    def _remove(self, selection: Selection) -> None:
+        collection = self._existing(selection.collection)
+        where = _where(selection.filters, selection.options)
+        where_document = selection.options.get("where_document")
+        ids = selection.ids
         if ids is None and where is None and where_document is None:
             ids = collection.get(include=[])["ids"]  # Chroma wants a selector: all of them
             if not ids:
                 return
         collection.delete(ids=ids, where=where, where_document=where_document)
 
-    def _add_embedding(
-        self,
-        *,
-        documents: list[Document],
-        collection_name: str | None = None,
-        **kwargs: Any,
-    ) -> list[str]:
-        collection = self._for_writing(collection_name, kwargs)
+    def _insert(self, name: str, documents: list[Document], options: dict[str, Any]) -> list[str]:
+        collection = self._for_writing(name, options)
         added: list[str] = []
         for batch in _batches(documents, _MAX_BATCH):
             ids = [doc.id or str(uuid.uuid4()) for doc in batch]
@@ -206,14 +189,8 @@ class ChromaVectorStore(CollectionManageableVectorStore):
             added.extend(ids)
         return added
 
-    def _update_embedding(
-        self,
-        *,
-        documents: list[Document],
-        collection_name: str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        collection = self._existing(collection_name)
+    def _replace(self, name: str, documents: list[Document], options: dict[str, Any]) -> None:
+        collection = self._existing(name)
         with _dimension_errors(collection.name):
             collection.update(
                 ids=[doc.id for doc in documents],  # type: ignore[misc]
@@ -222,43 +199,26 @@ class ChromaVectorStore(CollectionManageableVectorStore):
                 metadatas=[doc.metadata or None for doc in documents],  # type: ignore[arg-type]
             )
 
-    def _query_embedding(
-        self,
-        embedding: list[float],
-        limit: int = 10,
-        collection_name: str | None = None,
-        filters: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> list[Document]:
-        [found] = self._query_embeddings(
-            [embedding], limit=limit, collection_name=collection_name, filters=filters, **kwargs
-        )
-        return found
-
-    def _query_embeddings(
-        self,
-        embeddings: list[Any],
-        limit: int = 10,
-        collection_name: str | None = None,
-        filters: dict[str, Any] | None = None,
-        **kwargs: Any,
+    def _search(
+        self, selection: Selection, embeddings: list[Any], limit: int
     ) -> list[list[Document]]:
         """One Chroma query for all the vectors (it answers a list per vector)."""
+        options = selection.options
         key = (
-            collection_name or self.collection,
-            bool(kwargs.get("auto_create_collection", self.auto_create_collection)),
-            repr(kwargs.get("collection_metadata", self.collection_metadata)),
+            selection.collection,
+            bool(options.get("auto_create_collection", self.auto_create_collection)),
+            repr(options.get("collection_metadata", self.collection_metadata)),
         )
         for attempt in (1, 2):
             collection = self._query_collections.get(key)
             if collection is None:
-                collection = self._for_writing(collection_name, kwargs)
+                collection = self._for_writing(selection.collection, options)
             try:
                 with _dimension_errors(collection.name):
                     found = collection.query(
                         query_embeddings=embeddings,
                         n_results=limit,
-                        where=_where(filters, kwargs),
+                        where=_where(selection.filters, options),
                         include=["documents", "metadatas", "distances"],  # type: ignore[list-item]
                     )
             except NotFoundError:
@@ -271,19 +231,17 @@ class ChromaVectorStore(CollectionManageableVectorStore):
 
     # ------------------------------------------------------------------ helpers
 
-    def _existing(self, collection_name: str | None) -> Any:
+    def _existing(self, name: str) -> Any:
         """The collection; chromadb's `NotFoundError` when it does not exist (as upstream:
         the context retrieval action reports it as a `VectorStoreError`)."""
-        return self.client.get_collection(name=collection_name or self.collection)
+        return self.client.get_collection(name=name)
 
-    def _for_writing(self, collection_name: str | None, kwargs: dict[str, Any]) -> Any:
+    def _for_writing(self, name: str, options: dict[str, Any]) -> Any:
         """The collection of an add or a query: made when missing, if allowed."""
-        if not kwargs.get("auto_create_collection", self.auto_create_collection):
-            return self._existing(collection_name)
-        metadata = kwargs.get("collection_metadata", self.collection_metadata) or None
-        return self.client.get_or_create_collection(
-            name=collection_name or self.collection, metadata=metadata
-        )
+        if not options.get("auto_create_collection", self.auto_create_collection):
+            return self._existing(name)
+        metadata = options.get("collection_metadata", self.collection_metadata) or None
+        return self.client.get_or_create_collection(name=name, metadata=metadata)
 
 
 @contextlib.contextmanager

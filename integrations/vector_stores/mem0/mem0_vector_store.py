@@ -12,19 +12,16 @@ from __future__ import annotations
 
 import importlib
 import uuid
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field, PrivateAttr
 from typing_extensions import override
 
 from flink_agents.api.memory._mem0 import import_mem0
-from flink_agents.api.vector_stores.vector_store import CollectionManageableVectorStore, Document
+from flink_agents.api.vector_stores.vector_store import Document
+from flink_agents.integrations.vector_stores._backend_store import BackendVectorStore, Selection
 
 __all__ = ["Mem0VectorStore"]
-
-
-def _as_list(value: Any) -> list[Any]:
-    return [value] if isinstance(value, str) else list(value)
 
 
 def _document(output: Any) -> Document:
@@ -47,7 +44,7 @@ def _records(listed: Any) -> list[Any]:
     return list(listed or [])
 
 
-class Mem0VectorStore(CollectionManageableVectorStore):
+class Mem0VectorStore(BackendVectorStore):
     """A vector store on one of mem0's backends (``provider``: ``chroma``, ``qdrant``,
     ``pgvector``...; ``provider_config``: its settings, as mem0 takes them)."""
 
@@ -58,6 +55,8 @@ class Mem0VectorStore(CollectionManageableVectorStore):
     collection: str | None = "flink_agents_mem0_vs"
     """The collection used when a call names none."""
 
+    default_collection: ClassVar[str] = "flink_agents_mem0_vs"
+
     _stores: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @property
@@ -65,12 +64,8 @@ class Mem0VectorStore(CollectionManageableVectorStore):
     def store_kwargs(self) -> dict[str, Any]:
         return {}
 
-    def _name(self, collection_name: str | None) -> str:
-        return collection_name or self.collection or "flink_agents_mem0_vs"
-
-    def _store(self, collection_name: str | None) -> Any:
+    def _store(self, name: str) -> Any:
         """mem0's store of the collection, built on first use."""
-        name = self._name(collection_name)
         store = self._stores.get(name)
         if store is None:
             import_mem0()
@@ -81,7 +76,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
 
     @override
     def create_collection_if_not_exists(self, name: str, **kwargs: Any) -> None:
-        self._store(name)
+        self._store(self.collection_name(name))
 
     @override
     def delete_collection(self, name: str) -> None:
@@ -90,19 +85,16 @@ class Mem0VectorStore(CollectionManageableVectorStore):
             raise ValueError(f"Collection {name!r} does not exist")
         store.delete_col()
 
-    def _existing(self, collection_name: str | None) -> Any:
-        name = self._name(collection_name)
+    def _existing(self, name: str) -> Any:
         store = self._stores.get(name)
         if store is None:
             raise ValueError(f"Collection {name!r} does not exist")
         return store
 
     @override
-    def _add_embedding(
-        self, *, documents: list[Document], collection_name: str | None = None, **kwargs: Any
-    ) -> list[str]:
+    def _insert(self, name: str, documents: list[Document], options: dict[str, Any]) -> list[str]:
         ids = [doc.id or str(uuid.uuid4()) for doc in documents]
-        self._store(collection_name).insert(
+        self._store(name).insert(
             vectors=[doc.embedding for doc in documents],
             payloads=[{**doc.metadata, "data": doc.content} for doc in documents],
             ids=ids,
@@ -110,24 +102,24 @@ class Mem0VectorStore(CollectionManageableVectorStore):
         return ids
 
     @override
-    def _query_embedding(
-        self,
-        embedding: list[float],
-        limit: int = 10,
-        collection_name: str | None = None,
-        filters: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> list[Document]:
-        found = self._existing(collection_name).search(
-            query="", vectors=[embedding], limit=limit, filters=filters
-        )
-        return [_document(record) for record in found]
+    def _search(
+        self, selection: Selection, embeddings: list[Any], limit: int
+    ) -> list[list[Document]]:
+        """One mem0 search per vector (mem0's stores take one)."""
+        store = self._existing(selection.collection)
+        return [
+            [
+                _document(record)
+                for record in store.search(
+                    query="", vectors=[embedding], limit=limit, filters=selection.filters
+                )
+            ]
+            for embedding in embeddings
+        ]
 
     @override
-    def _update_embedding(
-        self, *, documents: list[Document], collection_name: str | None = None, **kwargs: Any
-    ) -> None:
-        store = self._existing(collection_name)
+    def _replace(self, name: str, documents: list[Document], options: dict[str, Any]) -> None:
+        store = self._existing(name)
         for doc in documents:
             store.update(
                 vector_id=doc.id,
@@ -136,31 +128,21 @@ class Mem0VectorStore(CollectionManageableVectorStore):
             )
 
     @override
-    def get(
-        self,
-        ids: str | list[str] | None = None,
-        collection_name: str | None = None,
-        filters: dict[str, Any] | None = None,
-        limit: int | None = 100,
-        **kwargs: Any,
-    ) -> list[Document]:
-        store = self._existing(collection_name)
-        if ids is not None:
-            found = (store.get(vector_id=i) for i in _as_list(ids))
+    def _fetch(self, selection: Selection, limit: int | None) -> list[Document]:
+        store = self._existing(selection.collection)
+        if selection.ids is not None:
+            found = (store.get(vector_id=i) for i in selection.ids)
             return [_document(r) for r in found if r is not None and getattr(r, "id", None)]
-        return [_document(r) for r in _records(store.list(filters=filters, limit=limit))]
+        listed = store.list(filters=selection.filters, limit=limit)
+        return [_document(r) for r in _records(listed)]
 
     @override
-    def delete(
-        self,
-        ids: str | list[str] | None = None,
-        collection_name: str | None = None,
-        filters: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        store = self._existing(collection_name)
+    def _remove(self, selection: Selection) -> None:
+        store = self._existing(selection.collection)
+        ids = selection.ids
         if ids is None:  # mem0 has no delete by filter: list, then delete one by one
+            filters = selection.filters
             listed = store.list(filters=filters) if filters is not None else store.list()
             ids = [r.id for r in _records(listed) if getattr(r, "id", None)]
-        for record_id in _as_list(ids):
+        for record_id in ids:
             store.delete(vector_id=record_id)

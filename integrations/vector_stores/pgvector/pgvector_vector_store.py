@@ -24,7 +24,7 @@ import contextlib
 import json
 import threading
 import uuid
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import psycopg
 from psycopg import sql
@@ -35,10 +35,8 @@ from flink_agents.api.errors import (
     VectorStoreError,
     VectorStoreUnavailableError,
 )
-from flink_agents.api.vector_stores.vector_store import (
-    CollectionManageableVectorStore,
-    Document,
-)
+from flink_agents.api.vector_stores.vector_store import Document
+from flink_agents.integrations.vector_stores._backend_store import BackendVectorStore, Selection
 
 __all__ = ["DEFAULT_COLLECTION", "PgVectorStore"]
 
@@ -48,7 +46,7 @@ DEFAULT_COLLECTION = "flink_agents_collection"
 _OPERATORS = {"cosine": "<=>", "l2": "<->", "inner_product": "<#>"}
 
 
-class PgVectorStore(CollectionManageableVectorStore):
+class PgVectorStore(BackendVectorStore):
     """Documents in PostgreSQL with pgvector, shared by every subtask (module doc)."""
 
     url: str = Field(repr=False)
@@ -64,6 +62,8 @@ class PgVectorStore(CollectionManageableVectorStore):
     """How nearness is measured."""
     connect_timeout_s: int = Field(default=10, gt=0)
     """Seconds to wait for a connection."""
+
+    default_collection: ClassVar[str] = DEFAULT_COLLECTION
 
     _conn: psycopg.Connection[Any] | None = PrivateAttr(default=None)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -96,82 +96,37 @@ class PgVectorStore(CollectionManageableVectorStore):
 
     # ------------------------------------------------------------------ documents
 
-    def get(
-        self,
-        ids: str | list[str] | None = None,
-        collection_name: str | None = None,
-        filters: dict[str, Any] | None = None,
-        limit: int | None = 100,
-        **kwargs: Any,
-    ) -> list[Document]:
-        where, params = self._selection(collection_name, ids, filters)
+    def _fetch(self, selection: Selection, limit: int | None) -> list[Document]:
+        where, params = _where(selection)
         query = f"SELECT id, content, metadata FROM {{table}} WHERE {where} ORDER BY id"
-        if ids is None and limit is not None:
+        if selection.ids is None and limit is not None:
             query += " LIMIT %s"
             params.append(limit)
-        if kwargs.get("offset"):
+        if selection.options.get("offset"):
             query += " OFFSET %s"
-            params.append(int(kwargs["offset"]))
+            params.append(int(selection.options["offset"]))
         rows = self._run(query, params, fetch=True)
         return [Document(id=row[0], content=row[1], metadata=row[2] or {}) for row in rows]
 
-    def delete(
-        self,
-        ids: str | list[str] | None = None,
-        collection_name: str | None = None,
-        filters: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        where, params = self._selection(collection_name, ids, filters)
+    def _remove(self, selection: Selection) -> None:
+        where, params = _where(selection)
         self._run(f"DELETE FROM {{table}} WHERE {where}", params)
 
-    def _add_embedding(
-        self,
-        *,
-        documents: list[Document],
-        collection_name: str | None = None,
-        **kwargs: Any,
-    ) -> list[str]:
-        name = collection_name or self.collection
+    def _insert(self, name: str, documents: list[Document], options: dict[str, Any]) -> list[str]:
         rows = [(doc.id or str(uuid.uuid4()), doc) for doc in documents]
         self._write(name, rows, insert=True)
         return [doc_id for doc_id, _ in rows]
 
-    def _update_embedding(
-        self,
-        *,
-        documents: list[Document],
-        collection_name: str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        name = collection_name or self.collection
+    def _replace(self, name: str, documents: list[Document], options: dict[str, Any]) -> None:
         self._write(name, [(doc.id or "", doc) for doc in documents], insert=False)
 
-    def _query_embedding(
-        self,
-        embedding: list[float],
-        limit: int = 10,
-        collection_name: str | None = None,
-        filters: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> list[Document]:
-        [found] = self._query_embeddings(
-            [embedding], limit=limit, collection_name=collection_name, filters=filters, **kwargs
-        )
-        return found
-
-    def _query_embeddings(
-        self,
-        embeddings: list[Any],
-        limit: int = 10,
-        collection_name: str | None = None,
-        filters: dict[str, Any] | None = None,
-        **kwargs: Any,
+    def _search(
+        self, selection: Selection, embeddings: list[Any], limit: int
     ) -> list[list[Document]]:
         """Every vector's search in one transaction, after one check of the dimension."""
-        name = collection_name or self.collection
-        where, params = self._selection(name, None, filters)
-        operator = _OPERATORS[kwargs.get("distance", self.distance)]
+        name = selection.collection
+        where, params = _where(selection)
+        operator = _OPERATORS[selection.options.get("distance", self.distance)]
         dimension_query = self._sql("SELECT dimension FROM {collections} WHERE name = %s")
         query = self._sql(
             f"SELECT id, content, metadata, embedding {operator} %s::vector AS score "
@@ -202,27 +157,6 @@ class PgVectorStore(CollectionManageableVectorStore):
         return self._transaction(search)
 
     # ------------------------------------------------------------------ helpers
-
-    def _selection(
-        self,
-        collection_name: str | None,
-        ids: str | list[str] | None,
-        filters: dict[str, Any] | None,
-    ) -> tuple[str, list[Any]]:
-        where = ["collection = %s"]
-        params: list[Any] = [collection_name or self.collection]
-        if ids is not None:
-            where.append("id = ANY(%s)")
-            params.append([ids] if isinstance(ids, str) else list(ids))
-        if filters:
-            for key, value in filters.items():
-                if key.startswith("$") or isinstance(value, dict):
-                    raise NotImplementedError(
-                        "filters= takes the equality shorthand only ({'field': value})"
-                    )
-            where.append("metadata @> %s::jsonb")
-            params.append(json.dumps(filters))
-        return " AND ".join(where), params
 
     def _write(self, name: str, rows: list[tuple[str, Document]], *, insert: bool) -> None:
         if not rows:
@@ -342,6 +276,24 @@ class PgVectorStore(CollectionManageableVectorStore):
                     "embedding vector NOT NULL, PRIMARY KEY (collection, id))"
                 )
             )
+
+
+def _where(selection: Selection) -> tuple[str, list[Any]]:
+    where = ["collection = %s"]
+    params: list[Any] = [selection.collection]
+    if selection.ids is not None:
+        where.append("id = ANY(%s)")
+        params.append(selection.ids)
+    filters = selection.filters
+    if filters:
+        for key, value in filters.items():
+            if key.startswith("$") or isinstance(value, dict):
+                raise NotImplementedError(
+                    "filters= takes the equality shorthand only ({'field': value})"
+                )
+        where.append("metadata @> %s::jsonb")
+        params.append(json.dumps(filters))
+    return " AND ".join(where), params
 
 
 def _vector_text(embedding: Any) -> str:
