@@ -18,13 +18,11 @@ from typing import Any, ClassVar
 
 from pydantic import field_validator
 
-try:
+from flink_agents.integrations._extras import requires_extra
+
+with requires_extra("dashscope", "the Tongyi models need the dashscope SDK"):
     import dashscope
     from dashscope.v2 import errors as dashscope_errors
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "the Tongyi models need the dashscope SDK: pip install 'pyflink-agents[dashscope]'"
-    ) from exc
 
 from flink_agents.api.errors import ChatModelError
 from flink_agents.api.redaction import redact

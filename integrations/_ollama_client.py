@@ -18,12 +18,10 @@ from typing import Any, ClassVar
 import httpx
 from pydantic import field_validator
 
-try:
+from flink_agents.integrations._extras import requires_extra
+
+with requires_extra("ollama", "the Ollama models need the ollama SDK"):
     import ollama
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "the Ollama models need the ollama SDK: pip install 'pyflink-agents[ollama]'"
-    ) from exc
 
 from flink_agents.api.errors import ChatModelError
 from flink_agents.integrations._provider_client import (

@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-try:
+from flink_agents.integrations._extras import requires_extra
+
+with requires_extra("mcp", "flink_agents.integrations.mcp needs the MCP SDK"):
     import mcp as _sdk  # noqa: F401
-except ImportError as error:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "flink_agents.integrations.mcp needs the MCP SDK: pip install 'pyflink-agents[mcp]'"
-    ) from error
 
 from flink_agents.integrations.errors import (
     MCPConnectionError,

@@ -19,15 +19,13 @@ from typing import Any, ClassVar
 
 from pydantic import AliasChoices, Field, field_validator
 
-try:
+from flink_agents.integrations._extras import requires_extra
+
+with requires_extra("bedrock", "the Bedrock chat model needs boto3"):
     import botocore.config
     import botocore.exceptions
     from boto3.session import Session
     from botocore.parsers import ResponseParserError
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "the Bedrock chat model needs boto3: pip install 'pyflink-agents[bedrock]'"
-    ) from exc
 
 from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
 from flink_agents.api.chat_result import ChatResult

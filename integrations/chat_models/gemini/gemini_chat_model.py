@@ -16,14 +16,12 @@ import httpx
 import httpx2
 from pydantic import Field, ValidationError
 
-try:
+from flink_agents.integrations._extras import requires_extra
+
+with requires_extra("gemini", "the Gemini chat model needs the google-genai SDK"):
     from google import genai
     from google.genai import errors as genai_errors
     from google.genai import types as genai_types
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "the Gemini chat model needs the google-genai SDK: pip install 'pyflink-agents[gemini]'"
-    ) from exc
 
 from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
 from flink_agents.api.chat_result import ChatResult
