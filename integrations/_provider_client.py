@@ -112,6 +112,8 @@ class ProviderClient(BaseModel, Generic[ClientT]):
     aiohttp_client_class: ClassVar[Callable[[], Any] | None] = None
     """The SDK's HTTP client class on aiohttp (``http_transport="aiohttp"``); None: the SDK
     has none."""
+    secret_fields: ClassVar[tuple[str, ...]] = ("api_key",)
+    """The fields that hold credentials: their values are registered with the redactor."""
 
     api_key: str | None = Field(default=None, exclude=True, repr=False)
     """The API key; when None the SDK reads its environment variable. Never dumped or shown."""
@@ -167,9 +169,9 @@ class ProviderClient(BaseModel, Generic[ClientT]):
         return self
 
     def model_post_init(self, context: Any, /) -> None:
-        """Registers the key (and the environment's) with the redactor."""
+        """Registers the `secret_fields` (and the environment's keys) with the redactor."""
         super().model_post_init(context)
-        register_provider_secrets(self.api_key)
+        register_provider_secrets(*(getattr(self, name) for name in self.secret_fields))
 
     def _client_options(self) -> dict[str, Any]:
         """Keyword arguments of the SDK client (without ``http_client``)."""

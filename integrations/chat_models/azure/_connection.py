@@ -23,7 +23,6 @@ from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.redaction import register_secret
-from flink_agents.integrations._secrets import register_provider_secrets
 from flink_agents.integrations.chat_models.openai._connection import OpenAIConnection
 
 __all__ = ["PROVIDER", "AzureADTokenProvider", "AzureDeploymentSetup", "AzureOpenAIConnection"]
@@ -62,6 +61,7 @@ class AzureOpenAIConnection(OpenAIConnection):
         "AZURE_OPENAI_API_KEY",
         "AZURE_OPENAI_AD_TOKEN",
     )
+    secret_fields: ClassVar[tuple[str, ...]] = ("api_key", "azure_ad_token")
 
     api_version: str | None = None
     """The REST API version (``"2024-10-21"``, ``"2025-04-01-preview"``...), sent as
@@ -90,11 +90,6 @@ class AzureOpenAIConnection(OpenAIConnection):
                 "give one credential: api_key, azure_ad_token or azure_ad_token_provider"
             )
         return self
-
-    def model_post_init(self, context: Any, /) -> None:
-        """Registers the key and the token (and the environment's) with the redactor."""
-        super().model_post_init(context)
-        register_provider_secrets(self.azure_ad_token)
 
     def _client_options(self) -> dict[str, Any]:
         options = super()._client_options()

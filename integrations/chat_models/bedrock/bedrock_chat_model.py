@@ -131,6 +131,11 @@ class BedrockChatModelConnection(ProviderConnection[Any]):
         "boto3 makes its own HTTP connections and takes no http_client; it reads "
         "proxy and TLS settings from the environment (HTTPS_PROXY, AWS_CA_BUNDLE)"
     )
+    secret_fields: ClassVar[tuple[str, ...]] = (
+        "api_key",
+        "aws_secret_access_key",
+        "aws_session_token",
+    )
 
     region: str | None = Field(default=None, validation_alias=AliasChoices("region", "region_name"))
     """The AWS region (``us-east-1``); None for the standard chain (``AWS_REGION``...)."""
@@ -153,10 +158,6 @@ class BedrockChatModelConnection(ProviderConnection[Any]):
                 "key goes in AWS_BEARER_TOKEN_BEDROCK"
             )
         return value
-
-    def model_post_init(self, context: Any, /) -> None:
-        super().model_post_init(context)
-        register_provider_secrets(self.aws_secret_access_key, self.aws_session_token)
 
     def _client_options(self) -> dict[str, Any]:
         return {
@@ -234,8 +235,9 @@ class BedrockChatModelConnection(ProviderConnection[Any]):
         tools: Sequence[ToolSpec] | None = None,
         **params: Any,
     ) -> ChatResult:
-        """Send the conversation; unsupported blocks and bad options raise before anything
-        is sent, provider failures raise `ChatModelError`."""
+        """One ``converse`` call, on a thread of the shared pool (`CALL_THREADS`).
+        Unsupported blocks and bad options raise before anything is sent; provider
+        failures raise `ChatModelError`."""
         request = build_request(messages, tools, **params)
         loop = asyncio.get_running_loop()
 

@@ -155,8 +155,9 @@ class GeminiChatModelConnection(ProviderConnection[Any]):
         tools: Sequence[ToolSpec] | None = None,
         **params: Any,
     ) -> ChatResult:
-        """Send the conversation; unsupported blocks and bad options raise before anything
-        is sent, provider failures raise `ChatModelError`."""
+        """One ``generate_content`` call, with the SDK's typed arguments
+        (`sdk_call_arguments`). Unsupported blocks and bad options raise before anything
+        is sent; provider failures raise `ChatModelError`."""
         model, contents, config = sdk_call_arguments(build_request(messages, tools, **params))
         response = await self._send(
             lambda client: client.models.generate_content(

@@ -132,3 +132,38 @@ def test_every_credential_variable_an_adapter_reads_is_one_the_runners_register(
     secrets = {name for name in read if _SECRET_NAME.search(name)}
     assert {"ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY", "DASHSCOPE_API_KEY"} <= secrets
     assert secrets <= set(PROVIDER_SECRET_ENV_VARS)
+
+
+def _azure_with_token(secret: str) -> BaseChatModelConnection:
+    from flink_agents.integrations.chat_models.azure import AzureOpenAIChatModelConnection
+
+    return AzureOpenAIChatModelConnection(
+        azure_ad_token=secret, azure_endpoint="http://127.0.0.1:9"
+    )
+
+
+def _bedrock_with_secret_key(secret: str) -> BaseChatModelConnection:
+    from flink_agents.integrations.chat_models.bedrock import BedrockChatModelConnection
+
+    return BedrockChatModelConnection(aws_access_key_id="AKIAEXAMPLE", aws_secret_access_key=secret)
+
+
+def _bedrock_with_session_token(secret: str) -> BaseChatModelConnection:
+    from flink_agents.integrations.chat_models.bedrock import BedrockChatModelConnection
+
+    return BedrockChatModelConnection(
+        aws_access_key_id="AKIAEXAMPLE", aws_secret_access_key="x", aws_session_token=secret
+    )
+
+
+@pytest.mark.parametrize(
+    "connect",
+    [_azure_with_token, _bedrock_with_secret_key, _bedrock_with_session_token],
+    ids=["azure-ad-token", "aws-secret-access-key", "aws-session-token"],
+)
+def test_a_credential_other_than_the_key_is_registered_when_it_is_built(
+    connect: Callable[[str], BaseChatModelConnection],
+) -> None:
+    assert redact(f"echo {GIVEN_KEY}") == f"echo {GIVEN_KEY}"
+    connect(GIVEN_KEY)
+    assert redact(f"echo {GIVEN_KEY}") == "echo ***7Rw3"
