@@ -2,7 +2,9 @@
 
 A chat model setup declares its options as typed fields, ``None`` meaning "not set: the
 provider's default". Its ``model_kwargs`` passes the ones that are set, then its
-``params`` (which win); `set_options` is that first step.
+``params`` (which win); `set_options` is that first step. A setup that subclasses another
+adds its own options to the base's ``model_kwargs`` with `add_options` (the ``params``
+already in them still win).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["set_options"]
+__all__ = ["add_options", "set_options"]
 
 
 def set_options(setup: object, names: Iterable[str]) -> dict[str, Any]:
@@ -18,3 +20,12 @@ def set_options(setup: object, names: Iterable[str]) -> dict[str, Any]:
     ``None``."""
     values = ((name, getattr(setup, name)) for name in names)
     return {name: value for name, value in values if value is not None}
+
+
+def add_options(kwargs: dict[str, Any], setup: object, names: Iterable[str]) -> dict[str, Any]:
+    """``kwargs`` (a base setup's ``model_kwargs``), with each of ``names`` whose field on
+    ``setup`` is set and that ``kwargs`` do not hold already (their ``params`` win), after
+    them in order."""
+    for name, value in set_options(setup, names).items():
+        kwargs.setdefault(name, value)
+    return kwargs

@@ -23,6 +23,7 @@ from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.redaction import register_secret
+from flink_agents.integrations.chat_models._setup_options import add_options
 from flink_agents.integrations.chat_models.openai._connection import OpenAIConnection
 
 __all__ = ["PROVIDER", "AzureADTokenProvider", "AzureDeploymentSetup", "AzureOpenAIConnection"]
@@ -171,7 +172,4 @@ class AzureDeploymentSetup(BaseChatModelSetup):
 
     @property
     def model_kwargs(self) -> dict[str, Any]:
-        kwargs = super().model_kwargs
-        if self.model_of_azure_deployment is not None:
-            kwargs.setdefault("model_of_azure_deployment", self.model_of_azure_deployment)
-        return kwargs
+        return add_options(super().model_kwargs, self, ("model_of_azure_deployment",))

@@ -19,6 +19,7 @@ from pydantic import Field
 from flink_agents.api.chat_models.chat_model import ToolSpec
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.message import ChatMessage
+from flink_agents.integrations.chat_models._setup_options import add_options
 from flink_agents.integrations.chat_models.azure._connection import (
     AzureDeploymentSetup,
     AzureOpenAIConnection,
@@ -70,7 +71,4 @@ class AzureOpenAIChatModelSetup(AzureDeploymentSetup, OpenAIChatModelSetup):
 
     @property
     def model_kwargs(self) -> dict[str, Any]:
-        kwargs = super().model_kwargs
-        if self.logprobs is not None:
-            kwargs.setdefault("logprobs", self.logprobs)
-        return kwargs
+        return add_options(super().model_kwargs, self, ("logprobs",))

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from pydantic import AliasChoices, Field, field_validator
 
-from flink_agents.integrations.chat_models._setup_options import set_options
+from flink_agents.integrations.chat_models._setup_options import add_options
 from flink_agents.integrations.chat_models.openai.openai_chat_model import (
     OpenAIChatModelConnection,
     OpenAIChatModelSetup,
@@ -40,6 +40,16 @@ DEFAULT_VLLM_API_BASE_URL = "http://localhost:8000/v1"
 """Where ``vllm serve`` listens by default."""
 DEFAULT_VLLM_API_KEY = "EMPTY"
 """The key sent to a server started without ``--api-key`` (the SDK requires one)."""
+
+
+_VLLM_OPTIONS = (
+    "top_k",
+    "min_p",
+    "repetition_penalty",
+    "chat_template_kwargs",
+    "structured_outputs",
+)
+"""vLLM's own typed options, sent after the OpenAI setup's (``params`` win)."""
 
 
 class VLLMChatModelConnection(OpenAIChatModelConnection):
@@ -110,14 +120,4 @@ class VLLMChatModelSetup(OpenAIChatModelSetup):
 
     @property
     def model_kwargs(self) -> dict[str, Any]:
-        kwargs = super().model_kwargs
-        extras = (
-            "top_k",
-            "min_p",
-            "repetition_penalty",
-            "chat_template_kwargs",
-            "structured_outputs",
-        )
-        for key, value in set_options(self, extras).items():
-            kwargs.setdefault(key, value)  # params win
-        return kwargs
+        return add_options(super().model_kwargs, self, _VLLM_OPTIONS)
