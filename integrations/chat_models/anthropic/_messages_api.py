@@ -63,7 +63,7 @@ from flink_agents.integrations.chat_models._media import (
     inline_base64,
 )
 from flink_agents.integrations.chat_models._reasoning_replay import replay_reasoning
-from flink_agents.integrations.chat_models._request_options import request_options
+from flink_agents.integrations.chat_models._request_options import pass_through, request_options
 from flink_agents.integrations.chat_models._response_result import (
     STOP_REASONS,
     canonical_finish_reason,
@@ -195,10 +195,7 @@ def build_request(
             [stop_sequences] if isinstance(stop_sequences, str) else list(stop_sequences)
         )
 
-    for key, value in options.items():
-        if key in request:
-            raise ValueError(f"parameter {key!r} conflicts with a field the adapter sets")
-        request[key] = value
+    pass_through(request, options)
     return request
 
 

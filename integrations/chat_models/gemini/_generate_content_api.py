@@ -72,7 +72,7 @@ from flink_agents.integrations.chat_models._media import (
     decode_base64,
     inline_base64,
 )
-from flink_agents.integrations.chat_models._request_options import request_options
+from flink_agents.integrations.chat_models._request_options import pass_through, request_options
 from flink_agents.integrations.chat_models._response_result import (
     assistant_result,
     canonical_finish_reason,
@@ -212,10 +212,7 @@ def build_request(
         if "thinking_config" in options:
             raise ValueError("pass thinking_config or its fields, not both")
         config["thinking_config"] = thinking
-    for key, value in options.items():
-        if key in config:
-            raise ValueError(f"parameter {key!r} conflicts with a field the adapter sets")
-        config[key] = value
+    pass_through(config, options)
     return {"model": model, "contents": contents, "config": config}
 
 

@@ -47,3 +47,24 @@ def test_a_model_is_required_and_unset_options_are_not_sent(build_request: Build
     with pytest.raises(ValueError, match="model"):
         build_request(HELLO, model="")
     assert "temperature" not in str(build_request(HELLO, model="m", temperature=None))
+
+
+SYSTEM_AND_HELLO = [ChatMessage.system("be brief"), *HELLO]
+
+
+@pytest.mark.parametrize(
+    ("build_request", "fields", "conflicting"),
+    [
+        (anthropic.build_request, lambda request: request, {"system": "x"}),
+        (gemini.build_request, lambda request: request["config"], {"system_instruction": "x"}),
+    ],
+    ids=["anthropic", "gemini"],
+)
+def test_an_option_not_read_passes_through_unless_it_replaces_a_field(
+    build_request: BuildRequest,
+    fields: Callable[[dict[str, Any]], dict[str, Any]],
+    conflicting: dict[str, Any],
+) -> None:
+    assert fields(build_request(HELLO, model="m", seed=7))["seed"] == 7
+    with pytest.raises(ValueError, match=r"conflicts with a field the adapter sets"):
+        build_request(SYSTEM_AND_HELLO, model="m", **conflicting)
