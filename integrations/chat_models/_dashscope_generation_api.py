@@ -66,7 +66,10 @@ from flink_agents.integrations.chat_models._request_options import (
     STREAM_REFUSED,
     request_options,
 )
-from flink_agents.integrations.chat_models._response_result import assistant_result
+from flink_agents.integrations.chat_models._response_result import (
+    assistant_result,
+    finish_reason_with_calls,
+)
 from flink_agents.integrations.chat_models._sdk_objects import as_json, field, str_field
 from flink_agents.integrations.chat_models._text_tool_messages import (
     TOOL_ERROR_PREFIX,
@@ -284,9 +287,7 @@ def parse_response(
     ]
 
     raw_finish = choice.finish_reason
-    finish = raw_finish
-    if raw_finish in (None, "stop", "null") and message.tool_calls:
-        finish = "tool_calls"
+    finish = finish_reason_with_calls(raw_finish, bool(message.tool_calls), (None, "stop", "null"))
     metadata: dict[str, Any] = {"raw_finish_reason": raw_finish}
     if completion.search_info is not None:
         metadata["search_info"] = as_json(completion.search_info)

@@ -62,7 +62,10 @@ from flink_agents.integrations.chat_models._media import (
     inline_base64,
 )
 from flink_agents.integrations.chat_models._request_options import request_options
-from flink_agents.integrations.chat_models._response_result import assistant_result
+from flink_agents.integrations.chat_models._response_result import (
+    assistant_result,
+    finish_reason_with_calls,
+)
 from flink_agents.integrations.chat_models._sdk_objects import field, str_field
 from flink_agents.integrations.chat_models._text_tool_messages import (
     TOOL_ERROR_PREFIX,
@@ -316,9 +319,7 @@ def parse_response(response: ChatResponse, *, extract_reasoning: bool = False) -
     unknown = [{"type": "image", "data": str(image.value)} for image in message.images or []]
 
     raw_finish = response.done_reason
-    finish = raw_finish
-    if raw_finish in (None, "stop") and message.tool_calls:
-        finish = "tool_calls"
+    finish = finish_reason_with_calls(raw_finish, bool(message.tool_calls))
     metadata: dict[str, Any] = {"raw_finish_reason": raw_finish}
     for key in _METADATA_FIELDS:
         if field(response, key) is not None:

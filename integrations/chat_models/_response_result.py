@@ -8,13 +8,14 @@ warned about (`keep_unknown_blocks`), and blocks that cannot form an assistant m
 
 A finish reason is the canonical one (`CANONICAL_FINISH_REASONS`) the provider's value
 maps to in the adapter's table, or the provider's own value when none fits
-(`canonical_finish_reason`). `STOP_REASONS` is the table of the ``stop_reason`` values
+(`canonical_finish_reason`); an API that names no finish for tool calls gets one from
+`finish_reason_with_calls`. `STOP_REASONS` is the table of the ``stop_reason`` values
 Anthropic's Messages API and Bedrock's Converse API share.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, TypeVar
 
 from flink_agents.api.chat_result import ChatResult, Usage
@@ -29,6 +30,7 @@ __all__ = [
     "STOP_REASONS",
     "assistant_result",
     "canonical_finish_reason",
+    "finish_reason_with_calls",
     "response_blocks",
     "sdk_response_result",
 ]
@@ -72,6 +74,15 @@ def canonical_finish_reason(raw: str | None, table: Mapping[str, str]) -> str | 
     if raw is None:
         return None
     return table.get(raw, raw)
+
+
+def finish_reason_with_calls(
+    raw: str | None, has_tool_calls: bool, stops: Collection[str | None] = (None, "stop")
+) -> str | None:
+    """``"tool_calls"`` for an answer with tool calls whose ``raw`` finish reason says only
+    that it stopped (one of ``stops``: DashScope and Ollama name no finish for tool calls),
+    else ``raw``."""
+    return "tool_calls" if has_tool_calls and raw in stops else raw
 
 
 def assistant_result(

@@ -20,6 +20,7 @@ from flink_agents.integrations.chat_models._response_result import (
     STOP_REASONS,
     assistant_result,
     canonical_finish_reason,
+    finish_reason_with_calls,
     response_blocks,
 )
 
@@ -78,6 +79,15 @@ def test_finish_reasons_are_canonical_or_the_providers_own() -> None:
     assert canonical_finish_reason("end_turn", STOP_REASONS) == "stop"
     assert canonical_finish_reason("pause_turn", STOP_REASONS) == "pause_turn"
     assert canonical_finish_reason(None, STOP_REASONS) is None
+
+
+def test_a_stop_with_tool_calls_finishes_for_the_calls() -> None:
+    assert finish_reason_with_calls("stop", True) == "tool_calls"
+    assert finish_reason_with_calls(None, True) == "tool_calls"
+    assert finish_reason_with_calls("stop", False) == "stop"
+    assert finish_reason_with_calls("length", True) == "length"
+    assert finish_reason_with_calls("null", True) == "null"
+    assert finish_reason_with_calls("null", True, (None, "stop", "null")) == "tool_calls"
 
 
 def test_blocks_that_form_no_assistant_message_are_a_malformed_response() -> None:
