@@ -118,18 +118,19 @@ class AzureOpenAIConnection(OpenAIConnection):
             options = {**options, "azure_ad_token_provider": _masking(provider)}
         return super()._new_client(options)
 
-    async def _achat_on_azure(
+    async def achat(
         self,
-        send: Callable[..., Awaitable[ChatResult]],
         messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] | None,
-        params: dict[str, Any],
+        tools: Sequence[ToolSpec] | None = None,
+        **params: Any,
     ) -> ChatResult:
-        """``send`` (the OpenAI API's ``achat``) without ``model_of_azure_deployment``,
-        which names the model behind the deployment: the result's ``model`` when the
-        response names none. The deployment goes in ``metadata["azure_deployment"]``."""
+        """Send the conversation to the deployment named by ``model`` (or
+        ``azure_deployment``): the OpenAI API's ``achat`` and its parameters, plus
+        ``model_of_azure_deployment``, which names the model behind the deployment and is
+        not sent: the result's ``model`` when the response names none. The deployment
+        goes in ``metadata["azure_deployment"]``."""
         underlying = params.pop("model_of_azure_deployment", None)
-        result = await send(messages, tools, **params)
+        result = await super().achat(messages, tools, **params)
         if result.model is None and underlying is not None:
             result.model = underlying
         deployment = self.azure_deployment or params.get("model")

@@ -11,14 +11,10 @@ Azure deployment sends and accepts.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field
 
-from flink_agents.api.chat_models.chat_model import ToolSpec
-from flink_agents.api.chat_result import ChatResult
-from flink_agents.api.message import ChatMessage
 from flink_agents.integrations.chat_models._setup_options import add_options
 from flink_agents.integrations.chat_models.azure._connection import (
     AzureDeploymentSetup,
@@ -41,17 +37,6 @@ class AzureOpenAIChatModelConnection(AzureOpenAIConnection, OpenAIChatModelConne
     ``max_retries`` 0: the built-in chat action retries; ``default_headers``,
     ``http_client``).
     """
-
-    async def achat(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] | None = None,
-        **params: Any,
-    ) -> ChatResult:
-        """Send the conversation to the deployment named by ``model`` (the call's
-        parameters as `OpenAIChatModelConnection.achat`'s, plus
-        ``model_of_azure_deployment``, which is not sent)."""
-        return await self._achat_on_azure(super().achat, messages, tools, params)
 
 
 class AzureOpenAIChatModelSetup(AzureDeploymentSetup, OpenAIChatModelSetup):

@@ -7,12 +7,6 @@ items included (kept and sent back as received).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
-from flink_agents.api.chat_models.chat_model import ToolSpec
-from flink_agents.api.chat_result import ChatResult
-from flink_agents.api.message import ChatMessage
 from flink_agents.integrations.chat_models.azure._connection import (
     AzureDeploymentSetup,
     AzureOpenAIConnection,
@@ -34,17 +28,6 @@ class AzureOpenAIResponsesChatModelConnection(
 
     Settings: see `AzureOpenAIConnection` and the shared ones.
     """
-
-    async def achat(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] | None = None,
-        **params: Any,
-    ) -> ChatResult:
-        """Send the conversation to the deployment named by ``model`` (parameters as
-        `OpenAIResponsesChatModelConnection.achat`'s, plus ``model_of_azure_deployment``,
-        which is not sent)."""
-        return await self._achat_on_azure(super().achat, messages, tools, params)
 
 
 class AzureOpenAIResponsesChatModelSetup(AzureDeploymentSetup, OpenAIResponsesChatModelSetup):

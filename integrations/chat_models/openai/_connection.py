@@ -18,19 +18,54 @@ the answer into its typed model and raising its errors.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
 
-from flink_agents.api.chat_models.chat_model import BaseChatModelConnection
+from flink_agents.api.chat_models.chat_model import BaseChatModelConnection, ToolSpec
+from flink_agents.api.chat_result import ChatResult
+from flink_agents.api.message import ChatMessage
 from flink_agents.integrations._openai_client import OpenAIClient
 
-__all__ = ["OpenAIConnection"]
+__all__ = ["OpenAIApi", "OpenAIConnection"]
 
 _T = TypeVar("_T")
 
 
+@dataclass(frozen=True)
+class OpenAIApi:
+    """The API a connection sends to: all that differs between the two."""
+
+    path: str
+    """Where its requests go, relative to ``base_url``."""
+    answer: type[Any]
+    """The SDK's model of its response."""
+    build_request: Callable[..., dict[str, Any]]
+    """Its wire module's ``build_request(messages, tools, **params)``."""
+    parse_response: Callable[[Any], ChatResult]
+    """Its wire module's ``parse_response(answer)``."""
+
+
 class OpenAIConnection(BaseChatModelConnection, OpenAIClient):
     """A chat connection through ``openai.AsyncOpenAI`` (`OpenAIClient`: ``api_key``
-    defaults to ``OPENAI_API_KEY``)."""
+    defaults to ``OPENAI_API_KEY``), to the API its class names (`api`)."""
+
+    api: ClassVar[OpenAIApi]
+    """The API this connection sends to."""
+
+    async def achat(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec] | None = None,
+        **params: Any,
+    ) -> ChatResult:
+        """Send the conversation to the `api` and return the answer (a call's ``params``:
+        see the connection class). Unsupported blocks raise
+        `UnsupportedContentBlockError` before anything is sent; provider failures raise
+        `ChatModelError`."""
+        api = self.api
+        request = api.build_request(messages, tools, **params)
+        return api.parse_response(await self._post(api.path, request, api.answer))
 
     async def _post(self, path: str, body: dict[str, Any], answer: type[_T]) -> _T:
         """POST ``body`` as it is to ``path`` (relative to ``base_url``) through the SDK's

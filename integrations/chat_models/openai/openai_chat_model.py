@@ -8,14 +8,11 @@ sends the request through the official async SDK (its client's ``post``, see
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from openai.types.chat import ChatCompletion
 
-from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
-from flink_agents.api.chat_result import ChatResult
-from flink_agents.api.message import ChatMessage
+from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
 from flink_agents.integrations.chat_models._setup_options import set_options
 from flink_agents.integrations.chat_models.openai._chat_completions_api import (
     PROVIDER,
@@ -24,7 +21,7 @@ from flink_agents.integrations.chat_models.openai._chat_completions_api import (
     build_request,
     parse_response,
 )
-from flink_agents.integrations.chat_models.openai._connection import OpenAIConnection
+from flink_agents.integrations.chat_models.openai._connection import OpenAIApi, OpenAIConnection
 
 __all__ = ["OpenAIChatModelConnection", "OpenAIChatModelSetup"]
 
@@ -36,25 +33,16 @@ class OpenAIChatModelConnection(OpenAIConnection):
     ``default_headers``, ``organization``, ``http_client``) come from the shared base.
     For a compatible server that needs no key, pass any non-empty ``api_key`` (the SDK
     requires one).
+
+    A call's ``params``: ``model`` (required), ``max_tokens`` with ``max_tokens_param``,
+    ``temperature``, ``tool_choice``, ``response_format``, ``tool_media`` and any other
+    request field.
     """
 
     provider_name: ClassVar[str] = PROVIDER
-
-    async def achat(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] | None = None,
-        **params: Any,
-    ) -> ChatResult:
-        """Send the conversation, return the assistant's answer.
-
-        ``params``: ``model`` (required), ``max_tokens`` with ``max_tokens_param``,
-        ``temperature``, ``tool_choice``, ``response_format``, ``tool_media`` and any
-        other request field. Unsupported blocks raise `UnsupportedContentBlockError`
-        before anything is sent; provider failures raise `ChatModelError`.
-        """
-        request = build_request(messages, tools, **params)
-        return parse_response(await self._post("/chat/completions", request, ChatCompletion))
+    api: ClassVar[OpenAIApi] = OpenAIApi(
+        "/chat/completions", ChatCompletion, build_request, parse_response
+    )
 
 
 class OpenAIChatModelSetup(BaseChatModelSetup):

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 from openai.types.responses import Response
 from pydantic import Field
 
-from flink_agents.api.chat_models.chat_model import BaseChatModelSetup, ToolSpec
-from flink_agents.api.chat_result import ChatResult
-from flink_agents.api.message import ChatMessage
+from flink_agents.api.chat_models.chat_model import BaseChatModelSetup
 from flink_agents.integrations.chat_models._setup_options import set_options
-from flink_agents.integrations.chat_models.openai._connection import OpenAIConnection
+from flink_agents.integrations.chat_models.openai._connection import OpenAIApi, OpenAIConnection
 from flink_agents.integrations.chat_models.openai._responses_api import (
     PROVIDER,
     build_request,
@@ -37,16 +34,7 @@ class OpenAIResponsesChatModelConnection(OpenAIConnection):
     """
 
     provider_name: ClassVar[str] = PROVIDER
-
-    async def achat(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] | None = None,
-        **params: Any,
-    ) -> ChatResult:
-        """Send the conversation to ``POST /responses`` and return the answer."""
-        request = build_request(messages, tools, **params)
-        return parse_response(await self._post("/responses", request, Response))
+    api: ClassVar[OpenAIApi] = OpenAIApi("/responses", Response, build_request, parse_response)
 
 
 _TYPED_OPTIONS = (
