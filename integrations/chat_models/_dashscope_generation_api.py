@@ -75,6 +75,7 @@ from flink_agents.integrations.chat_models._text_tool_messages import (
     TOOL_ERROR_PREFIX,
     TextToolMedia,
     check_tool_media,
+    media_parts,
     messages_with_moved_media,
     text_tool_message,
 )
@@ -235,10 +236,7 @@ def _tool_message(
     text, moved = text_tool_message(
         result, tool_media, provider=PROVIDER, reason=TOOL_MEDIA_ERROR_REASON, convert=_media_part
     )
-    parts: list[dict[str, Any]] = []
-    for label, part in moved:
-        parts.append({"text": f"{label} from tool call {result.call_id}:"})
-        parts.append(part)
+    parts = media_parts(moved, result.call_id, lambda text: {"text": text})
     wire: dict[str, Any] = {"role": "tool", "content": text, "tool_call_id": result.call_id}
     if call is not None:
         wire["name"] = call.name

@@ -72,6 +72,7 @@ from flink_agents.integrations.chat_models._text_tool_messages import (
     TextToolMedia,
     check_tool_media,
     messages_with_moved_media,
+    moved_label,
     text_tool_message,
 )
 from flink_agents.integrations.chat_models._tool_arguments import (
@@ -276,7 +277,7 @@ def _tool_message(
     )
     name = None if call is None else call.name
     source = result.call_id if name is None else f"{result.call_id} ({name})"
-    labelled = [(f"{label} from tool call {source}", image) for label, image in moved]
+    labelled = [(moved_label(label, source), image) for label, image in moved]
     return _message("tool", text, tool_name=name), labelled
 
 

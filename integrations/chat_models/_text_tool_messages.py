@@ -7,7 +7,9 @@ and the media themselves, each converted as in a user message and labelled
 (``tool_media="user_message"``); with ``tool_media="error"`` such a result raises
 before anything is sent. The APIs have no error flag: an error result's text starts
 with `TOOL_ERROR_PREFIX`. `messages_with_moved_media` is that walk of a conversation;
-the adapter converts each message, each tool result and the user message of media.
+the adapter converts each message, each tool result and the user message of media, in
+which each medium follows its label (`moved_label`: ``image 1 from tool call call_7``;
+`media_parts` for the APIs that take a list of parts).
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ __all__ = [
     "TextToolMedia",
     "check_tool_media",
     "listed_medium",
+    "media_parts",
     "messages_with_moved_media",
+    "moved_label",
     "text_tool_message",
     "with_media_list",
 ]
@@ -108,6 +112,24 @@ def messages_with_moved_media(
         if moved:
             wire.append(media_message(moved))
     return wire
+
+
+def moved_label(label: str, source: str) -> str:
+    """The label of a moved medium in the user message: ``image 1 from tool call call_7``
+    (``source`` names the call)."""
+    return f"{label} from tool call {source}"
+
+
+def media_parts(
+    moved: Sequence[tuple[str, Item]], source: str, text_part: Callable[[str], Item]
+) -> list[Item]:
+    """The user-message parts of a result's moved media: each medium after a text part
+    (``text_part``) holding its label and a colon."""
+    parts: list[Item] = []
+    for label, part in moved:
+        parts.append(text_part(f"{moved_label(label, source)}:"))
+        parts.append(part)
+    return parts
 
 
 def listed_medium(block: Media, number: int) -> str:

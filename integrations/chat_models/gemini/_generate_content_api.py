@@ -80,6 +80,7 @@ from flink_agents.integrations.chat_models._response_result import (
 )
 from flink_agents.integrations.chat_models._text_tool_messages import (
     listed_medium,
+    media_parts,
     with_media_list,
 )
 from flink_agents.integrations.chat_models._tool_arguments import (
@@ -299,6 +300,7 @@ def _function_response(
     media = [block for block in result.content if not isinstance(block, TextBlock)]
     parts: list[dict[str, Any]] = []
     listed: list[str] = []
+    labelled: list[tuple[str, dict[str, Any]]] = []
     names: set[str] = set()
     for number, block in enumerate(media, start=1):
         native = bare_mime(block.mime_type) in FUNCTION_RESPONSE_TYPES
@@ -310,9 +312,9 @@ def _function_response(
                 block.type, TOOL_MEDIA_ERROR_REASON, provider=PROVIDER
             )
         listed.append(listed_medium(block, number))
-        source = call.name if is_generated_id(call.id) else f"{call.name} {call.id}"
-        moved.append({"text": f"{block.type} {number} from tool call {source}:"})
-        moved.append(_media_part(block))
+        labelled.append((f"{block.type} {number}", _media_part(block)))
+    source = call.name if is_generated_id(call.id) else f"{call.name} {call.id}"
+    moved.extend(media_parts(labelled, source, lambda text: {"text": text}))
     text = with_media_list(result.text, listed) if listed else result.text
     response: dict[str, Any] = {
         "name": call.name,

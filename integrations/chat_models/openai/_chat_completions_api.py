@@ -70,6 +70,7 @@ from flink_agents.integrations.chat_models._text_tool_messages import (
     TOOL_ERROR_PREFIX,
     TextToolMedia,
     check_tool_media,
+    media_parts,
     messages_with_moved_media,
     text_tool_message,
 )
@@ -295,10 +296,7 @@ def _tool_result_to_wire(
     text, moved = text_tool_message(
         result, tool_media, provider=PROVIDER, reason=TOOL_MEDIA_ERROR_REASON, convert=_media_part
     )
-    parts: list[dict[str, Any]] = []
-    for label, part in moved:
-        parts.append({"type": "text", "text": f"{label} from tool call {result.call_id}:"})
-        parts.append(part)
+    parts = media_parts(moved, result.call_id, lambda text: {"type": "text", "text": text})
     return {"role": "tool", "tool_call_id": result.call_id, "content": text}, parts
 
 
