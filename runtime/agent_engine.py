@@ -68,7 +68,6 @@ from flink_agents.runtime.run_state import (
 from flink_agents.runtime.skill.tools import add_skill_tools
 
 if TYPE_CHECKING:
-    from flink_agents.runtime.durable.call_log import SupportsDurableExecute
     from flink_agents.runtime.memory.internal_base_long_term_memory import (
         InternalBaseLongTermMemory,
     )
@@ -127,7 +126,7 @@ class AgentEngine:
         agent: Agent | AgentPlan,
         config: AgentConfiguration | Mapping[str, Any] | None = None,
         *,
-        call_log: SupportsDurableExecute | None = None,
+        call_log: DurableCallLog | None = None,
         metrics: MetricGroup | None = None,
         event_log: EventLog | None = None,
         shared_resources: Mapping[ResourceType, Mapping[str, ResourceSpec]] | None = None,

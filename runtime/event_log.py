@@ -204,10 +204,7 @@ class EventLog:
             self._write(self._upstream_record(data))
             return
         record = {
-            "record": "event",
-            "ts": time.time(),
-            "key": redact_value(key),
-            "seq": seq,
+            **self._head("event", key, seq),
             "id": data["id"],
             "type": data["type"],
             "upstream_event_id": data["upstream_event_id"],
@@ -248,10 +245,7 @@ class EventLog:
         if not self.enabled or self.level is not EventLogLevel.VERBOSE or self.upstream_records:
             return
         record = {
-            "record": "action",
-            "ts": time.time(),
-            "key": redact_value(key),
-            "seq": seq,
+            **self._head("action", key, seq),
             "action": action,
             "trigger_event_id": trigger_event_id,
             "duration_ms": round(duration_s * 1000.0, 3),
@@ -259,6 +253,11 @@ class EventLog:
             "error": redact(error) if error is not None else None,
         }
         self._write(record)
+
+    @staticmethod
+    def _head(kind: str, key: Any, seq: int) -> dict[str, Any]:
+        """The fields every record of this log's own format starts with."""
+        return {"record": kind, "ts": time.time(), "key": redact_value(key), "seq": seq}
 
     def _write(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, ensure_ascii=False, default=str)
