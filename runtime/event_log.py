@@ -33,11 +33,7 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from flink_agents.api.content_blocks import (
-    AudioBlock,
-    DocumentBlock,
-    ImageBlock,
-    MediaBlock,
-    VideoBlock,
+    MEDIA_BLOCK_CLASSES,
 )
 from flink_agents.api.core_options import (
     AgentConfigOptions,
@@ -65,14 +61,6 @@ def file_event_log_name(job_id: str, task_name: str, subtask_index: int) -> str:
     return f"events-{job_id}-{_UNSAFE_IN_NAMES.sub('_', task_name)}-{subtask_index}.log"
 
 
-_MEDIA: dict[str, type[MediaBlock]] = {
-    "image": ImageBlock,
-    "audio": AudioBlock,
-    "video": VideoBlock,
-    "document": DocumentBlock,
-}
-
-
 def sanitize_json(value: Any, max_string_length: int | None = None) -> Any:
     """A log-safe copy of a JSON value.
 
@@ -92,9 +80,9 @@ def _redacted(value: Mapping[str, Any]) -> dict[str, Any] | None:
         except ValidationError:
             return None
     kind = value.get("type")
-    if isinstance(kind, str) and kind in _MEDIA and "mime_type" in value:
+    if isinstance(kind, str) and kind in MEDIA_BLOCK_CLASSES and "mime_type" in value:
         try:
-            return _MEDIA[kind].model_validate(value).redact().model_dump(mode="json")
+            return MEDIA_BLOCK_CLASSES[kind].model_validate(value).redact().model_dump(mode="json")
         except ValidationError:
             # Not a valid block: drop the payload fields anyway.
             return {k: v for k, v in value.items() if k not in ("data", "url")}

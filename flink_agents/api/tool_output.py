@@ -38,16 +38,10 @@ from flink_agents.api.content_blocks import (
     ToolResultBlock,
     ToolResultContent,
     VideoBlock,
+    media_block_class,
 )
 
 __all__ = ["media_block_from_bytes", "normalize_tool_output", "parse_data_uri"]
-
-_MEDIA_CLASSES: dict[str, type[MediaBlock]] = {
-    "image": ImageBlock,
-    "audio": AudioBlock,
-    "video": VideoBlock,
-    "document": DocumentBlock,
-}
 
 
 def normalize_tool_output(value: Any) -> list[ToolResultContent]:
@@ -71,7 +65,7 @@ def media_block_from_bytes(
     raw: bytes, mime_type: str, *, name: str | None = None
 ) -> ImageBlock | AudioBlock | VideoBlock | DocumentBlock:
     """A base64 media block for raw bytes, with size and SHA-256 filled in."""
-    cls = _media_class_for(mime_type)
+    cls = media_block_class(mime_type)
     return cls(  # type: ignore[return-value]
         mime_type=mime_type,
         data=base64.b64encode(raw).decode("ascii"),
@@ -126,11 +120,6 @@ def _block_from_raw_bytes(raw: bytes) -> ToolResultContent:
         return media_block_from_bytes(raw, "application/octet-stream")
 
 
-def _media_class_for(mime_type: str) -> type[MediaBlock]:
-    major = mime_type.split("/", 1)[0].lower()
-    return _MEDIA_CLASSES.get(major, DocumentBlock)
-
-
 def _media_from_source(
     mime_type: str | None,
     *,
@@ -149,7 +138,7 @@ def _media_from_source(
     if mime_type is None:
         guesses = (mimetypes.guess_type(hint)[0] for hint in (name, url) if hint)
         mime_type = next((g for g in guesses if g), None) or _default_mime(kind)
-    cls = kind or _media_class_for(mime_type)
+    cls = kind or media_block_class(mime_type)
     return cls(mime_type=mime_type, data=data, url=url, name=name)
 
 
