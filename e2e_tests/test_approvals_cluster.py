@@ -6,7 +6,6 @@ again."""
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 
 from e2e_tests.approval_agent import call_id_of
 from e2e_tests.conftest import REPO_ROOT
+from e2e_tests.exactly_once import kill_taskmanager, restarting_cluster
 from e2e_tests.test_upgrades import _committed
 
 pytestmark = pytest.mark.flink
@@ -22,23 +22,9 @@ KEYS = 6
 
 
 def test_parked_runs_survive_a_taskmanager_kill(flink_prepared: Any, tmp_path: Path) -> None:
-    from tools.flink_cluster.standalone import StandaloneCluster
-
-    if not flink_prepared.scripts_supported:
-        pytest.skip(f"Flink's scripts do not start on Java {flink_prepared.major_version}")
-
     output, trace = tmp_path / "out", tmp_path / "trace"
     trace.mkdir()
-    cluster = StandaloneCluster(
-        tmp_path / "cluster",
-        slots=2,
-        options={
-            "restart-strategy.type": "fixed-delay",
-            "restart-strategy.fixed-delay.attempts": "20",
-            "restart-strategy.fixed-delay.delay": "1 s",
-        },
-        env={"PYTHONPATH": str(REPO_ROOT)},
-    )
+    cluster = restarting_cluster(flink_prepared, tmp_path / "cluster")
     with cluster:
         cluster.start(taskmanagers=1)
         job_id = cluster.submit(
@@ -51,8 +37,7 @@ def test_parked_runs_survive_a_taskmanager_kill(flink_prepared: Any, tmp_path: P
             return len([line for line in _committed(output) if "request" in line]) == KEYS
 
         cluster.wait_for(all_parked, 60, "every key's approval request committed")
-        killed = cluster.kill_taskmanager(signal.SIGKILL)
-        cluster.wait_for(lambda: killed not in cluster.taskmanager_pids(), 10, "the kill")
+        kill_taskmanager(cluster)
         killed_early = not any("output" in line for line in _committed(output))
         cluster.start_taskmanager()
         state = cluster.wait_for_job(job_id, ["FINISHED"], 120)
