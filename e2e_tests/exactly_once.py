@@ -4,9 +4,11 @@ TaskManager is killed, the kill, and the exactly-once checks of what the job did
 - `restarting_cluster`: a `StandaloneCluster` (two slots, a fixed-delay restart strategy,
   the repository on the workers' PYTHONPATH); the test is skipped where Flink's scripts do
   not start.
-- `kill_taskmanager`: SIGKILL the TaskManager and wait until it is gone.
+- `kill_taskmanager`: SIGKILL the TaskManager and wait until it is gone;
+  `replace_taskmanager`: that, and a new TaskManager.
 - `check_answered_once`: every input answered exactly once, in input order per key, with the
   key's memory consistent with the answers.
+- `check_approvals_once`: each approval asked once, each approved refund made once.
 - `check_calls_once`: every model request and tool call made once, except the calls in
   flight at the kill (`ToolChatAgent`'s jobs, against the counting `MockModelServer`).
 """
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from e2e_tests.approval_agent import call_id_of
 from e2e_tests.conftest import REPO_ROOT
 
 if TYPE_CHECKING:
@@ -31,9 +34,11 @@ if TYPE_CHECKING:
 __all__ = [
     "MARGIN_S",
     "check_answered_once",
+    "check_approvals_once",
     "check_calls_once",
     "keyed_inputs",
     "kill_taskmanager",
+    "replace_taskmanager",
     "request_identity",
     "restarting_cluster",
 ]
@@ -78,6 +83,14 @@ def kill_taskmanager(cluster: StandaloneCluster) -> float:
     return kill_time
 
 
+def replace_taskmanager(cluster: StandaloneCluster) -> tuple[float, float]:
+    """`kill_taskmanager`, then start a new TaskManager: (just before the kill, just after
+    the new one registered)."""
+    kill_time = kill_taskmanager(cluster)
+    cluster.start_taskmanager()
+    return kill_time, time.time()
+
+
 def keyed_inputs(keys: int, records: int) -> set[tuple[str, int]]:
     """(key, n) of the inputs ``i < records``: key ``k{i % keys}``, its ``n``-th input."""
     return {(f"k{i % keys}", i // keys) for i in range(records)}
@@ -103,6 +116,27 @@ def check_answered_once(
         for o in lines:
             assert o["n"] > last.get(o["key"], -1), (o, last)
             last[o["key"]] = o["n"]
+
+
+def check_approvals_once(lines: Sequence[Mapping[str, Any]], trace: Path, keys: int) -> None:
+    """The refund approvals of keys ``k0..`` (`approval_agent`): each key's request committed
+    once, with its call id, and one reply; each even key's refund approved and made once,
+    each odd key's declined and never made; each question asked once (``trace``: the files
+    the agent's tools wrote)."""
+    all_keys = [f"k{n}" for n in range(keys)]
+    requests = sorted((line["request"], line["call_id"]) for line in lines if "request" in line)
+    assert requests == sorted((key, call_id_of(key)) for key in all_keys)
+    replies = [(line["output"], line["reply"]) for line in lines if "output" in line]
+    assert sorted(key for key, _ in replies) == sorted(all_keys)
+    for key, reply in replies:
+        if int(key[1:]) % 2 == 0:
+            assert reply == f"done: refunded {key}"
+        else:
+            assert reply.startswith("declined: tool 'refund' was not run: a person declined")
+    refunds = sorted(p.read_text() for p in trace.glob("refund-*.log"))
+    assert refunds == all_keys[::2]
+    asked = sorted(p.read_text() for p in trace.glob("ask-*.log"))
+    assert asked == sorted(all_keys)
 
 
 def request_identity(request: RecordedRequest) -> tuple[str, int]:

@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from e2e_tests.approval_agent import call_id_of
 from e2e_tests.conftest import REPO_ROOT
-from e2e_tests.exactly_once import kill_taskmanager, restarting_cluster
+from e2e_tests.exactly_once import check_approvals_once, kill_taskmanager, restarting_cluster
 from e2e_tests.test_upgrades import _committed
 
 pytestmark = pytest.mark.flink
@@ -46,17 +45,4 @@ def test_parked_runs_survive_a_taskmanager_kill(flink_prepared: Any, tmp_path: P
 
     assert killed_early  # the kill came while the runs were parked
     assert exceptions.get("exceptionHistory", {}).get("entries"), "the job saw the failure"
-    lines = _committed(output)
-    requests = sorted((line["request"], line["call_id"]) for line in lines if "request" in line)
-    assert requests == sorted((f"k{n}", call_id_of(f"k{n}")) for n in range(KEYS))
-    replies = [(line["output"], line["reply"]) for line in lines if "output" in line]
-    assert sorted(key for key, _ in replies) == sorted(f"k{n}" for n in range(KEYS))
-    for key, reply in replies:
-        if int(key[1:]) % 2 == 0:
-            assert reply == f"done: refunded {key}"
-        else:
-            assert reply.startswith("declined: tool 'refund' was not run: a person declined")
-    refunds = sorted(p.read_text() for p in trace.glob("refund-*.log"))
-    assert refunds == [f"k{n}" for n in range(0, KEYS, 2)]
-    asked = sorted(p.read_text() for p in trace.glob("ask-*.log"))
-    assert asked == sorted(f"k{n}" for n in range(KEYS))
+    check_approvals_once(_committed(output), trace, KEYS)

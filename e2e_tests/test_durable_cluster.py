@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 import pytest
 
 from e2e_tests.conftest import REPO_ROOT
-from e2e_tests.exactly_once import check_calls_once, kill_taskmanager, restarting_cluster
+from e2e_tests.exactly_once import check_calls_once, replace_taskmanager, restarting_cluster
 from examples.mock_model_server import MockModelServer
 
 pytestmark = pytest.mark.flink
@@ -69,9 +68,7 @@ def _run_job_and_kill(
 
         cluster.wait_for(calls_in_flight, 20, "model calls in flight")
         committed_before = len(_committed_lines(output))
-        kill_time = kill_taskmanager(cluster)
-        cluster.start_taskmanager()
-        registered_time = time.time()
+        kill_time, registered_time = replace_taskmanager(cluster)
         state = cluster.wait_for_job(job_id, ["FINISHED"], 150)
         assert state == "FINISHED", state
         requests = server.recorded()

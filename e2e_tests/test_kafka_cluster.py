@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ import pytest
 from e2e_tests.conftest import REPO_ROOT
 from e2e_tests.exactly_once import (
     check_calls_once,
-    kill_taskmanager,
+    replace_taskmanager,
     request_identity,
     restarting_cluster,
 )
@@ -68,9 +67,7 @@ def test_kafka_answers_exactly_once_across_a_taskmanager_kill(
 
         cluster.wait_for(mid_run, 120, "a quarter of the inputs asked, calls in flight")
         asked_before = len(asked())
-        kill_time = kill_taskmanager(cluster)
-        cluster.start_taskmanager()
-        registered_time = time.time()
+        kill_time, registered_time = replace_taskmanager(cluster)
         state = cluster.wait_for_job(job_id, ["FINISHED"], 150)
         assert state == "FINISHED", state
         requests = server.recorded()

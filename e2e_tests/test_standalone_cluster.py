@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from e2e_tests.conftest import REPO_ROOT
-from e2e_tests.exactly_once import kill_taskmanager, restarting_cluster
+from e2e_tests.exactly_once import replace_taskmanager, restarting_cluster
 
 pytestmark = pytest.mark.flink
 
@@ -77,8 +77,7 @@ def test_taskmanager_killed_mid_stream(flink_prepared: Any, tmp_path: Path) -> N
 
         cluster.wait_for(metrics_visible, 20, "agent metrics")
         committed_before = len(_committed_lines(output))
-        kill_taskmanager(cluster)
-        cluster.start_taskmanager()
+        replace_taskmanager(cluster)
         state = cluster.wait_for_job(job_id, ["FINISHED"], 120)
         assert state == "FINISHED", state
         exceptions = cluster.rest(f"/jobs/{job_id}/exceptions") or {}
