@@ -154,6 +154,15 @@ def produce(bootstrap: str, topic: str, records: list[tuple[str | None, str]]) -
     assert producer.flush(60) == 0, "records not delivered"
 
 
+def keyed_records(keys: int, first: int, last: int) -> list[tuple[str | None, str]]:
+    """The records of inputs ``first <= i < last``: key ``k{i % keys}``, a JSON value with
+    the key and ``n``, the input's position among the key's (``i // keys``)."""
+    return [
+        (f"k{i % keys}", json.dumps({"key": f"k{i % keys}", "n": i // keys}))
+        for i in range(first, last)
+    ]
+
+
 def read_committed(
     bootstrap: str, topic: str, *, expected: int, timeout_s: float = 60, settle_s: float = 2
 ) -> list[tuple[str | None, str]]:

@@ -6,14 +6,13 @@ again."""
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from e2e_tests.approval_agent import call_id_of
 from e2e_tests.conftest import REPO_ROOT
+from e2e_tests.exactly_once import check_approvals_once, kill_taskmanager, restarting_cluster
 from e2e_tests.test_upgrades import _committed
 
 pytestmark = pytest.mark.flink
@@ -22,23 +21,9 @@ KEYS = 6
 
 
 def test_parked_runs_survive_a_taskmanager_kill(flink_prepared: Any, tmp_path: Path) -> None:
-    from tools.flink_cluster.standalone import StandaloneCluster
-
-    if not flink_prepared.scripts_supported:
-        pytest.skip(f"Flink's scripts do not start on Java {flink_prepared.major_version}")
-
     output, trace = tmp_path / "out", tmp_path / "trace"
     trace.mkdir()
-    cluster = StandaloneCluster(
-        tmp_path / "cluster",
-        slots=2,
-        options={
-            "restart-strategy.type": "fixed-delay",
-            "restart-strategy.fixed-delay.attempts": "20",
-            "restart-strategy.fixed-delay.delay": "1 s",
-        },
-        env={"PYTHONPATH": str(REPO_ROOT)},
-    )
+    cluster = restarting_cluster(flink_prepared, tmp_path / "cluster")
     with cluster:
         cluster.start(taskmanagers=1)
         job_id = cluster.submit(
@@ -51,8 +36,7 @@ def test_parked_runs_survive_a_taskmanager_kill(flink_prepared: Any, tmp_path: P
             return len([line for line in _committed(output) if "request" in line]) == KEYS
 
         cluster.wait_for(all_parked, 60, "every key's approval request committed")
-        killed = cluster.kill_taskmanager(signal.SIGKILL)
-        cluster.wait_for(lambda: killed not in cluster.taskmanager_pids(), 10, "the kill")
+        kill_taskmanager(cluster)
         killed_early = not any("output" in line for line in _committed(output))
         cluster.start_taskmanager()
         state = cluster.wait_for_job(job_id, ["FINISHED"], 120)
@@ -61,17 +45,4 @@ def test_parked_runs_survive_a_taskmanager_kill(flink_prepared: Any, tmp_path: P
 
     assert killed_early  # the kill came while the runs were parked
     assert exceptions.get("exceptionHistory", {}).get("entries"), "the job saw the failure"
-    lines = _committed(output)
-    requests = sorted((line["request"], line["call_id"]) for line in lines if "request" in line)
-    assert requests == sorted((f"k{n}", call_id_of(f"k{n}")) for n in range(KEYS))
-    replies = [(line["output"], line["reply"]) for line in lines if "output" in line]
-    assert sorted(key for key, _ in replies) == sorted(f"k{n}" for n in range(KEYS))
-    for key, reply in replies:
-        if int(key[1:]) % 2 == 0:
-            assert reply == f"done: refunded {key}"
-        else:
-            assert reply.startswith("declined: tool 'refund' was not run: a person declined")
-    refunds = sorted(p.read_text() for p in trace.glob("refund-*.log"))
-    assert refunds == [f"k{n}" for n in range(0, KEYS, 2)]
-    asked = sorted(p.read_text() for p in trace.glob("ask-*.log"))
-    assert asked == sorted(f"k{n}" for n in range(KEYS))
+    check_approvals_once(_committed(output), trace, KEYS)

@@ -14,12 +14,12 @@ import pytest
 from e2e_tests.approval_agent import (
     ApprovalAgent,
     QuestionsThenDecisions,
-    call_id_of,
     key_of,
     output_line,
     present,
     request_line,
 )
+from e2e_tests.exactly_once import check_approvals_once
 from e2e_tests.test_upgrades import _committed, _stop_with_savepoint_after
 
 pytestmark = pytest.mark.flink
@@ -93,17 +93,4 @@ def test_parked_runs_move_with_their_keys_at_a_rescaled_restore(
         "approvals-2"
     )
     lines = _committed(*folders)
-    requests = sorted((line["request"], line["call_id"]) for line in lines if "request" in line)
-    assert requests == sorted((f"k{n}", call_id_of(f"k{n}")) for n in range(KEYS))
-    replies = [(line["output"], line["reply"]) for line in lines if "output" in line]
-    assert len(replies) == KEYS
-    for key, reply in replies:
-        n = int(key[1:])
-        if n % 2 == 0:
-            assert reply == f"done: refunded {key}"
-        else:
-            assert reply.startswith("declined: tool 'refund' was not run: a person declined")
-    refunds = sorted(p.read_text() for p in trace.glob("refund-*.log"))
-    assert refunds == [f"k{n}" for n in range(0, KEYS, 2)]
-    asked = sorted(p.read_text() for p in trace.glob("ask-*.log"))
-    assert asked == sorted(f"k{n}" for n in range(KEYS))  # restored parked, not asked again
+    check_approvals_once(lines, trace, KEYS)  # restored parked: no question asked again

@@ -21,7 +21,6 @@ import os
 import subprocess
 import sys
 import time
-from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,11 +28,13 @@ from typing import Any
 import pytest
 
 from e2e_tests.agents import OrderAgent
+from e2e_tests.exactly_once import check_answered_once, keyed_inputs
 from e2e_tests.kafka import (
     PrivateBroker,
     agent_between_topics,
     connector_jars,
     create_topics,
+    keyed_records,
     produce,
     read_committed,
 )
@@ -51,13 +52,6 @@ CLIENT_TIMEOUTS = {
 }
 
 
-def _inputs(first: int, last: int) -> list[tuple[str | None, str]]:
-    return [
-        (f"k{i % KEYS}", json.dumps({"key": f"k{i % KEYS}", "n": i // KEYS}))
-        for i in range(first, last)
-    ]
-
-
 def _key_of(record: Any) -> str:
     return str(record["key"])
 
@@ -73,7 +67,7 @@ def test_answers_exactly_once_across_a_broker_restart(
     bootstrap = broker.start()
     try:
         topics = create_topics(bootstrap, 2)
-        produce(bootstrap, topics["in"], _inputs(0, RECORDS // 2))
+        produce(bootstrap, topics["in"], keyed_records(KEYS, 0, RECORDS // 2))
         env = stream_env(
             parallelism=2,
             **{
@@ -110,7 +104,7 @@ def test_answers_exactly_once_across_a_broker_restart(
                 time.sleep(0.1)
             seen = status()
             broker.restart()
-            produce(bootstrap, topics["in"], _inputs(RECORDS // 2, RECORDS))
+            produce(bootstrap, topics["in"], keyed_records(KEYS, RECORDS // 2, RECORDS))
             lines = read_committed(bootstrap, topics["out"], expected=RECORDS, timeout_s=120)
             errors = read_committed(bootstrap, topics["errors"], expected=0, settle_s=0.5)
         finally:
@@ -121,16 +115,7 @@ def test_answers_exactly_once_across_a_broker_restart(
     assert seen in (JobStatus.RESTARTING, JobStatus.FAILING), seen  # it failed over
     assert errors == []
     outputs = [json.loads(value) for _, value in lines]
-    pairs = [(o["key"], o["n"]) for o in outputs]
-    expected = {(f"k{k}", n) for k in range(KEYS) for n in range(INPUTS)}
-    missing = sorted(expected - set(pairs))
-    repeated = sorted({p for p in pairs if pairs.count(p) > 1})
-    assert not missing and not repeated, f"missing {missing}, repeated {repeated}"
-    per_key: dict[str, list[int]] = defaultdict(list)
-    for o in outputs:
-        per_key[o["key"]].append(o["n"])
-        assert o["seen"] == list(range(o["n"] + 1)), o
-    assert all(ns == list(range(INPUTS)) for ns in per_key.values()), dict(per_key)
+    check_answered_once(outputs, keyed_inputs(KEYS, RECORDS), [outputs])
 
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "kafka_triage.py"

@@ -7,23 +7,32 @@ TaskManager is SIGKILLed while model calls are in flight and before the last inp
 asked (asserted), and a new one started. Then a `read_committed` consumer sees every answer
 exactly once, nothing lost, each key's answers in input order with memory consistent with
 them, and no recorded model or tool call was made again except the ones in flight at the
-kill (the checks of `test_durable_cluster.py`).
+kill (the checks of `test_durable_cluster.py`, `e2e_tests.exactly_once`).
 """
 
 from __future__ import annotations
 
 import json
-import signal
 import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from e2e_tests.conftest import REPO_ROOT
-from e2e_tests.kafka import connector_jars, create_topics, produce, read_committed
-from e2e_tests.test_durable_cluster import _check, _identity
+from e2e_tests.exactly_once import (
+    check_calls_once,
+    replace_taskmanager,
+    request_identity,
+    restarting_cluster,
+)
+from e2e_tests.kafka import (
+    connector_jars,
+    create_topics,
+    keyed_records,
+    produce,
+    read_committed,
+)
 from examples.mock_model_server import MockModelServer
 
 pytestmark = pytest.mark.flink
@@ -35,29 +44,11 @@ RECORDS = KEYS * INPUTS
 def test_kafka_answers_exactly_once_across_a_taskmanager_kill(
     flink_prepared: Any, kafka_bootstrap: str, tmp_path: Path
 ) -> None:
-    from tools.flink_cluster.standalone import StandaloneCluster
-
-    if not flink_prepared.scripts_supported:
-        pytest.skip(f"Flink's scripts do not start on Java {flink_prepared.major_version}")
     topics = create_topics(kafka_bootstrap, 2)
-    produce(
-        kafka_bootstrap,
-        topics["in"],
-        [
-            (f"k{i % KEYS}", json.dumps({"key": f"k{i % KEYS}", "n": i // KEYS}))
-            for i in range(RECORDS)
-        ],
-    )
+    produce(kafka_bootstrap, topics["in"], keyed_records(KEYS, 0, RECORDS))
     db, tool_log = tmp_path / "durable.sqlite", tmp_path / "tools.jsonl"
-    cluster = StandaloneCluster(
-        tmp_path / "cluster",
-        slots=2,
-        options={
-            "restart-strategy.type": "fixed-delay",
-            "restart-strategy.fixed-delay.attempts": "20",
-            "restart-strategy.fixed-delay.delay": "1 s",
-        },
-        env={"PYTHONPATH": str(REPO_ROOT), "E2E_TOOL_LOG": str(tool_log)},
+    cluster = restarting_cluster(
+        flink_prepared, tmp_path / "cluster", env={"E2E_TOOL_LOG": str(tool_log)}
     )
     with MockModelServer(delay=(0.2, 0.4)) as server, cluster:
         cluster.start(taskmanagers=1)
@@ -68,7 +59,7 @@ def test_kafka_answers_exactly_once_across_a_taskmanager_kill(
 
         def asked() -> set[str]:
             """The inputs whose first model turn was sent."""
-            return {i for i, turn in map(_identity, server.recorded()) if turn == 0}
+            return {i for i, turn in map(request_identity, server.recorded()) if turn == 0}
 
         def mid_run() -> bool:
             in_flight = any(r.replied_at is None for r in server.recorded())
@@ -76,11 +67,7 @@ def test_kafka_answers_exactly_once_across_a_taskmanager_kill(
 
         cluster.wait_for(mid_run, 120, "a quarter of the inputs asked, calls in flight")
         asked_before = len(asked())
-        kill_time = time.time()
-        killed = cluster.kill_taskmanager(signal.SIGKILL)
-        cluster.wait_for(lambda: killed not in cluster.taskmanager_pids(), 10, "the kill")
-        cluster.start_taskmanager()
-        registered_time = time.time()
+        kill_time, registered_time = replace_taskmanager(cluster)
         state = cluster.wait_for_job(job_id, ["FINISHED"], 150)
         assert state == "FINISHED", state
         requests = server.recorded()
@@ -102,4 +89,4 @@ def test_kafka_answers_exactly_once_across_a_taskmanager_kill(
     }
     # The job ends seconds after the kill, too soon for the store's pruner to have pruned
     # much (test_durable_cluster.py checks pruning on a longer job).
-    _check(run, left, "sqlite, kafka", records=RECORDS, keys=KEYS, pruned=False)
+    check_calls_once(run, left, "sqlite, kafka", records=RECORDS, keys=KEYS, pruned=False)

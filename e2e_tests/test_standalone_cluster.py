@@ -6,7 +6,6 @@ checkpointed file sink holds every output exactly once."""
 from __future__ import annotations
 
 import json
-import signal
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 import pytest
 
 from e2e_tests.conftest import REPO_ROOT
+from e2e_tests.exactly_once import replace_taskmanager, restarting_cluster
 
 pytestmark = pytest.mark.flink
 
@@ -46,22 +46,8 @@ def _agent_metric(cluster: Any, job_id: str, name: str) -> dict[str, float]:
 
 
 def test_taskmanager_killed_mid_stream(flink_prepared: Any, tmp_path: Path) -> None:
-    from tools.flink_cluster.standalone import StandaloneCluster
-
-    if not flink_prepared.scripts_supported:
-        pytest.skip(f"Flink's scripts do not start on Java {flink_prepared.major_version}")
-
     output = tmp_path / "out"
-    cluster = StandaloneCluster(
-        tmp_path / "cluster",
-        slots=2,
-        options={
-            "restart-strategy.type": "fixed-delay",
-            "restart-strategy.fixed-delay.attempts": "20",
-            "restart-strategy.fixed-delay.delay": "1 s",
-        },
-        env={"PYTHONPATH": str(REPO_ROOT)},
-    )
+    cluster = restarting_cluster(flink_prepared, tmp_path / "cluster")
     with cluster:
         cluster.start(taskmanagers=1)
         job_id = cluster.submit(
@@ -91,9 +77,7 @@ def test_taskmanager_killed_mid_stream(flink_prepared: Any, tmp_path: Path) -> N
 
         cluster.wait_for(metrics_visible, 20, "agent metrics")
         committed_before = len(_committed_lines(output))
-        killed = cluster.kill_taskmanager(signal.SIGKILL)
-        cluster.wait_for(lambda: killed not in cluster.taskmanager_pids(), 10, "the kill")
-        cluster.start_taskmanager()
+        replace_taskmanager(cluster)
         state = cluster.wait_for_job(job_id, ["FINISHED"], 120)
         assert state == "FINISHED", state
         exceptions = cluster.rest(f"/jobs/{job_id}/exceptions") or {}

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from flink_agents.api.tools.tool import ToolMetadata
     from flink_agents.plan.agent_plan import ActionSpec
     from flink_agents.runtime.call_threads import CallThreadPool
-    from flink_agents.runtime.durable.call_log import SupportsDurableExecute
+    from flink_agents.runtime.durable.call_log import DurableCallLog
     from flink_agents.runtime.memory.internal_base_long_term_memory import (
         InternalBaseLongTermMemory,
     )
@@ -131,7 +131,7 @@ class Engine(Protocol):
 
     config: AgentConfiguration
     metrics: MetricGroup
-    call_log: SupportsDurableExecute | None
+    call_log: DurableCallLog | None
     memory: MemorySettings
     tracing: RunTracing | None
 

@@ -68,7 +68,6 @@ from flink_agents.runtime.run_state import (
 from flink_agents.runtime.skill.tools import add_skill_tools
 
 if TYPE_CHECKING:
-    from flink_agents.runtime.durable.call_log import SupportsDurableExecute
     from flink_agents.runtime.memory.internal_base_long_term_memory import (
         InternalBaseLongTermMemory,
     )
@@ -127,7 +126,7 @@ class AgentEngine:
         agent: Agent | AgentPlan,
         config: AgentConfiguration | Mapping[str, Any] | None = None,
         *,
-        call_log: SupportsDurableExecute | None = None,
+        call_log: DurableCallLog | None = None,
         metrics: MetricGroup | None = None,
         event_log: EventLog | None = None,
         shared_resources: Mapping[ResourceType, Mapping[str, ResourceSpec]] | None = None,
@@ -395,12 +394,9 @@ class AgentEngine:
             log = self._event_log if self._event_log_ready else None
             acknowledgments, self.acknowledgments = self.acknowledgments, None
             tracing = self.tracing
-        if long_term is not None:
-            long_term.close()
-        if action_threads is not None:
-            action_threads.close()
-        if tool_threads is not None:
-            tool_threads.close()
+        for first in (long_term, action_threads, tool_threads):
+            if first is not None:
+                first.close()
         for (resource_type, name), resource in resources.items():
             try:
                 resource.close()
@@ -408,12 +404,9 @@ class AgentEngine:
                 _LOG.warning(
                     "closing %s %r failed: %s", resource_type.value, name, redact(str(exc))
                 )
-        if log is not None:
-            log.close()
-        if acknowledgments is not None:
-            acknowledgments.close()
-        if tracing is not None:
-            tracing.close()
+        for last in (log, acknowledgments, tracing):
+            if last is not None:
+                last.close()
 
     def finish_calls(self) -> int:
         """Stopping: let in-flight model and tool calls finish and be recorded for

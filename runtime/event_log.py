@@ -33,11 +33,7 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from flink_agents.api.content_blocks import (
-    AudioBlock,
-    DocumentBlock,
-    ImageBlock,
-    MediaBlock,
-    VideoBlock,
+    MEDIA_BLOCK_CLASSES,
 )
 from flink_agents.api.core_options import (
     AgentConfigOptions,
@@ -65,14 +61,6 @@ def file_event_log_name(job_id: str, task_name: str, subtask_index: int) -> str:
     return f"events-{job_id}-{_UNSAFE_IN_NAMES.sub('_', task_name)}-{subtask_index}.log"
 
 
-_MEDIA: dict[str, type[MediaBlock]] = {
-    "image": ImageBlock,
-    "audio": AudioBlock,
-    "video": VideoBlock,
-    "document": DocumentBlock,
-}
-
-
 def sanitize_json(value: Any, max_string_length: int | None = None) -> Any:
     """A log-safe copy of a JSON value.
 
@@ -92,9 +80,9 @@ def _redacted(value: Mapping[str, Any]) -> dict[str, Any] | None:
         except ValidationError:
             return None
     kind = value.get("type")
-    if isinstance(kind, str) and kind in _MEDIA and "mime_type" in value:
+    if isinstance(kind, str) and kind in MEDIA_BLOCK_CLASSES and "mime_type" in value:
         try:
-            return _MEDIA[kind].model_validate(value).redact().model_dump(mode="json")
+            return MEDIA_BLOCK_CLASSES[kind].model_validate(value).redact().model_dump(mode="json")
         except ValidationError:
             # Not a valid block: drop the payload fields anyway.
             return {k: v for k, v in value.items() if k not in ("data", "url")}
@@ -204,10 +192,7 @@ class EventLog:
             self._write(self._upstream_record(data))
             return
         record = {
-            "record": "event",
-            "ts": time.time(),
-            "key": redact_value(key),
-            "seq": seq,
+            **self._head("event", key, seq),
             "id": data["id"],
             "type": data["type"],
             "upstream_event_id": data["upstream_event_id"],
@@ -248,10 +233,7 @@ class EventLog:
         if not self.enabled or self.level is not EventLogLevel.VERBOSE or self.upstream_records:
             return
         record = {
-            "record": "action",
-            "ts": time.time(),
-            "key": redact_value(key),
-            "seq": seq,
+            **self._head("action", key, seq),
             "action": action,
             "trigger_event_id": trigger_event_id,
             "duration_ms": round(duration_s * 1000.0, 3),
@@ -259,6 +241,11 @@ class EventLog:
             "error": redact(error) if error is not None else None,
         }
         self._write(record)
+
+    @staticmethod
+    def _head(kind: str, key: Any, seq: int) -> dict[str, Any]:
+        """The fields every record of this log's own format starts with."""
+        return {"record": kind, "ts": time.time(), "key": redact_value(key), "seq": seq}
 
     def _write(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, ensure_ascii=False, default=str)

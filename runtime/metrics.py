@@ -15,7 +15,7 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.metric_group import (
@@ -40,6 +40,8 @@ __all__ = [
     "record_tool_call",
     "record_tool_thread_written_off",
 ]
+
+_M = TypeVar("_M")
 
 
 # ------------------------------------------------------------------ in memory
@@ -248,34 +250,24 @@ class InMemoryMetricGroup(MetricGroup):
                 group = self._groups.setdefault(name, InMemoryMetricGroup(self._clock))
         return group
 
-    def get_counter(self, name: str) -> Counter:
-        counter = self._counters.get(name)
-        if counter is None:
+    def _get_or_make(self, made: dict[str, _M], name: str, make: Callable[[], _M]) -> _M:
+        metric = made.get(name)
+        if metric is None:
             with self._lock:
-                counter = self._counters.setdefault(name, _Counter())
-        return counter
+                metric = made.setdefault(name, make())
+        return metric
+
+    def get_counter(self, name: str) -> Counter:
+        return self._get_or_make(self._counters, name, _Counter)
 
     def get_meter(self, name: str) -> Meter:
-        meter = self._meters.get(name)
-        if meter is None:
-            with self._lock:
-                meter = self._meters.setdefault(name, _Meter(self._clock))
-        return meter
+        return self._get_or_make(self._meters, name, lambda: _Meter(self._clock))
 
     def get_histogram(self, name: str, window_size: int = DEFAULT_HISTOGRAM_WINDOW) -> Histogram:
-        histogram = self._histograms.get(name)
-        if histogram is None:
-            made = _Histogram(window_size)
-            with self._lock:
-                histogram = self._histograms.setdefault(name, made)
-        return histogram
+        return self._get_or_make(self._histograms, name, lambda: _Histogram(window_size))
 
     def get_gauge(self, name: str) -> Gauge:
-        gauge = self._gauges.get(name)
-        if gauge is None:
-            with self._lock:
-                gauge = self._gauges.setdefault(name, _Gauge())
-        return gauge
+        return self._get_or_make(self._gauges, name, _Gauge)
 
     def snapshot(self) -> dict[str, Any]:
         """Counters as ints, meters as ``{count, rate}``, histograms as ``{count, mean,

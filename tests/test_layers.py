@@ -122,13 +122,30 @@ def test_the_runtime_and_the_integrations_do_not_import_each_other() -> None:
 
 UPSTREAM_FLINK_PATHS = ("runtime/remote_execution_environment.py",)
 """Upstream's module paths for the Flink environment: they stand where upstream has them
-(outside `runtime/flink/`) and build on it. The list is checked to be exact."""
+(outside `runtime/flink/`) and re-export what `runtime/flink/` defines. The list is checked
+to be exact."""
 
 
 def test_only_the_flink_runtime_imports_the_flink_runtime() -> None:
     hits = imports_reaching(ROOT, "runtime", FLINK_RUNTIME_MODULES)
     outside = {hit.split(":", 1)[0] for hit in hits if not hit.startswith(FLINK_RUNTIME)}
     assert outside == set(UPSTREAM_FLINK_PATHS)
+
+
+def _is_re_export(statement: ast.stmt) -> bool:
+    """An import, ``from __future__``, ``__all__ = ...`` or the module's docstring."""
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return True
+    if isinstance(statement, ast.Assign):
+        return [getattr(target, "id", None) for target in statement.targets] == ["__all__"]
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+
+
+def test_upstreams_flink_paths_only_re_export_the_flink_runtime() -> None:
+    for path in UPSTREAM_FLINK_PATHS:
+        tree = ast.parse((ROOT / path).read_text(), filename=path)
+        defined = [ast.unparse(s).split("\n", 1)[0] for s in tree.body if not _is_re_export(s)]
+        assert defined == [], f"{path} defines code: it belongs in {FLINK_RUNTIME}"
 
 
 def test_the_check_covers_every_folder_of_product_code() -> None:

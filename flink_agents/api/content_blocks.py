@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 __all__ = [
+    "MEDIA_BLOCK_CLASSES",
     "AudioBlock",
     "ContentBlock",
     "DocumentBlock",
@@ -33,6 +34,7 @@ __all__ = [
     "ToolResultContent",
     "VideoBlock",
     "base64_decoded_size",
+    "media_block_class",
 ]
 
 
@@ -159,6 +161,20 @@ class DocumentBlock(MediaBlock):
     """A document: PDF, plain text, or another file type."""
 
     type: Literal["document"] = "document"
+
+
+MEDIA_BLOCK_CLASSES: dict[str, type[MediaBlock]] = {
+    "image": ImageBlock,
+    "audio": AudioBlock,
+    "video": VideoBlock,
+    "document": DocumentBlock,
+}
+"""The media block class of each ``kind``."""
+
+
+def media_block_class(mime_type: str) -> type[MediaBlock]:
+    """The block class for ``mime_type``, by its major type (`DocumentBlock` for any other)."""
+    return MEDIA_BLOCK_CLASSES.get(mime_type.split("/", 1)[0].lower(), DocumentBlock)
 
 
 class ReasoningBlock(_Block):

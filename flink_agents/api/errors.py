@@ -243,7 +243,7 @@ class ChatModelError(Exception):
 
     def __repr__(self) -> str:
         return (
-            f"ChatModelError({self.message!r}, status_code={self.status_code!r}, "
+            f"{type(self).__name__}({self.message!r}, status_code={self.status_code!r}, "
             f"retryable={self.retryable!r}, kind={self.kind!r})"
         )
 
@@ -257,25 +257,9 @@ class EmbeddingModelError(ChatModelError):
     model (its connection and model name) the message is about.
     """
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        resource: str | None = None,
-        status_code: int | None = None,
-        retryable: bool = False,
-        retry_after: float | None = None,
-        provider: str | None = None,
-        kind: str | None = None,
-    ) -> None:
-        super().__init__(
-            message,
-            status_code=status_code,
-            retryable=retryable,
-            retry_after=retry_after,
-            provider=provider,
-            kind=kind,
-        )
+    def __init__(self, message: str, *, resource: str | None = None, **details: Any) -> None:
+        """``details``: `ChatModelError`'s keywords (``status_code``, ``retryable``...)."""
+        super().__init__(message, **details)
         self.resource = resource
         """The embedding model: ``connection 'name', model 'name'`` (None: unknown)."""
 
@@ -293,12 +277,6 @@ class EmbeddingModelError(ChatModelError):
             retry_after=error.retry_after,
             provider=error.provider,
             kind=error.kind,
-        )
-
-    def __repr__(self) -> str:
-        return (
-            f"EmbeddingModelError({self.message!r}, status_code={self.status_code!r}, "
-            f"retryable={self.retryable!r}, kind={self.kind!r})"
         )
 
 

@@ -38,16 +38,10 @@ from flink_agents.api.content_blocks import (
     ToolResultBlock,
     ToolResultContent,
     VideoBlock,
+    media_block_class,
 )
 
 __all__ = ["media_block_from_bytes", "normalize_tool_output", "parse_data_uri"]
-
-_MEDIA_CLASSES: dict[str, type[MediaBlock]] = {
-    "image": ImageBlock,
-    "audio": AudioBlock,
-    "video": VideoBlock,
-    "document": DocumentBlock,
-}
 
 
 def normalize_tool_output(value: Any) -> list[ToolResultContent]:
@@ -71,7 +65,7 @@ def media_block_from_bytes(
     raw: bytes, mime_type: str, *, name: str | None = None
 ) -> ImageBlock | AudioBlock | VideoBlock | DocumentBlock:
     """A base64 media block for raw bytes, with size and SHA-256 filled in."""
-    cls = _media_class_for(mime_type)
+    cls = media_block_class(mime_type)
     return cls(  # type: ignore[return-value]
         mime_type=mime_type,
         data=base64.b64encode(raw).decode("ascii"),
@@ -126,11 +120,6 @@ def _block_from_raw_bytes(raw: bytes) -> ToolResultContent:
         return media_block_from_bytes(raw, "application/octet-stream")
 
 
-def _media_class_for(mime_type: str) -> type[MediaBlock]:
-    major = mime_type.split("/", 1)[0].lower()
-    return _MEDIA_CLASSES.get(major, DocumentBlock)
-
-
 def _media_from_source(
     mime_type: str | None,
     *,
@@ -149,7 +138,7 @@ def _media_from_source(
     if mime_type is None:
         guesses = (mimetypes.guess_type(hint)[0] for hint in (name, url) if hint)
         mime_type = next((g for g in guesses if g), None) or _default_mime(kind)
-    cls = kind or _media_class_for(mime_type)
+    cls = kind or media_block_class(mime_type)
     return cls(mime_type=mime_type, data=data, url=url, name=name)
 
 
@@ -227,35 +216,23 @@ def _mcp_resource(part: Mapping[str, Any]) -> ToolResultContent | None:
     return None
 
 
-def _image_part(part: Mapping[str, Any]) -> MediaBlock | None:
-    # MCP: {"type": "image", "data", "mimeType"}; Anthropic: {"type": "image", "source"};
-    # our own block: {"type": "image", "mime_type", "data" | "url"}.
-    if "source" in part:
-        return _anthropic_source(part, ImageBlock)
-    if "mime_type" in part:
-        return ImageBlock.model_validate(part)
-    if isinstance(part.get("data"), str):
-        return _media_from_source(part.get("mimeType"), data=part["data"], kind=ImageBlock)
-    return None
+def _media_part(
+    kind: type[MediaBlock], *, source: bool = False, data: bool = True
+) -> Callable[[Mapping[str, Any]], MediaBlock | None]:
+    """The converter of one media part type. Our own block: ``{"type", "mime_type", "data" |
+    "url"}``; with ``source``, Anthropic's ``{"type", "source"}``; with ``data``, MCP's
+    ``{"type", "data", "mimeType"}``."""
 
-
-def _audio_or_video(kind: type[MediaBlock]) -> Callable[[Mapping[str, Any]], MediaBlock | None]:
     def convert(part: Mapping[str, Any]) -> MediaBlock | None:
+        if source and "source" in part:
+            return _anthropic_source(part, kind)
         if "mime_type" in part:
             return kind.model_validate(part)
-        if isinstance(part.get("data"), str):
+        if data and isinstance(part.get("data"), str):
             return _media_from_source(part.get("mimeType"), data=part["data"], kind=kind)
         return None
 
     return convert
-
-
-def _document_part(part: Mapping[str, Any]) -> MediaBlock | None:
-    if "source" in part:
-        return _anthropic_source(part, DocumentBlock)
-    if "mime_type" in part:
-        return DocumentBlock.model_validate(part)
-    return None
 
 
 def _text_part(part: Mapping[str, Any]) -> TextBlock | None:
@@ -298,10 +275,10 @@ _PART_CONVERTERS: dict[str, Callable[[Mapping[str, Any]], TextBlock | MediaBlock
     "file": _chat_file_part,
     "input_audio": _chat_audio_part,
     # MCP, Anthropic and this project's own block dicts
-    "image": _image_part,
-    "audio": _audio_or_video(AudioBlock),
-    "video": _audio_or_video(VideoBlock),
-    "document": _document_part,
+    "image": _media_part(ImageBlock, source=True),
+    "audio": _media_part(AudioBlock),
+    "video": _media_part(VideoBlock),
+    "document": _media_part(DocumentBlock, source=True, data=False),
     "resource": _mcp_resource,
 }
 

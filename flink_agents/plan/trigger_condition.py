@@ -44,6 +44,8 @@ _EVENT_TYPES: dict[str, str] = {
     if not name.startswith("_") and isinstance(value, str)
 }
 _FRAMEWORK = frozenset({"type", "id", "EventType"})
+_CONVERSIONS = frozenset({"int", "uint", "double", "string", "bool", "bytes"})
+"""CEL's type conversion functions (names of types too)."""
 _RESERVED = frozenset(
     {
         *_FRAMEWORK,
@@ -52,12 +54,7 @@ _RESERVED = frozenset(
         "false",
         "null",
         "in",
-        "int",
-        "uint",
-        "double",
-        "string",
-        "bool",
-        "bytes",
+        *_CONVERSIONS,
         "list",
         "has",
         "exists",
@@ -77,12 +74,7 @@ _STANDARD_FUNCTIONS = frozenset(
         "startsWith",
         "endsWith",
         "matches",
-        "int",
-        "uint",
-        "double",
-        "string",
-        "bool",
-        "bytes",
+        *_CONVERSIONS,
         "dyn",
         "type",
         "duration",

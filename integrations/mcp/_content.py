@@ -30,24 +30,14 @@ from mcp_types import (
 from pydantic import BaseModel
 
 from flink_agents.api.content_blocks import (
-    AudioBlock,
-    DocumentBlock,
-    ImageBlock,
-    MediaBlock,
     TextBlock,
     ToolResultContent,
-    VideoBlock,
     base64_decoded_size,
+    media_block_class,
 )
 from flink_agents.api.message import ChatMessage, MessageRole
 
 __all__ = ["content_block", "prompt_messages", "tool_result_content"]
-
-_BY_KIND: dict[str, type[MediaBlock]] = {
-    "image": ImageBlock,
-    "audio": AudioBlock,
-    "video": VideoBlock,
-}
 
 
 def tool_result_content(result: CallToolResult) -> list[ToolResultContent]:
@@ -78,7 +68,7 @@ def content_block(item: Any) -> ToolResultContent:
 
 
 def _media(mime_type: str, data: str, name: str | None = None) -> ToolResultContent:
-    kind = _BY_KIND.get(mime_type.split("/", 1)[0].lower(), DocumentBlock)
+    kind = media_block_class(mime_type)
     block = kind(mime_type=mime_type, data=data, name=name, size_bytes=base64_decoded_size(data))
     return block  # type: ignore[return-value]
 

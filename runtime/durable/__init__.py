@@ -6,7 +6,7 @@ The run engine calls :meth:`DurableCallLog.execute` (or ``execute_sync``) with a
 the run is replayed.
 """
 
-from flink_agents.runtime.durable.call_log import DurableCallLog, SupportsDurableExecute
+from flink_agents.runtime.durable.call_log import DurableCallLog
 from flink_agents.runtime.durable.digest import call_digest, function_identity
 from flink_agents.runtime.durable.kafka_store import KafkaActionStateStore
 from flink_agents.runtime.durable.postgres_store import PostgresActionStateStore
@@ -38,7 +38,6 @@ __all__ = [
     "PostgresActionStateStore",
     "SqliteActionStateStore",
     "StoreRetry",
-    "SupportsDurableExecute",
     "call_digest",
     "function_identity",
     "open_action_state_store",

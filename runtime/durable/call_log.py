@@ -32,7 +32,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, TypeVar
 
 from flink_agents.api._callables import is_async_callable, is_awaitable
 from flink_agents.runtime.durable.digest import call_digest, function_identity
@@ -41,37 +41,13 @@ from flink_agents.runtime.durable.records import CallOutcome, DurableCallKey
 from flink_agents.runtime.durable.retry import StoreRetry
 from flink_agents.runtime.durable.store import ActionStateStore
 
-__all__ = ["DurableCallKey", "DurableCallLog", "SupportsDurableExecute"]
+__all__ = ["DurableCallKey", "DurableCallLog"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 _Plan = tuple[Literal["replay", "pending", "live"], "CallOutcome | None"]
-
-
-class SupportsDurableExecute(Protocol):
-    """What the run engine needs from a durable-call record."""
-
-    async def execute(
-        self,
-        call_key: DurableCallKey,
-        fn: Callable[..., Any],
-        args: Sequence[Any],
-        kwargs: Mapping[str, Any],
-        reconciler: Callable[..., Any] | None = None,
-    ) -> Any: ...
-
-    def execute_sync(
-        self,
-        call_key: DurableCallKey,
-        fn: Callable[..., Any],
-        args: Sequence[Any],
-        kwargs: Mapping[str, Any],
-        reconciler: Callable[..., Any] | None = None,
-    ) -> Any: ...
-
-    async def forget(self, call_key: DurableCallKey) -> None: ...
 
 
 class DurableCallLog:

@@ -18,7 +18,8 @@ its callbacks to push the changes into Flink:
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 from flink_agents.api.metric_group import METER_SPAN_S
 from flink_agents.runtime.metrics import InMemoryMetricGroup
@@ -28,6 +29,7 @@ __all__ = ["FlinkMetricGroupLike", "FlinkMetricsBridge"]
 _Step = str | tuple[str, str]
 """One step down the group tree: a sub-group's name, or a key/value group's pair."""
 _Path = tuple[_Step, ...]
+_H = TypeVar("_H")
 
 
 class _FlinkCounter(Protocol):
@@ -123,34 +125,35 @@ class FlinkMetricsBridge:
         assert isinstance(name, str)  # a metric's own step is its name
         return name
 
+    def _handle(self, made: dict[_Path, _H], path: _Path, make: Callable[[Any, str], _H]) -> _H:
+        """The Flink metric of ``path``, made (``make(group, name)``) on first use."""
+        handle = made.get(path)
+        if handle is None:
+            handle = made[path] = make(self._group(path[:-1]), self._name(path))
+        return handle
+
     def _add_count(self, path: _Path, total: int) -> None:
         delta = total - self._sent_counts.get(path, 0)
         if delta == 0:
             return
-        counter = self._counters.get(path)
-        if counter is None:
-            counter = self._group(path[:-1]).counter(self._name(path))
-            self._counters[path] = counter
-        counter.inc(delta)
+        self._handle(self._counters, path, lambda group, name: group.counter(name)).inc(delta)
         self._sent_counts[path] = total
 
     def _mark(self, path: _Path, total: int) -> None:
         delta = total - self._sent_events.get(path, 0)
         if delta == 0:
             return
-        meter = self._meters.get(path)
-        if meter is None:
-            meter = self._group(path[:-1]).meter(self._name(path), METER_SPAN_S)
-            self._meters[path] = meter
+        meter = self._handle(
+            self._meters, path, lambda group, name: group.meter(name, METER_SPAN_S)
+        )
         meter.mark_event(delta)
         self._sent_events[path] = total
 
     def _set_value(self, path: _Path, value: int) -> None:
         if self._sent_values.get(path) == value:
             return
-        gauge = self._distributions.get(path)
-        if gauge is None:
-            gauge = self._group(path[:-1]).distribution(self._name(path))
-            self._distributions[path] = gauge
+        gauge = self._handle(
+            self._distributions, path, lambda group, name: group.distribution(name)
+        )
         gauge.update(value)
         self._sent_values[path] = value

@@ -28,13 +28,17 @@ from flink_agents.api.events.memory_event import (
 )
 from flink_agents.api.memory.long_term_memory import (
     BaseLongTermMemory,
-    MemorySet,
-    MemorySetItem,
 )
 from flink_agents.runtime.errors import LongTermMemoryError
 from flink_agents.runtime.memory.internal_base_long_term_memory import (
     InternalBaseLongTermMemory,
     LongTermOp,
+)
+from flink_agents.runtime.memory.scoped_operations import (
+    ObservationRecord,
+    Observe,
+    ObservedKind,
+    ScopedOperations,
 )
 
 __all__ = ["ActionLongTermMemory", "long_term_memory_events", "open_backend"]
@@ -73,17 +77,7 @@ def open_backend(
     )
 
 
-def _as_list(value: Any) -> list[Any]:
-    return [value] if isinstance(value, str) else list(value)
-
-
-def _item(memory_set: str, entry: dict[str, Any]) -> MemorySetItem:
-    from flink_agents.runtime.memory.mem0.mem0_long_term_memory import item_from_entry
-
-    return item_from_entry(memory_set, entry)
-
-
-class ActionLongTermMemory(BaseLongTermMemory):
+class ActionLongTermMemory(ScopedOperations, BaseLongTermMemory):
     """One action's long-term memory: the engine's backend scoped to the running input's
     key, each operation made through ``execute`` (the action's ``durable_execute``)."""
 
@@ -98,95 +92,21 @@ class ActionLongTermMemory(BaseLongTermMemory):
 
     _records: list[dict[str, Any]] = PrivateAttr(default_factory=list)
 
-    def _call(self, op: LongTermOp, memory_set: str, params: dict[str, Any]) -> Any:
+    @override
+    def _scoped(self, op: LongTermOp, memory_set: str, params: dict[str, Any]) -> Any:
         return self.execute(self.backend.scoped_call, self.key, op, memory_set, params)
+
+    @override
+    def _observer(self, kind: ObservedKind) -> Observe:
+        return self._note
+
+    def _note(self, record: ObservationRecord) -> None:
+        self._records.append(record.to_wire())
 
     @property
     def records(self) -> list[dict[str, Any]]:
         """What the action did, in order (``op``, ``set``, ``id``, ``query``, ``value``)."""
         return self._records
-
-    def _record(
-        self,
-        op: str,
-        memory_set: str,
-        id: str | None = None,
-        query: str | None = None,
-        value: Any = None,
-    ) -> None:
-        self._records.append(
-            {"op": op, "set": memory_set, "id": id, "query": query, "value": value}
-        )
-
-    @override
-    def get_memory_set(self, name: str) -> MemorySet:
-        return MemorySet(name=name, ltm=self)
-
-    @override
-    def delete_memory_set(self, name: str) -> bool:
-        self._call("delete_set", name, {})
-        self._record("DELETE_SET", name)
-        return True
-
-    @override
-    def add(
-        self,
-        memory_set: MemorySet,
-        memory_items: str | list[str],
-        metadatas: dict[str, Any] | list[dict[str, Any]] | None = None,
-    ) -> list[str]:
-        entries = self._call(
-            "add", memory_set.name, {"items": _as_list(memory_items), "metadatas": metadatas}
-        )
-        from flink_agents.runtime.memory.mem0.mem0_long_term_memory import add_changes
-
-        for op, memory_id, value in add_changes(entries):
-            self._record(op, memory_set.name, memory_id, value=value)
-        return [entry["id"] for entry in entries]
-
-    @override
-    def get(
-        self,
-        memory_set: MemorySet,
-        ids: str | list[str] | None = None,
-        filters: dict[str, Any] | None = None,
-        limit: int = 100,
-    ) -> list[MemorySetItem]:
-        params = {"ids": None if ids is None else _as_list(ids), "filters": filters, "limit": limit}
-        items = [_item(memory_set.name, e) for e in self._call("get", memory_set.name, params)]
-        for item in items:
-            self._record("GET", memory_set.name, item.id, value=item.value)
-        return items
-
-    @override
-    def delete(self, memory_set: MemorySet, ids: str | list[str] | None = None) -> None:
-        if ids is None:
-            self.delete_memory_set(memory_set.name)
-            return
-        ids = _as_list(ids)
-        self._call("delete", memory_set.name, {"ids": ids})
-        for memory_id in ids:
-            self._record("DELETE", memory_set.name, memory_id)
-
-    @override
-    def search(
-        self,
-        memory_set: MemorySet,
-        query: str,
-        limit: int,
-        filters: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> list[MemorySetItem]:
-        if not isinstance(query, str) or not query.strip():
-            raise ValueError(f"long-term memory search on set {memory_set.name!r}: empty query")
-        entries = self._call(
-            "search",
-            memory_set.name,
-            {"query": query, "limit": limit, "filters": filters, "kwargs": kwargs},
-        )
-        hits = [{"id": e["id"], "value": e["memory"], "score": e["score"]} for e in entries]
-        self._record("SEARCH", memory_set.name, query=query, value=hits)
-        return [_item(memory_set.name, entry) for entry in entries]
 
     @override
     def close(self) -> None:

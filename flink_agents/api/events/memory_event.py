@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from flink_agents.api._values import canonical_value
 from flink_agents.api.events.event import Event
 
 __all__ = [
+    "KeyValueAttributes",
     "LongTermGetEvent",
     "LongTermSearchEvent",
     "LongTermUpdateEvent",
@@ -64,7 +65,25 @@ def _bytes_as_base64(value: Any) -> Any:
     return value
 
 
-class MemoryEvent(Event):
+class KeyValueAttributes:
+    """``key`` and ``value`` of an event whose attributes are `observation_attributes`
+    (a mixin, listed before `Event`)."""
+
+    if TYPE_CHECKING:
+        attributes: dict[str, Any]
+
+    @property
+    def key(self) -> str:
+        """The text of the key the event is about."""
+        return self.attributes["key"]
+
+    @property
+    def value(self) -> dict[str, Any]:
+        """Dotted path -> JSON value (treat as read-only): what the event's class says."""
+        return self.attributes["value"]
+
+
+class MemoryEvent(KeyValueAttributes, Event):
     """What one action did to one memory, of one kind (a concrete subclass per kind).
 
     ``MemoryEvent.from_event(event)`` gives the subclass of the event's type.
@@ -104,16 +123,6 @@ class MemoryEvent(Event):
         if cls is LongTermUpdateEvent:
             _check_cleared_sets(attributes.get("cleared_sets"))
         return super().from_event(event)
-
-    @property
-    def key(self) -> str:
-        """The text of the key whose memory this is."""
-        return self.attributes["key"]
-
-    @property
-    def value(self) -> dict[str, Any]:
-        """Dotted path -> JSON value, the net effect of the action (treat as read-only)."""
-        return self.attributes["value"]
 
 
 class ShortTermWriteEvent(MemoryEvent):

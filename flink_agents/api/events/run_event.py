@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from flink_agents.api.events.event import Event
-from flink_agents.api.events.memory_event import observation_attributes
+from flink_agents.api.events.memory_event import KeyValueAttributes, observation_attributes
 
 __all__ = ["AGENT_RUN_BEGIN_ACTION", "AgentRunBeginEvent"]
 
@@ -22,7 +22,7 @@ AGENT_RUN_BEGIN_ACTION = "agent_run_begin_action"
 sends it)."""
 
 
-class AgentRunBeginEvent(Event):
+class AgentRunBeginEvent(KeyValueAttributes, Event):
     """The start of a run, with a snapshot of the key's short-term memory values."""
 
     EVENT_TYPE: ClassVar[str] = "_agent_run_begin_event"
@@ -34,13 +34,3 @@ class AgentRunBeginEvent(Event):
             super().__init__(**data)
             return
         super().__init__(attributes=observation_attributes(key, value or {}), **data)
-
-    @property
-    def key(self) -> str:
-        """The text of the run's key."""
-        return self.attributes["key"]
-
-    @property
-    def value(self) -> dict[str, Any]:
-        """Dotted path -> JSON value of every value in the key's short-term memory."""
-        return self.attributes["value"]

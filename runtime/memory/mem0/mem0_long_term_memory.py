@@ -17,87 +17,34 @@ for observation (`drain_ltm_observation_records`).
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import json
 import logging
 import queue
 import threading
-from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import datetime
-from enum import Enum
 from typing import Any
 
 from pydantic import ConfigDict, Field, PrivateAttr
 from typing_extensions import override
 
-from flink_agents.api.memory.long_term_memory import MemorySet, MemorySetItem
 from flink_agents.api.resource import ResourceType
 from flink_agents.runtime.memory.internal_base_long_term_memory import (
     InternalBaseLongTermMemory,
     LongTermOp,
 )
+from flink_agents.runtime.memory.scoped_operations import (
+    ObservationRecord,
+    Observe,
+    ObservedKind,
+    ScopedOperations,
+    add_changes,
+    as_list,
+    item_from_entry,
+)
 
 __all__ = ["Mem0LongTermMemory", "add_changes", "item_from_entry"]
 
 _LOG = logging.getLogger(__name__)
-
-
-class _LtmObservationOp(str, Enum):
-    """The operations an observation record names."""
-
-    ADD = "ADD"
-    UPDATE = "UPDATE"
-    DELETE = "DELETE"
-    DELETE_SET = "DELETE_SET"
-    GET = "GET"
-    SEARCH = "SEARCH"
-
-
-_ADD_EVENTS = {
-    "ADD": _LtmObservationOp.ADD,
-    "UPDATE": _LtmObservationOp.UPDATE,
-    "DELETE": _LtmObservationOp.DELETE,
-}
-"""mem0's ``event`` of an ``add`` result, as an observation operation (``NONE``: nothing
-changed, not observed)."""
-
-
-@dataclass(frozen=True)
-class _LtmObservationRecord:
-    """One observed operation, as the memory events are built from it."""
-
-    op: str
-    set: str
-    id: str | None = None
-    query: str | None = None
-    value: Any = None
-    version: int = 1
-
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "op": self.op,
-            "set": self.set,
-            "id": self.id,
-            "query": self.query,
-            "value": self.value,
-            "version": self.version,
-        }
-
-
-def _as_list(value: Any) -> list[Any]:
-    return [value] if isinstance(value, (str, dict)) else list(value)
-
-
-def add_changes(entries: list[dict[str, Any]]) -> Iterator[tuple[str, str, Any]]:
-    """``(op, id, memory)`` for each entry of an ``add`` result that changed the memory
-    set: ``ADD`` and ``UPDATE`` with the memory, ``DELETE`` without (mem0's ``NONE``:
-    nothing changed, left out)."""
-    for entry in entries:
-        op = _ADD_EVENTS.get(str(entry.get("event", "")).upper())
-        if op is not None:
-            value = None if op is _LtmObservationOp.DELETE else entry.get("memory")
-            yield op.value, entry["id"], value
 
 
 def _entry(raw: dict[str, Any]) -> dict[str, Any]:
@@ -112,23 +59,7 @@ def _entry(raw: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def item_from_entry(memory_set_name: str, entry: dict[str, Any]) -> MemorySetItem:
-    """A `MemorySetItem` from a mem0 result entry."""
-    times: dict[str, datetime | None] = {"created_at": None, "updated_at": None}
-    for name in times:
-        with contextlib.suppress(ValueError, TypeError):  # absent or not ISO: unknown
-            times[name] = datetime.fromisoformat(entry.get(name))  # type: ignore[arg-type]
-    return MemorySetItem(
-        memory_set_name=memory_set_name,
-        id=entry.get("id") or "",
-        value=entry.get("memory") or "",
-        created_at=times["created_at"],
-        updated_at=times["updated_at"],
-        additional_metadata=entry.get("metadata") or None,
-    )
-
-
-class Mem0LongTermMemory(InternalBaseLongTermMemory):
+class Mem0LongTermMemory(ScopedOperations, InternalBaseLongTermMemory):
     """Long-term memory on mem0: facts distilled by the chat model, found by meaning."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -152,7 +83,7 @@ class Mem0LongTermMemory(InternalBaseLongTermMemory):
 
     _mem0: Any = PrivateAttr(default=None)
     _mem0_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
-    _ltm_observation_records: queue.Queue[tuple[str, str, _LtmObservationRecord]] = PrivateAttr(
+    _ltm_observation_records: queue.Queue[tuple[str, str, ObservationRecord]] = PrivateAttr(
         default_factory=queue.Queue
     )
     _update_observation_enabled: bool = PrivateAttr(default=False)
@@ -218,9 +149,9 @@ class Mem0LongTermMemory(InternalBaseLongTermMemory):
         mem0 = self._mem0_instance
         scope = self._scope(key, memory_set)
         if op == "add":
-            items = _as_list(params["items"])
+            items = as_list(params["items"])
             metadatas = params.get("metadatas")
-            metadatas = [] if metadatas is None else _as_list(metadatas)
+            metadatas = [] if metadatas is None else as_list(metadatas)
             entries: list[dict[str, Any]] = []
             for index, item in enumerate(items):
                 metadata = metadatas[index] if index < len(metadatas) else None
@@ -234,7 +165,7 @@ class Mem0LongTermMemory(InternalBaseLongTermMemory):
         if op == "get":
             ids = params.get("ids")
             if ids is not None:
-                found = [mem0.get(memory_id=memory_id) for memory_id in _as_list(ids)]
+                found = [mem0.get(memory_id=memory_id) for memory_id in as_list(ids)]
                 return [_entry(raw) for raw in found if self._owned(key, memory_set, raw)]
             result = mem0.get_all(
                 filters=params.get("filters"), limit=params.get("limit", 100), **scope
@@ -250,7 +181,7 @@ class Mem0LongTermMemory(InternalBaseLongTermMemory):
             )
             return [_entry(raw) for raw in result.get("results", []) if "id" in raw]
         if op == "delete":
-            for memory_id in _as_list(params["ids"]):
+            for memory_id in as_list(params["ids"]):
                 if self._owned(key, memory_set, mem0.get(memory_id=memory_id)):
                     mem0.delete(memory_id=memory_id)
             return None
@@ -287,28 +218,7 @@ class Mem0LongTermMemory(InternalBaseLongTermMemory):
         self._observation_id = observation_id
         self._observation_suppressed = observation_suppressed
 
-    def _record_ltm_op(
-        self,
-        op: _LtmObservationOp | str,
-        memory_set: str,
-        mem_id: str | None,
-        value: Any,
-        observation_key: str,
-        observation_id: str,
-        *,
-        enabled: bool = True,
-    ) -> None:
-        """Buffer one operation for observation (an unknown ``op`` is skipped). Never
-        raises: observing must not fail the operation it observes."""
-        try:
-            operation = _LtmObservationOp(op)
-        except ValueError:
-            _LOG.warning("skipping the unknown long-term memory operation %r", op)
-            return
-        record = _LtmObservationRecord(op=operation.value, set=memory_set, id=mem_id, value=value)
-        self._buffer(enabled, observation_key, observation_id, record)
-
-    def _buffer(self, enabled: bool, key: str, action: str, record: _LtmObservationRecord) -> None:
+    def _buffer(self, enabled: bool, key: str, action: str, record: ObservationRecord) -> None:
         if not enabled:
             return
         try:
@@ -316,26 +226,10 @@ class Mem0LongTermMemory(InternalBaseLongTermMemory):
         except Exception:
             _LOG.debug("long-term memory observation not buffered", exc_info=True)
 
-    def _record_ltm_search(
-        self,
-        memory_set: str,
-        query: str,
-        hits: list[dict[str, Any]],
-        observation_key: str,
-        observation_id: str,
-        *,
-        enabled: bool = True,
-    ) -> None:
-        """Buffer one search (its set, query and ordered hits) for observation."""
-        record = _LtmObservationRecord(
-            op=_LtmObservationOp.SEARCH.value, set=memory_set, query=query, value=hits
-        )
-        self._buffer(enabled, observation_key, observation_id, record)
-
     def drain_ltm_observation_records(self, key: str, observation_id: str) -> str:
         """The buffered records of one key's action, as a JSON array (others stay)."""
-        mine: list[_LtmObservationRecord] = []
-        others: list[tuple[str, str, _LtmObservationRecord]] = []
+        mine: list[ObservationRecord] = []
+        others: list[tuple[str, str, ObservationRecord]] = []
         while True:
             try:
                 owner_key, owner_id, record = self._ltm_observation_records.get_nowait()
@@ -349,116 +243,21 @@ class Mem0LongTermMemory(InternalBaseLongTermMemory):
             self._ltm_observation_records.put(entry)
         return json.dumps([record.to_wire() for record in mine], ensure_ascii=False)
 
-    def _owner(self, enabled: bool) -> tuple[str, str, bool]:
-        return self.key, self._observation_id, enabled and not self._observation_suppressed
-
     # ------------------------------------------------------------------ BaseLongTermMemory
 
     @override
-    def get_memory_set(self, name: str) -> MemorySet:
-        return MemorySet(name=name, ltm=self)
+    def _scoped(self, op: LongTermOp, memory_set: str, params: dict[str, Any]) -> Any:
+        return self.scoped_call(self.key, op, memory_set, params)
 
     @override
-    def delete_memory_set(self, name: str) -> bool:
-        key, action, enabled = self._owner(self._update_observation_enabled)
-        self.scoped_call(key, "delete_set", name, {})
-        self._record_ltm_op(
-            _LtmObservationOp.DELETE_SET, name, None, None, key, action, enabled=enabled
-        )
-        return True
-
-    @override
-    def add(
-        self,
-        memory_set: MemorySet,
-        memory_items: str | list[str],
-        metadatas: dict[str, Any] | list[dict[str, Any]] | None = None,
-    ) -> list[str]:
-        key, action, enabled = self._owner(self._update_observation_enabled)
-        entries = self.scoped_call(
-            key, "add", memory_set.name, {"items": memory_items, "metadatas": metadatas}
-        )
-        for op, memory_id, value in add_changes(entries):
-            self._record_ltm_op(op, memory_set.name, memory_id, value, key, action, enabled=enabled)
-        return [entry["id"] for entry in entries]
-
-    @override
-    def get(
-        self,
-        memory_set: MemorySet,
-        ids: str | list[str] | None = None,
-        filters: dict[str, Any] | None = None,
-        limit: int = 100,
-    ) -> list[MemorySetItem]:
-        key, action, enabled = self._owner(self._get_observation_enabled)
-        entries = self.scoped_call(
-            key, "get", memory_set.name, {"ids": ids, "filters": filters, "limit": limit}
-        )
-        items = [item_from_entry(memory_set.name, entry) for entry in entries]
-        for item in items:
-            self._record_ltm_op(
-                _LtmObservationOp.GET,
-                memory_set.name,
-                item.id,
-                item.value,
-                key,
-                action,
-                enabled=enabled,
-            )
-        return items
-
-    @override
-    def delete(self, memory_set: MemorySet, ids: str | list[str] | None = None) -> None:
-        key, action, enabled = self._owner(self._update_observation_enabled)
-        if ids is None:
-            self.scoped_call(key, "delete_set", memory_set.name, {})
-            self._record_ltm_op(
-                _LtmObservationOp.DELETE_SET,
-                memory_set.name,
-                None,
-                None,
-                key,
-                action,
-                enabled=enabled,
-            )
-            return
-        for memory_id in _as_list(ids):
-            self.scoped_call(key, "delete", memory_set.name, {"ids": [memory_id]})
-            self._record_ltm_op(
-                _LtmObservationOp.DELETE,
-                memory_set.name,
-                memory_id,
-                None,
-                key,
-                action,
-                enabled=enabled,
-            )
-
-    @override
-    def search(
-        self,
-        memory_set: MemorySet,
-        query: str,
-        limit: int,
-        filters: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> list[MemorySetItem]:
-        key, action, enabled = self._owner(self._search_observation_enabled)
-        entries = self.scoped_call(
-            key,
-            "search",
-            memory_set.name,
-            {"query": query, "limit": limit, "filters": filters, "kwargs": kwargs},
-        )
-        self._record_ltm_search(
-            memory_set.name,
-            query,
-            [{"id": e["id"], "value": e["memory"], "score": e["score"]} for e in entries],
-            key,
-            action,
-            enabled=enabled,
-        )
-        return [item_from_entry(memory_set.name, entry) for entry in entries]
+    def _observer(self, kind: ObservedKind) -> Observe:
+        enabled = {
+            "update": self._update_observation_enabled,
+            "get": self._get_observation_enabled,
+            "search": self._search_observation_enabled,
+        }[kind]
+        enabled = enabled and not self._observation_suppressed
+        return functools.partial(self._buffer, enabled, self.key, self._observation_id)
 
     @override
     def close(self) -> None:
