@@ -170,6 +170,15 @@ class CallThreadPool:
         self._closed = False
 
     @property
+    def fast_s(self) -> float:
+        """A key whose recent calls ran shorter than this may be waited for briefly."""
+        return self._speeds.fast_s
+
+    @fast_s.setter
+    def fast_s(self, value: float) -> None:
+        self._speeds.fast_s = value
+
+    @property
     def abandoned(self) -> int:
         """Threads beyond ``max_workers`` (extra or written off) whose call has not returned."""
         return self._abandoned
