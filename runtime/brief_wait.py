@@ -11,8 +11,10 @@ that is not done in time is awaited as any other, and its key counts as slow unt
 are fast again, so a hung call holds the operator thread once, for ``brief_wait_s``.
 
 Why it stays (docs/benchmarks.md, issue 14 and issue 36): on the mini-cluster the sync-tool
-line ran 2,397 records/s without it against 3,241 with it (runs taking turns), and
-in-process every sync-tool run finishes inline with it (41-50% without). Elsewhere (the
+line ran 2,397 records/s without it against 3,241 with it (issue 14), and again 2,010 and
+1,832 against 2,924 and 3,113 (issue 36, two pairs taking turns); in-process every sync-tool
+run finishes inline with it (41-50% without). The `def`-action line did not gain from it in
+those pairs (2,161 and 1,991 without, 1,737 and 1,933 with). Elsewhere (the
 loop's own thread) nothing is waited for: there the hand-over is cheaper than the wait's
 thread switches (local runner: 0 ms 150 -> 125 us of CPU per input without it), and calls
 are not even timed (2.3k instructions per call).
