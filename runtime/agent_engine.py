@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic_core import from_json, to_json
 
-from flink_agents._compat.pydantic import field_values, set_plain_field
 from flink_agents.api._trusted import trusted_instance
 from flink_agents.api._values import check_state_value, decode_value, encode_value
 from flink_agents.api.agents.agent import Agent
@@ -502,7 +501,7 @@ class AgentEngine:
         """A new run for ``value``: its `InputEvent` pending, its seq taken from (and
         advanced in) ``key_state``."""
         seq = key_state.next_seq
-        set_plain_field(key_state, "next_seq", seq + 1)  # a plain field: no validation
+        key_state.next_seq = seq + 1
         event = trusted_instance(  # as InputEvent(input=value, id=...), on every run
             InputEvent,
             {
@@ -680,10 +679,8 @@ class AgentEngine:
                 pending.append(out)
             if log is not None:
                 log.log_event(run.key, run.seq, out)
-        # Plain fields of a model without assignment validation: set them directly.
-        fields = field_values(run)
-        fields["action_steps"] = run.action_steps + len(specs)
-        fields["done"] = done = not pending and not (run.approvals and is_parked(run))
+        run.action_steps += len(specs)
+        run.done = done = not pending and not (run.approvals and is_parked(run))
         if done:
             if not run.outputs:
                 self._ended_without_output(run)

@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from flink_agents._compat.pydantic import set_plain_field
 from flink_agents.api._callables import is_awaitable
 from flink_agents.api.agents.agent import STRUCTURED_OUTPUT
 from flink_agents.api.agents.types import json_candidates
@@ -206,7 +205,7 @@ async def _next_turn(ctx: ActionContext, setup: BaseChatModelSetup, state: ChatL
         _respond_error(ctx, state, outcome.error, None)
         return
     result = outcome.result
-    set_plain_field(state, "model_calls", state.model_calls + 1)  # no validation to run
+    state.model_calls += 1
     message = result.message
     state.history.append(message)
     tool_calls = message.tool_calls

@@ -354,22 +354,22 @@ class _Handles:
         return gauge
 
 
-# id(group) -> (weak reference to the group, handles by (section, name)).
-_HANDLES: dict[int, tuple[weakref.ref[MetricGroup], dict[tuple[str, str], _Handles]]] = {}
+_HANDLES: weakref.WeakKeyDictionary[MetricGroup, dict[tuple[str, str], _Handles]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Per group (while it lives), the handles of its sub-groups by (section, name)."""
 
 
 def _handles(group: MetricGroup, section: str, name: str) -> _Handles:
     """The handles of ``group.<section>.<name>`` (recorded on every model and tool call:
     the sub-groups are looked up once per group)."""
-    key = id(group)
-    entry = _HANDLES.get(key)
-    if entry is None or entry[0]() is not group:
-        entry = (weakref.ref(group, lambda _: _HANDLES.pop(key, None)), {})
-        _HANDLES[key] = entry
-    handles = entry[1].get((section, name))
+    by_name = _HANDLES.get(group)
+    if by_name is None:
+        by_name = _HANDLES[group] = {}
+    handles = by_name.get((section, name))
     if handles is None:
         target = group.get_sub_group(section).get_sub_group(_plain(name))
-        handles = entry[1][(section, name)] = _Handles(target)
+        handles = by_name[(section, name)] = _Handles(target)
     return handles
 
 

@@ -12,8 +12,8 @@ line's environment has that pydantic):
   validation, twice as fast as `object.__setattr__` by name and several times
   `model_construct` (the per-step hot path builds events, messages and run state this way:
   `flink_agents.api._trusted`).
-- `field_values`: an instance's field values are its `__dict__`; `set_plain_field` writes
-  one there, skipping `validate_assignment` for a counter the runtime owns.
+- `field_values`: an instance's field values are its `__dict__` (read there to copy an
+  event without re-validation).
 - `private_values`: an instance's private attributes are the dict in its
   `__pydantic_private__` slot (reading it there skips pydantic's slow `__getattr__` on a
   tool's every call); `with_private`: `BaseModel.__getstate__` keeps them under the key
@@ -34,7 +34,6 @@ __all__ = [
     "INSTANCE_SLOTS",
     "field_values",
     "private_values",
-    "set_plain_field",
     "slot_setters",
     "with_private",
 ]
@@ -109,14 +108,9 @@ def slot_setters() -> tuple[Callable[[Any, Any], None], ...]:
 
 
 def field_values(model: BaseModel) -> dict[str, Any]:
-    """The field values of `model`, by name: its own `__dict__` (writes go to the model)."""
+    """The field values of `model`, by name: its own `__dict__` (read them; the runtime
+    sets fields as attributes)."""
     return vars(model)
-
-
-def set_plain_field(model: BaseModel, name: str, value: Any) -> None:
-    """Set field `name` of `model` without validation (`validate_assignment` included): for
-    fields whose values the runtime makes itself (a counter)."""
-    vars(model)[name] = value
 
 
 def private_values(model: BaseModel) -> dict[str, Any] | None:

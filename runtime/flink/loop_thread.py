@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from flink_agents._compat import IncompatibleDependencyError
-from flink_agents.runtime.call_threads import brief_waits
+from flink_agents.runtime.brief_wait import brief_waits
 from flink_agents.runtime.compat.asyncio import check_loop, run_ready, running_loop, wakes_before
 
 __all__ = ["LoopThread"]

@@ -11,7 +11,6 @@ from flink_agents._compat import pydantic as compat_pydantic
 from flink_agents._compat.pydantic import (
     field_values,
     private_values,
-    set_plain_field,
     slot_setters,
     with_private,
 )
@@ -40,14 +39,6 @@ def test_the_slot_setters_make_a_complete_instance() -> None:
     assert point.model_fields_set == {"x"}
     assert point.model_dump() == {"x": 1, "y": 2}
     assert field_values(point) == {"x": 1, "y": 2}
-
-
-def test_a_plain_field_is_written_without_validation() -> None:
-    point = _Point(x=1)
-    set_plain_field(point, "y", 5)
-    assert point.y == 5
-    with pytest.raises(ValueError):
-        point.y = "not a number"  # type: ignore[assignment]  # the validated path still is
 
 
 def test_a_pydantic_without_the_slots_is_named(monkeypatch: pytest.MonkeyPatch) -> None:

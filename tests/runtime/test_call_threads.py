@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from flink_agents.runtime.call_threads import CallThreadPool, brief_waits, use_batch_scheduling
+from flink_agents.runtime.brief_wait import brief_waits
+from flink_agents.runtime.call_threads import CallThreadPool
 from flink_agents.runtime.errors import ToolCallTimeoutError, ToolThreadsExhaustedError
 
 BOUND = 5.0
@@ -80,36 +81,17 @@ def test_threads_are_bounded_and_reused() -> None:
     wait_until(lambda: pool.workers == 0)
 
 
-def test_fast_calls_keep_to_one_thread() -> None:
-    # Calls that never run long get no second thread, however many wait: holding the GIL,
-    # it could only wait for it.
-    pool = CallThreadPool(4, spawn_after_s=BOUND / 2)
-    threads: set[str] = set()
-
-    def work(i: int) -> int:
-        threads.add(threading.current_thread().name)
-        return i
-
-    async def main() -> None:
-        calls = [pool.run(functools.partial(work, i), BOUND) for i in range(50)]
-        assert await asyncio.gather(*calls) == list(range(50))
-
-    run(main())
-    assert len(threads) == 1 and pool.workers == 1
-    pool.close()
-
-
 def test_a_call_waiting_behind_a_blocked_one_gets_a_new_thread(
     release: threading.Event,
 ) -> None:
-    pool = CallThreadPool(4, spawn_after_s=0.01)
+    pool = CallThreadPool(4)
     started = threading.Event()
 
     async def main() -> None:
         blocked = asyncio.ensure_future(pool.run(hang(release, started), BOUND))
         await asyncio.sleep(0)  # submitted
         assert started.wait(BOUND)
-        # Once the blocked call has run 10 ms, the next one gets a thread of its own.
+        # No thread is idle: the next call gets a thread of its own.
         assert await pool.run(lambda: "quick", BOUND) == "quick"
         assert not blocked.done() and pool.workers == 2
         release.set()
@@ -490,7 +472,7 @@ def test_a_call_without_a_timeout_sets_no_timer_and_may_be_waited_for_briefly(
 def test_calls_with_a_timeout_share_one_timer_set_for_the_first_that_can_time_out(
     release: threading.Event,
 ) -> None:
-    pool = CallThreadPool(21, spawn_after_s=0)  # a thread for each call at once
+    pool = CallThreadPool(21)  # a thread for each call
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -548,21 +530,3 @@ def test_with_batch_scheduling_pool_threads_do_not_preempt_their_waker() -> None
     assert policy_of_a_pool_thread(CallThreadPool(1, batch_scheduling=True)) == os.SCHED_BATCH
     assert policy_of_a_pool_thread(CallThreadPool(1)) == os.SCHED_OTHER  # the default
     assert os.sched_getscheduler(0) == os.SCHED_OTHER  # the caller's thread keeps its own
-
-
-def test_use_batch_scheduling_changes_the_calling_thread_only() -> None:
-    seen: dict[str, Any] = {}
-
-    def in_thread() -> None:
-        seen["changed"] = use_batch_scheduling()
-        if hasattr(os, "sched_getscheduler"):
-            seen["policy"] = os.sched_getscheduler(0)
-
-    thread = threading.Thread(target=in_thread)
-    thread.start()
-    thread.join(BOUND)
-    if hasattr(os, "SCHED_BATCH"):
-        assert seen == {"changed": True, "policy": os.SCHED_BATCH}
-        assert os.sched_getscheduler(0) == os.SCHED_OTHER
-    else:  # pragma: no cover - not Linux
-        assert seen["changed"] is False
