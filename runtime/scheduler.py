@@ -114,6 +114,9 @@ class KeyProgress:
     """Outputs of the run in progress taken so far, these included."""
     idle: bool
     """Nothing queued or running (as of this take)."""
+    published_at: float = 0.0
+    """When (`time.monotonic`) the run in progress published `run_json`: the step it went
+    on to, usually another wait, began then (0.0: no run in progress or none published)."""
 
 
 @dataclass
@@ -157,6 +160,8 @@ class KeyQueue:
     lets it go on."""
     run_bytes: int = 0
     """The memory the run in progress is counted for (`run_bytes`; 0: none)."""
+    published_at: float = 0.0
+    """When (`time.monotonic`) the run in progress last published `run_json` (`_publish`)."""
 
 
 class RunScheduler:
@@ -410,6 +415,7 @@ class RunScheduler:
                 snapshot_changed=changed,
                 taken=taken,
                 idle=not queue.busy,
+                published_at=queue.published_at if queue.run_json is not None else 0.0,
             )
 
     def has_news(self, queue: KeyQueue) -> bool:
@@ -545,10 +551,12 @@ class RunScheduler:
         run_json = engine.dump_run(run)
         key_state_json = engine.dump_key_state(queue.key_state)
         self._recount(queue, run_bytes(len(run_json)))
+        published_at = time.monotonic()
         with self._lock:
             queue.run_json = run_json
             queue.run_outputs = outputs
             queue.key_state_json = key_state_json
+            queue.published_at = published_at
             queue.version += 1
             if self._news is not None:
                 self._news[queue] = None

@@ -496,6 +496,11 @@ class KeyedRuns:
             # the resumed run has them, and the record says they went out.
             outputs += progress.sent
             entry.busy_since = time.monotonic()
+        elif progress.snapshot_changed and progress.published_at > entry.busy_since:
+            # The run went on to its next step (a tool round trip's second model call, say):
+            # that wait is timed from its start, so the next look is when such waits usually
+            # end, not every few milliseconds as if the first wait had run long.
+            entry.busy_since = progress.published_at
         entry.emitted = progress.taken
         if in_state:
             for position in range(entry.head, entry.head + finished):

@@ -516,7 +516,9 @@ class KeyedAgentOperator(KeyedProcessFunction):
             try:
                 outputs = next(drain, None)
                 if outputs is None:
-                    self._flush_metrics(force=True)
+                    # Not forced: every key's end-of-input timer comes here, the later ones
+                    # with nothing to do (`close` flushes what is left).
+                    self._flush_metrics()
                     return
                 self._flush_metrics()
             except BaseException:

@@ -55,9 +55,9 @@ from flink_agents.runtime.flink import (
     FlinkAgentsExecutionEnvironment,
     create_stream_execution_environment,
 )
-from flink_agents.runtime.flink.operator import KeyedAgentOperator, SubtaskContext
+from flink_agents.runtime.flink.environment import keyed_agent_stream
+from flink_agents.runtime.flink.operator import SubtaskContext
 from flink_agents.runtime.flink.python_workers import ExecutionMode
-from flink_agents.runtime.keys import encode_key
 
 BUFFER_TIMEOUT_MS = 5
 """Network buffers are flushed after this long (Flink's default, 100 ms, would add up to
@@ -168,6 +168,21 @@ class PassThroughEngine:
 
     def load_run(self, data: str) -> list[Any]:
         return json.loads(data)
+
+    def is_parked(self, run: list[Any]) -> bool:
+        return False  # no tool calls wait for approval
+
+    def pending_approvals(self, run: list[Any]) -> list[Any]:
+        return []
+
+    def decide(self, run: list[Any] | None, key: str, approval: Any) -> bool:
+        raise AssertionError("a pass-through run never waits for approval")
+
+    def time_out(self, run: list[Any], now_ms: int) -> bool:
+        return False
+
+    def approval_deadline_ms(self, run: list[Any]) -> int | None:
+        return None
 
     failure_retries: int | None = None  # a failure fails the task
 
@@ -323,19 +338,17 @@ def run_trivial(records: int, keys: int, mode: ExecutionMode = "thread") -> list
 
 
 def run_operator(records: int, keys: int, mode: ExecutionMode) -> list[dict[str, Any]]:
-    """The keyed agent operator around `PassThroughEngine`."""
-    from pyflink.common import Types
-
+    """The keyed agent operator around `PassThroughEngine`, keyed and fed as `apply` does
+    (`keyed_agent_stream`: the key's text, the input pickled)."""
     env = create_stream_execution_environment()
     env.set_parallelism(1)
     env.set_buffer_timeout(BUFFER_TIMEOUT_MS)
     FlinkAgentsExecutionEnvironment(env, execution_mode=mode)  # same worker options
-    # The operator's keys are the agent keys' text, as `apply` keys them (`encode_key`).
-    keyed = source(env, records, keys, 0).key_by(
-        lambda r: encode_key(r["key"]), key_type=Types.STRING()
+    stream = source(env, records, keys, 0)
+    agents: Any = keyed_agent_stream(
+        stream, lambda r: r["key"], pass_through_engine, execution_mode=mode
     )
-    operator = KeyedAgentOperator(pass_through_engine)
-    out: Any = keyed.process(operator, output_type=Types.PICKLED_BYTE_ARRAY()).map(stamp)
+    out: Any = agents.map(stamp)
     with out.execute_and_collect("bench-operator") as results:
         return list(results)
 

@@ -160,3 +160,37 @@ def test_pyflinks_process_mode_group_takes_what_the_bridge_sends() -> None:
     assert counted[(json.dumps(scope), "latencyMsCount")] == 1
     distributions = {k.metric.name: v for k, v in updates.distributions.items()}
     assert distributions["latencyMsMax"].max == 12
+
+
+def test_end_of_input_timers_with_nothing_left_push_metrics_at_the_usual_rate() -> None:
+    """Every key's end-of-input timer reaches the operator (20,000 keys: 20,000 timers, the
+    first drains them all): they copy the agent's metrics to Flink at most once per
+    `metrics_interval_s`, as the other callbacks do, not once each."""
+    pytest.importorskip("pyflink")
+    from flink_agents.runtime.flink.operator import KeyedAgentOperator
+    from flink_agents.runtime.scheduler import RunSchedulerStats
+
+    class CountedBridge:
+        flushes = 0
+
+        def flush(self) -> None:
+            self.flushes += 1
+
+    class NothingLeft:
+        def on_end_of_input(self, *args: Any) -> Any:
+            return iter(())
+
+    class TimerContext:
+        def get_current_key(self) -> str:
+            return "k"
+
+        def timer_service(self) -> Any:
+            return None
+
+    operator: Any = KeyedAgentOperator(lambda context: None)  # type: ignore[arg-type, return-value]
+    bridge = CountedBridge()
+    operator._runs, operator._state, operator._current_key = NothingLeft(), object(), object()
+    operator._metrics, operator._scheduler = bridge, type("S", (), {"stats": RunSchedulerStats()})
+    for _ in range(100):
+        assert list(operator._drain(TimerContext())) == []
+    assert bridge.flushes == 1

@@ -703,6 +703,39 @@ def test_a_run_that_ends_when_expected_is_seen_after_few_looks(
     assert sub.backend.polls == set()
 
 
+def test_a_run_that_goes_on_to_another_wait_is_looked_at_when_that_one_usually_ends(
+    engine: StandInEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tool round trip: the run's first model call ends when expected, its second one
+    starts. The look that finds the run moved on waits for the second call as for the
+    first (once, when such waits usually end), instead of looking every few milliseconds
+    as if the first wait had run over (which made a two-call run about 27 looks)."""
+    clock = ManualClock()
+    monkeypatch.setattr(keyed_runs, "time", clock)
+    monkeypatch.setattr(scheduler_module, "time", clock)  # when snapshots were published
+    sub = FakeSubtask(engine, FakeBackend(clock=clock.now))
+    try:
+        sub.scheduler.typical_wait_s = 0.4  # learned: waits here usually take 0.4 s
+        start = clock.now()
+        sub.input("k", {"v": "a", "steps": 2, "gate": ["first", "second"]})
+        assert sub.backend.polls == {(start + 400, "k")}
+        queue = sub.scheduler.get(encode_key("k"))
+        assert queue is not None
+        clock.advance(400)
+        sub.open_gate("first")  # the first call answers when expected; the second starts
+        wait_until(lambda: sub.scheduler.has_news(queue))
+        assert sub.fire_due_polls() == 1
+        assert sub.emitted == [] and sub.backend.slices["k"].run is not None
+        assert sub.backend.polls == {(start + 800, "k")}
+        clock.advance(400)
+        sub.open_gate("second")
+        wait_until(lambda: sub.scheduler.buffered == 0)
+        assert sub.fire_due_polls() == 1
+    finally:
+        sub.close()
+    assert sub.emitted == ["k:0:a"] and sub.backend.polls == set()
+
+
 def test_close_stops_the_loop_thread(engine: StandInEngine) -> None:
     before = set(threading.enumerate())
     sub = FakeSubtask(engine)
