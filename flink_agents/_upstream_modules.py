@@ -29,16 +29,6 @@ UNAVAILABLE_UPSTREAM_MODULES: tuple[tuple[str, str, str], ...] = (
         "the Python connection and setup of the same provider",
     ),
     (
-        "flink_agents.api.trace",
-        "the execution reporter",
-        "set the option tracing.enabled for OpenTelemetry spans of runs, actions and calls",
-    ),
-    (
-        "flink_agents.api.tools.tool_execution_metadata_provider",
-        "the execution reporter",
-        "set the option tracing.enabled for OpenTelemetry spans of runs, actions and calls",
-    ),
-    (
         "flink_agents.api.chat_models.java_chat_model",
         "Java chat models",
         "the Python connection and setup of the same provider",

@@ -31,8 +31,8 @@ def test_an_upstream_module_that_is_not_here_names_what_to_use(
 
 
 def test_upstream_imports_of_submodules_and_names() -> None:
-    with pytest.raises(ImportError, match="the execution reporter"):
-        from flink_agents.api.trace.execution_reporter import Reporter  # noqa: F401  # pyright: ignore[reportMissingImports]
+    with pytest.raises(ImportError, match="Java embedding models"):
+        from flink_agents.api.embedding_models.java_embedding_model.x import Y  # noqa: F401  # pyright: ignore[reportMissingImports]
     with pytest.raises(ImportError, match="Java chat models"):
         importlib.import_module("flink_agents.api.chat_models.java_chat_model.x")
     assert "flink_agents.api.chat_models.java_chat_model" not in sys.modules
