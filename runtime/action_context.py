@@ -12,8 +12,9 @@ Beyond upstream's `RunnerContext`, it has a small part for the runtime's built-i
 (`flink_agents.runtime.builtin_actions`, `flink_agents.runtime.context_retrieval`), which
 take an `ActionContext` (`builtin_action`) and use nothing else of the run or the engine:
 `send_own_event`, `chat_loops`, `records_calls`, `next_call_index`,
-`forget_durable_calls`, `approval_decisions`, `park`, `tracing`, `tool_threads` and
-`tool_metadata`.
+`forget_durable_calls`, `approval_decisions`, `park`, `tracing`, `tool_threads`,
+`tool_metadata`, `reports_executions` and `report_execution_reused`. Its execution
+reports (`flink_agents.api.trace.ExecutionReporter`) are upstream's API.
 """
 
 from __future__ import annotations
@@ -428,6 +429,12 @@ class ActionContext(RunnerContext, ExecutionReporter):
         return self._engine.metrics.get_sub_group("action").get_sub_group(self.spec.name)
 
     # ------------------------------------------------------------------ execution reports
+
+    @property
+    def reports_executions(self) -> bool:
+        """Whether this action's execution reports are written anywhere (built-in actions
+        build their reports' metadata only then)."""
+        return self._reports is not None
 
     def report_execution_started(
         self,

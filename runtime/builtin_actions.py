@@ -544,6 +544,7 @@ async def tool_call_action(event: Event, ctx: ActionContext) -> None:
         decisions = decided
     made = MadeCalls(ctx, ExecutionEntityTypes.TOOL, ExecutionProblemCategories.TOOL_CALL_FAILED)
     metadata: dict[str, dict[str, Any]] = {}
+    reporting = ctx.reports_executions
     caller = _tool_caller(ctx, allowed, setup, made, metadata)
     tracing = ctx.tracing
 
@@ -551,7 +552,8 @@ async def tool_call_action(event: Event, ctx: ActionContext) -> None:
         decision = decisions.get(c.id)
         if decision is not None and not decision.approved:
             return _declined(c, decision)
-        metadata[c.id] = call_metadata = _tool_metadata(ctx, event.id, c)
+        call_metadata = _tool_metadata(ctx, event.id, c) if reporting else {}
+        metadata[c.id] = call_metadata
         pending = _reported(
             ctx.durable_execute_async(caller, c.name, c.input, c.id),
             made,

@@ -255,7 +255,6 @@ KNOWN: dict[str, tuple[str, str]] = {
         "another message for a store without an embedding model",
     ),
     # ---- upstream features that are not here
-    "api/tests/test_resource_name.py::*JAVA_WRAPPER*": (NOT_HERE, "Java resource wrappers"),
     "integrations/mcp/tests/test_mcp.py::test_mcp": (
         NOT_HERE,
         "its test server imports mcp.server.fastmcp, which the mcp 2.x installed here no "

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr
 
 from flink_agents.api._class_path import import_class
+from flink_agents.api._java_wrappers import JavaResourceWrapper, java_wrapper_refusal
 from flink_agents.api._resource_names import ResourceName, class_name_here
 from flink_agents.api.errors import UnknownOptionError
 from flink_agents.api.resource_context import ResourceContext
@@ -93,6 +94,12 @@ class Resource(BaseModel, ABC):
     """Looks up another resource of the same agent by name and type."""
 
     _metric_group: MetricGroup | None = PrivateAttr(default=None)
+
+    def model_post_init(self, context: Any, /) -> None:
+        # Defined so that pydantic wraps this (it initialises the private attribute, then
+        # calls it) instead of putting in a model_post_init that ends the chain: a class
+        # after Resource in a subclass's MRO still gets its call (as `RequestLimitOptions`).
+        super().model_post_init(context)
 
     def __init__(self, /, **data: Any) -> None:
         type(self).check_options(data)
@@ -238,7 +245,11 @@ class ResourceDescriptor:
         self._class: type[Resource] | None = None
         self.arguments: dict[str, Any] = {**(arguments or {}), **kwargs}
         """The constructor arguments."""
-        if isinstance(clazz, type) and issubclass(clazz, Resource):
+        if (
+            isinstance(clazz, type)
+            and issubclass(clazz, Resource)
+            and not issubclass(clazz, JavaResourceWrapper)  # refused with the plan
+        ):
             self._class = clazz
             clazz.check_options(self.arguments)  # a class at hand: check its options now
 
@@ -276,14 +287,16 @@ class ResourceDescriptor:
 
     def resolve_class(self) -> type[Resource]:
         """The resource class: `ResourceUnavailableError` for a name of something not
-        here (`ResourceName`), `ImportError` when its module cannot be imported,
-        `TypeError` when it is no `Resource` class."""
+        here (`ResourceName`) or a Java wrapper class, `ImportError` when its module
+        cannot be imported, `TypeError` when it is no `Resource` class."""
         if self._class is not None:
             return self._class
         given = self._given
         cls = import_class(class_name_here(given)) if isinstance(given, str) else given
         if not (isinstance(cls, type) and issubclass(cls, Resource)):
             raise TypeError(f"{given!r} is not a Resource class")
+        if issubclass(cls, JavaResourceWrapper):  # upstream's, for a Java runtime
+            raise java_wrapper_refusal(cls)
         self._class = cls
         return cls
 
@@ -327,4 +340,6 @@ def get_resource_class(module_path: str, class_name: str) -> type[Resource]:
     cls = getattr(importlib.import_module(module_name), name)
     if not (isinstance(cls, type) and issubclass(cls, Resource)):
         raise TypeError(f"{module_path}.{class_name} is not a Resource class")
+    if issubclass(cls, JavaResourceWrapper):
+        raise java_wrapper_refusal(cls)
     return cls
