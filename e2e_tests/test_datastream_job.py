@@ -75,6 +75,7 @@ def job(stream_env: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory
     # The same agent again, writing upstream's File Event Log (eventLoggerType: file).
     upstream_log_dir = tmp_path_factory.mktemp("upstream-event-log")
     agents_env.get_config().set_str("eventLoggerType", "file")
+    agents_env.get_config().set_str("event-log.trace.enabled", "true")
     agents_env.get_config().set(AgentConfigOptions.BASE_LOG_DIR, str(upstream_log_dir))
     chart_in_2 = env.from_collection([{"key": f"u{i}", "title": f"chart{i}"} for i in range(4)])
     chart_2 = agents_env.from_datastream(chart_in_2, key_selector=lambda r: r["key"])
@@ -159,6 +160,15 @@ def test_upstreams_file_event_log_per_subtask(job: dict[str, Any]) -> None:
     assert len(forest["roots"]) == 4 and forest["warnings"] == [] and done.stderr == ""
     types = {node["eventType"] for node in forest["nodes"].values()}
     assert {"_tool_request_event", "_tool_response_event", "_output_event"} <= types
+    # event-log.trace.enabled: upstream's lifecycle records of the actions and of the model
+    # and tool calls they made, each execution started and ended (the reader skips them).
+    records = [json.loads(line) for f in files for line in f.read_text().splitlines()]
+    steps = [r for r in records if "status" in r]
+    assert {r["entityType"] for r in steps} == {"action", "llm", "tool"}
+    assert {r["status"] for r in steps} == {"started", "success"}
+    ended = [r["executionId"] for r in steps if r["status"] == "success"]
+    assert sorted(ended) == sorted(r["executionId"] for r in steps if r["status"] == "started")
+    assert all(r["eventType"] not in types for r in steps)
 
 
 def test_bounded_input_delivers_runs_in_flight_at_its_end(job: dict[str, Any]) -> None:

@@ -1,7 +1,7 @@
 """Upstream's modules that are not here: importing one says so, and what to use instead.
 
-Apache Flink Agents has modules this project does not (Java wrappers, the execution
-reporter...). Without help an upstream agent
+Apache Flink Agents may have modules this project does not (none today: the last ones,
+the Java wrappers and the execution reporter, are here). Without help an upstream agent
 that imports one stops at a bare ``ModuleNotFoundError: No module named ...``;
 `UnavailableUpstreamModules` (a finder placed last on ``sys.meta_path`` by
 ``flink_agents/__init__``) turns that into a ``ModuleNotFoundError`` naming the feature,
@@ -23,26 +23,6 @@ __all__ = ["UNAVAILABLE_UPSTREAM_MODULES", "UnavailableUpstreamModules", "instal
 
 UNAVAILABLE_UPSTREAM_MODULES: tuple[tuple[str, str, str], ...] = (
     # (upstream module, with its submodules; what it offers upstream; what to use here)
-    (
-        "flink_agents.api.embedding_models.java_embedding_model",
-        "Java embedding models",
-        "the Python connection and setup of the same provider",
-    ),
-    (
-        "flink_agents.api.trace",
-        "the execution reporter",
-        "set the option tracing.enabled for OpenTelemetry spans of runs, actions and calls",
-    ),
-    (
-        "flink_agents.api.tools.tool_execution_metadata_provider",
-        "the execution reporter",
-        "set the option tracing.enabled for OpenTelemetry spans of runs, actions and calls",
-    ),
-    (
-        "flink_agents.api.chat_models.java_chat_model",
-        "Java chat models",
-        "the Python connection and setup of the same provider",
-    ),
 )
 """Upstream modules (each with its submodules) that are not here: one entry per module,
 removed when the module is added."""

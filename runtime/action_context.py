@@ -12,8 +12,9 @@ Beyond upstream's `RunnerContext`, it has a small part for the runtime's built-i
 (`flink_agents.runtime.builtin_actions`, `flink_agents.runtime.context_retrieval`), which
 take an `ActionContext` (`builtin_action`) and use nothing else of the run or the engine:
 `send_own_event`, `chat_loops`, `records_calls`, `next_call_index`,
-`forget_durable_calls`, `approval_decisions`, `park`, `tracing`, `tool_threads` and
-`tool_metadata`.
+`forget_durable_calls`, `approval_decisions`, `park`, `tracing`, `tool_threads`,
+`tool_metadata`, `reports_executions` and `report_execution_reused`. Its execution
+reports (`flink_agents.api.trace.ExecutionReporter`) are upstream's API.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import asyncio
 import functools
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from flink_agents._compat.pydantic import field_values
@@ -37,6 +38,7 @@ from flink_agents.api.memory_object import MemoryObject, MemoryType
 from flink_agents.api.metric_group import MetricGroup
 from flink_agents.api.resource import Resource, ResourceType
 from flink_agents.api.runner_context import RunnerContext
+from flink_agents.api.trace import ExecutionLifecycleEvents, ExecutionReporter
 from flink_agents.runtime import approvals
 from flink_agents.runtime.keys import encode_key
 from flink_agents.runtime.memory import (
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
     from flink_agents.plan.agent_plan import ActionSpec
     from flink_agents.runtime.call_threads import CallThreadPool
     from flink_agents.runtime.durable.call_log import DurableCallLog
+    from flink_agents.runtime.execution_reports import ExecutionReports
     from flink_agents.runtime.memory.internal_base_long_term_memory import (
         InternalBaseLongTermMemory,
     )
@@ -155,9 +158,14 @@ def builtin_action(func: Callable[[Event, ActionContext], Awaitable[None]]) -> A
     return cast("ActionFunction", func)
 
 
-class ActionContext(RunnerContext):
+class ActionContext(RunnerContext, ExecutionReporter):
     """The context of one action execution (``step`` is the run's ``action_steps`` when
-    the action started)."""
+    the action started).
+
+    Its execution reports (`ExecutionReporter`) go to ``reports``, the action's lifecycle
+    records (`flink_agents.runtime.execution_reports`); without them (no event log that
+    records executions) they are dropped.
+    """
 
     __slots__ = (
         "_call_index",
@@ -167,6 +175,7 @@ class ActionContext(RunnerContext):
         "_ids_made",
         "_key_state",
         "_long_term",
+        "_reports",
         "_run",
         "_sensory",
         "_sent_ids",
@@ -186,8 +195,10 @@ class ActionContext(RunnerContext):
         spec: ActionSpec,
         event: Event,
         step: int,
+        reports: ExecutionReports | None = None,
     ) -> None:
         self._engine = engine
+        self._reports = reports
         self._run = run
         self._key_state = key_state
         self.spec = spec
@@ -416,6 +427,75 @@ class ActionContext(RunnerContext):
     @property
     def action_metric_group(self) -> MetricGroup:
         return self._engine.metrics.get_sub_group("action").get_sub_group(self.spec.name)
+
+    # ------------------------------------------------------------------ execution reports
+
+    @property
+    def reports_executions(self) -> bool:
+        """Whether this action's execution reports are written anywhere (built-in actions
+        build their reports' metadata only then)."""
+        return self._reports is not None
+
+    def report_execution_started(
+        self,
+        entity_type: str,
+        entity_name: str,
+        entity_metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        reports = self._reports
+        if reports is not None:
+            reports.started(entity_type, entity_name, entity_metadata)
+
+    def report_execution_succeeded(
+        self,
+        entity_type: str,
+        entity_name: str,
+        entity_metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        reports = self._reports
+        if reports is not None:
+            reports.ended(
+                ExecutionLifecycleEvents.EXECUTION_FINISHED_EVENT_TYPE,
+                entity_type,
+                entity_name,
+                entity_metadata,
+            )
+
+    def report_execution_failed(
+        self,
+        entity_type: str,
+        entity_name: str,
+        entity_metadata: Mapping[str, Any] | None,
+        error: BaseException,
+        problem_category: str | None = None,
+    ) -> None:
+        reports = self._reports
+        if reports is not None:
+            reports.ended(
+                ExecutionLifecycleEvents.EXECUTION_FAILED_EVENT_TYPE,
+                entity_type,
+                entity_name,
+                entity_metadata,
+                error,
+                problem_category,
+            )
+
+    def report_execution_reused(
+        self,
+        entity_type: str,
+        entity_name: str,
+        entity_metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        """A call whose recorded outcome the durable call log replayed: it was not made
+        again (upstream's ``reused`` status; not an `ExecutionReporter` method)."""
+        reports = self._reports
+        if reports is not None:
+            reports.ended(
+                ExecutionLifecycleEvents.EXECUTION_REUSED_EVENT_TYPE,
+                entity_type,
+                entity_name,
+                entity_metadata,
+            )
 
     # ------------------------------------------------------------------ durable calls
 

@@ -36,7 +36,12 @@ from flink_agents.api.events.event import Event, InputEvent, OutputEvent, event_
 from flink_agents.api.events.run_event import AGENT_RUN_BEGIN_ACTION, AgentRunBeginEvent
 from flink_agents.api.metric_group import Counter, Histogram, MetricGroup
 from flink_agents.api.redaction import redact
-from flink_agents.api.resource import Resource, ResourceDescriptor, ResourceType
+from flink_agents.api.resource import (
+    Resource,
+    ResourceDescriptor,
+    ResourceType,
+    resource_metric_group,
+)
 from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.api.tools.tool import BaseTool, ToolMetadata
 from flink_agents.plan.agent_plan import ActionSpec, AgentPlan, ConditionErrorHandler, ResourceSpec
@@ -53,6 +58,7 @@ from flink_agents.runtime.errors import (
     UnhandledEventError,
 )
 from flink_agents.runtime.event_log import EventLog
+from flink_agents.runtime.execution_reports import execution_reports
 from flink_agents.runtime.input_failure import FailedInput, failure_record, log_failure
 from flink_agents.runtime.memory import MemorySettings, purge_expired, run_begin_snapshot
 from flink_agents.runtime.metrics import InMemoryMetricGroup
@@ -643,24 +649,41 @@ class AgentEngine:
         parked: ApprovalWait | None = None
         log = self._event_log if self._event_log_ready else self.event_log
         for offset, spec in enumerate(specs):
-            ctx = ActionContext(self, run, key_state, spec, event, run.action_steps + offset)
+            reports = (
+                None
+                if log is None or not log.records_executions
+                else execution_reports(log, run, spec.name)
+            )
+            ctx = ActionContext(
+                self, run, key_state, spec, event, run.action_steps + offset, reports
+            )
             started = time.perf_counter()
+            if reports is not None:
+                reports.action_started()
             try:
                 # Events the action makes take their ids from its context (a sync action's
                 # thread runs in a copy of this context).
-                with event_ids_from(ctx.next_event_id):
+                # Resources read the action's metric group (`Resource.metric_group`).
+                with (
+                    event_ids_from(ctx.next_event_id),
+                    resource_metric_group(lambda ctx=ctx: ctx.action_metric_group),
+                ):
                     if tracing is None:
                         await self._execute(spec, event, ctx)
                     else:  # the same, inside an action span
                         with tracing.action(run, spec, event):
                             await self._execute(spec, event, ctx)
             except Exception as exc:
+                if reports is not None:
+                    reports.action_ended(exc)
                 self._action_finished(run, spec.name, event, started, ctx.sent, log, exc)
                 error = ActionExecutionError(spec.name, event.type, run.key, run.seq, exc)
                 if tracing is not None:
                     tracing.end_run(run, error)
                 raise error from exc
             ctx.finish()  # adds the action's memory events
+            if reports is not None:
+                reports.action_ended(None)
             self._action_finished(run, spec.name, event, started, ctx.sent, log, None)
             run.path.append(spec.name)
             sent.extend(ctx.sent)

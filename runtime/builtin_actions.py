@@ -47,11 +47,22 @@ from flink_agents.api.events.chat_event import ChatError, ChatRequestEvent, Chat
 from flink_agents.api.events.event import Event, OutputEvent
 from flink_agents.api.events.tool_event import ToolRequestEvent, ToolResponseEvent
 from flink_agents.api.message import ChatMessage, MessageRole
+from flink_agents.api.metric_group import MetricGroup
 from flink_agents.api.resource import ResourceType
 from flink_agents.api.tool_response import ToolResponse, raw_arguments
 from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.api.tools.tool import BaseTool, Tool
+from flink_agents.api.tools.tool_execution_metadata_provider import (
+    ToolExecutionMetadataProvider,
+)
 from flink_agents.api.tools.tool_parameter_injection import injected_arguments
+from flink_agents.api.trace import (
+    ExecutionEntityTypes,
+    ExecutionProblemCategories,
+    ExecutionReporters,
+    LLMExecutionMetadataKeys,
+    ToolExecutionMetadataKeys,
+)
 from flink_agents.plan.agent_plan import ActionSpec
 from flink_agents.runtime import approvals
 from flink_agents.runtime.action_context import ActionContext, builtin_action
@@ -60,9 +71,11 @@ from flink_agents.runtime.context_retrieval import context_retrieval_spec
 from flink_agents.runtime.deadlines import Deadlines
 from flink_agents.runtime.errors import (
     StructuredOutputError,
+    ToolCallFailedError,
     ToolCallTimeoutError,
     ToolThreadsExhaustedError,
 )
+from flink_agents.runtime.execution_reports import MadeCalls
 from flink_agents.runtime.metrics import (
     record_chat_call,
     record_chat_error,
@@ -220,13 +233,24 @@ async def _next_turn(ctx: ActionContext, setup: BaseChatModelSetup, state: ChatL
     structured: Any = None
     error: ChatError | None = None
     if state.output_schema is not None:
+        parser = ExecutionEntityTypes.PARSER
+        ExecutionReporters.started(ctx, parser, STRUCTURED_OUTPUT)
         try:
             structured = parse_structured_output(message.text, state.output_schema)
         except StructuredOutputError as exc:
+            ExecutionReporters.failed(
+                ctx,
+                parser,
+                STRUCTURED_OUTPUT,
+                None,
+                exc,
+                ExecutionProblemCategories.MODEL_OUTPUT_PARSE_ERROR,
+            )
             if _strategy(ctx) is ErrorHandlingStrategy.FAIL:
                 raise
             error = ChatError(message=str(exc), kind="structured_output")
         else:  # where upstream's actions read it: response.extra_args[STRUCTURED_OUTPUT]
+            ExecutionReporters.succeeded(ctx, parser, STRUCTURED_OUTPUT)
             metadata = {**message.metadata, STRUCTURED_OUTPUT: structured}
             message = message.model_copy(update={"metadata": metadata})
     ctx.send_own_event(
@@ -306,18 +330,25 @@ async def _call_model(
             record_request_limits(metrics, setup.connection, report)
 
     max_wait = ctx.config.get(AgentExecutionOptions.MAX_RETRY_WAIT)
-    caller = _model_caller(setup, history, state.prompt_args, limits_seen, max_wait)
+    calls = MadeCalls(ctx, ExecutionEntityTypes.LLM, ExecutionProblemCategories.MODEL_CALL_FAILED)
+    metadata = _llm_metadata(setup)
+    caller = _model_caller(setup, history, state.prompt_args, limits_seen, max_wait, calls)
     request = await _request_fingerprint(ctx, setup, state, history) if ctx.records_calls else ""
+    request_group = setup.metric_group  # the action's, read as the request starts
     first_call = ctx.next_call_index
     attempt = 0
     while True:
         paced = False  # a replayed call leaves it False: its wait is the backoff below
-        raw = await ctx.durable_execute_async(
-            caller, state.model, state.request_id, state.model_calls, attempt, request
-        )
+        try:
+            raw = await ctx.durable_execute_async(
+                caller, state.model, state.request_id, state.model_calls, attempt, request
+            )
+        finally:
+            calls.replayed((state.model_calls, attempt), state.model, metadata)
         outcome = raw if isinstance(raw, ModelCallOutcome) else ModelCallOutcome.model_validate(raw)
         if outcome.result is not None:
             record_chat_call(metrics, label, outcome.result, outcome.latency_s)
+            _record_tokens(setup, request_group, label, outcome.result)
             return outcome
         error = outcome.error
         if error is None:
@@ -328,14 +359,7 @@ async def _call_model(
             # The error fails the run: after the restart the call is made again (a kept
             # error would be replayed, and fail every restart, forever).
             await ctx.forget_durable_calls(first_call)
-            raise ChatModelError(
-                error.message,
-                status_code=error.status_code,
-                retryable=error.retryable,
-                retry_after=outcome.retry_after,
-                provider=error.provider,
-                kind=error.kind,
-            )
+            raise _model_error(outcome, error)
         config = ctx.config
         if (
             strategy is ErrorHandlingStrategy.RETRY
@@ -365,6 +389,37 @@ async def _call_model(
         return outcome
 
 
+def _record_tokens(
+    setup: BaseChatModelSetup, group: MetricGroup | None, label: str, result: ChatResult
+) -> None:
+    """Upstream's token counters of a model call in the action's metric group
+    (`BaseChatModelSetup._record_token_metrics`), when both counts are known; the agent's
+    ``chatModel`` counters are `record_chat_call`'s."""
+    usage = result.usage
+    if group is None or usage.input_tokens is None or usage.output_tokens is None:
+        return
+    setup._record_token_metrics(  # pyright: ignore[reportPrivateUsage]
+        result.model or label, usage.input_tokens, usage.output_tokens, group
+    )
+
+
+def _llm_metadata(setup: BaseChatModelSetup) -> dict[str, Any]:
+    """The metadata of a model call's execution reports: the provider's model name."""
+    return {} if setup.model is None else {LLMExecutionMetadataKeys.MODEL: setup.model}
+
+
+def _model_error(outcome: ModelCallOutcome, error: ChatError) -> ChatModelError:
+    """The `ChatModelError` of a model call's failed outcome."""
+    return ChatModelError(
+        error.message,
+        status_code=error.status_code,
+        retryable=error.retryable,
+        retry_after=outcome.retry_after,
+        provider=error.provider,
+        kind=error.kind,
+    )
+
+
 def retry_delay(
     attempt: int, base: float, max_wait: float, retry_after: float | None = None
 ) -> float:
@@ -384,15 +439,29 @@ def _model_caller(
     prompt_args: Mapping[str, Any],
     limits_seen: Callable[[LimitReport], None],
     max_wait: float,
+    calls: MadeCalls,
 ) -> Callable[[str, str, int, int, str], Awaitable[ModelCallOutcome]]:
     """The durable call of one model turn; a pause of the connection's limiter after an
-    overload holds it (and lasts) ``max_wait`` seconds at most (``max-retry-wait-interval-s``)."""
+    overload holds it (and lasts) ``max_wait`` seconds at most (``max-retry-wait-interval-s``).
+    Each call made is reported to ``calls`` (started, then succeeded or failed)."""
+    metadata = _llm_metadata(setup)
 
     async def call_chat_model(
         model: str, request_id: str, turn: int, attempt: int, request: str
     ) -> ModelCallOutcome:
         # The arguments identify the call for a durable call log (``request`` is the
         # fingerprint of the messages, tools, model and parameters the closure holds).
+        calls.start((turn, attempt), model, metadata)
+        try:
+            outcome = await make_call(model)
+        except Exception as exc:
+            calls.end(model, metadata, exc)
+            raise
+        error = outcome.error
+        calls.end(model, metadata, None if error is None else _model_error(outcome, error))
+        return outcome
+
+    async def make_call(model: str) -> ModelCallOutcome:
         started = time.perf_counter()
         # The wait for the connection's limiter; its pauses capped as every retry wait is.
         with report_limits(max_wait) as limits:
@@ -472,14 +541,25 @@ async def tool_call_action(event: Event, ctx: ActionContext) -> None:
             _park(ctx, event, gated)
             return
         decisions = decided
-    caller = _tool_caller(ctx, allowed, setup)
+    made = MadeCalls(ctx, ExecutionEntityTypes.TOOL, ExecutionProblemCategories.TOOL_CALL_FAILED)
+    metadata: dict[str, dict[str, Any]] = {}
+    reporting = ctx.reports_executions
+    caller = _tool_caller(ctx, allowed, setup, made, metadata)
     tracing = ctx.tracing
 
     def call(c: ToolCallBlock) -> Awaitable[Any]:
         decision = decisions.get(c.id)
         if decision is not None and not decision.approved:
             return _declined(c, decision)
-        pending = ctx.durable_execute_async(caller, c.name, c.input, c.id)
+        call_metadata = _tool_metadata(ctx, event.id, c) if reporting else {}
+        metadata[c.id] = call_metadata
+        pending = _reported(
+            ctx.durable_execute_async(caller, c.name, c.input, c.id),
+            made,
+            c.id,
+            c.name,
+            call_metadata,
+        )
         return pending if tracing is None else tracing.tool_call(c.name, c.id, c.input, pending)
 
     if ctx.config.get(AgentExecutionOptions.TOOL_CALL_PARALLEL) and len(calls) > 1:
@@ -496,6 +576,41 @@ async def tool_call_action(event: Event, ctx: ActionContext) -> None:
     ctx.send_own_event(
         ToolResponseEvent(attributes={"request_id": event.id, "responses": responses})
     )
+
+
+async def _reported(
+    pending: Awaitable[Any], calls: MadeCalls, call_id: str, name: str, metadata: dict[str, Any]
+) -> Any:
+    """``pending``'s outcome, reported ``reused`` when the durable call log replayed it."""
+    try:
+        return await pending
+    finally:
+        calls.replayed(call_id, name, metadata)
+
+
+def _tool_metadata(ctx: ActionContext, request_id: str, call: ToolCallBlock) -> dict[str, Any]:
+    """The metadata of a tool call's execution reports: its request and call ids, the
+    tool's type and what the tool adds (`ToolExecutionMetadataProvider`)."""
+    metadata: dict[str, Any] = {
+        ToolExecutionMetadataKeys.TOOL_REQUEST_EVENT_ID: request_id,
+        ToolExecutionMetadataKeys.TOOL_CALL_ID: call.id,
+    }
+    try:
+        tool = ctx.get_resource(call.name, ResourceType.TOOL)
+    except KeyError:
+        return metadata
+    if isinstance(tool, BaseTool):
+        metadata[ToolExecutionMetadataKeys.TOOL_TYPE] = tool.tool_type().value
+    if isinstance(tool, ToolExecutionMetadataProvider):
+        try:
+            extra = tool.get_tool_execution_metadata(dict(call.input))
+        except Exception:  # its own metadata never fails the call
+            _LOG.debug("tool %r: its execution metadata failed", call.name, exc_info=True)
+        else:
+            for key, value in (extra or {}).items():
+                if value is not None:
+                    metadata.setdefault(key, value)
+    return metadata
 
 
 def _needing_approval(
@@ -554,12 +669,34 @@ def _not_run(over: Sequence[ToolCallBlock], limit: int) -> list[ToolResponse]:
 
 
 def _tool_caller(
-    ctx: ActionContext, allowed: Collection[str] | None, setup: BaseChatModelSetup | None = None
+    ctx: ActionContext,
+    allowed: Collection[str] | None,
+    setup: BaseChatModelSetup | None,
+    made: MadeCalls,
+    metadata: Mapping[str, dict[str, Any]],
 ) -> Callable[[str, dict[str, Any], str], Awaitable[ToolResponse]]:
+    """The durable call of one tool call; each call made is reported to ``made`` (with
+    the call's ``metadata``, by call id)."""
     timeout = ctx.config.get(AgentExecutionOptions.TOOL_CALL_TIMEOUT)
     threads = ctx.tool_threads
 
     async def call_tool(name: str, arguments: dict[str, Any], call_id: str) -> ToolResponse:
+        # The arguments identify the call for a durable call log.
+        call_metadata = metadata.get(call_id, {})
+        made.start(call_id, name, call_metadata)
+        try:
+            response = await make_call(name, arguments, call_id)
+        except Exception as exc:
+            made.end(name, call_metadata, exc)
+            raise
+        made.end(
+            name,
+            call_metadata,
+            None if response.success else ToolCallFailedError(response.error or "failed"),
+        )
+        return response
+
+    async def make_call(name: str, arguments: dict[str, Any], call_id: str) -> ToolResponse:
         started_at = datetime.now(timezone.utc)
         started = time.perf_counter()
 

@@ -20,6 +20,8 @@
     ├── SkillLoadError                  (ValueError) a skill source cannot be read (a missing
     │                                   folder, an unknown scheme, a bad SKILL.md or zip)
     ├── ToolCallTimeoutError            (TimeoutError) a tool call ran past its timeout
+    ├── ToolCallFailedError             (RuntimeError) a tool call's failed response, as the
+    │                                   error of its execution report
     ├── ToolThreadsExhaustedError       (RuntimeError) a sync call was not run: every thread
     │                                   is hung and the written-off limit is reached
     ├── LongTermMemoryError             (RuntimeError) ctx.long_term_memory was read, but no
@@ -79,6 +81,7 @@ __all__ = [
     "SkillLoadError",
     "StructuredOutputError",
     "ThreadModeUnavailableError",
+    "ToolCallFailedError",
     "ToolCallTimeoutError",
     "ToolThreadsExhaustedError",
     "TriggerConditionFailedError",
@@ -254,6 +257,11 @@ class ToolCallTimeoutError(AgentRuntimeError, TimeoutError):
         self.written_off = written_off
         """Whether the sync call's thread, still running it, was written off (False: an
         async call, or a thread kept because the written-off limit was reached)."""
+
+
+class ToolCallFailedError(AgentRuntimeError, RuntimeError):
+    """A tool call answered with a failed `ToolResponse` (its error the message): the error
+    of the call's failure report (`flink_agents.api.trace`); the model reads the response."""
 
 
 class ToolThreadsExhaustedError(AgentRuntimeError, RuntimeError):

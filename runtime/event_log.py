@@ -13,8 +13,10 @@ With upstream's ``eventLoggerType: file`` the log is upstream's file event log i
 ``events-{jobId}-{taskName}-{subtaskId}.log`` under ``baseLogDir`` (default
 ``<temp dir>/flink-agents``), one flat record per event (``timestamp``, ``logLevel``,
 ``eventId``, ``eventType``, ``upstreamEventId``, ``upstreamActionName``,
-``eventAttributes``: the attributes sanitized as above), no action records. Both are
-read by ``flink_agents.cli.trace_tree``.
+``eventAttributes``: the attributes sanitized as above), no action records; with
+``event-log.trace.enabled`` also upstream's execution lifecycle records of actions and of
+the model, tool and parser calls they report (`log_execution`,
+`flink_agents.runtime.execution_reports`). Both are read by ``flink_agents.cli.trace_tree``.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from flink_agents.api.core_options import (
 from flink_agents.api.events.event import Event
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.redaction import redact, redact_value
+from flink_agents.api.trace import ExecutionLifecycleEvents
 from flink_agents.runtime.private_files import make_private_dirs, open_private_append
 
 __all__ = ["DEFAULT_FILE_LOG_DIR", "EventLog", "file_event_log_name", "sanitize_json"]
@@ -89,6 +92,12 @@ def _redacted(value: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def _timestamp() -> str:
+    """Now, as upstream's records write it (ISO 8601, UTC, ``Z``)."""
+    now = datetime.now(timezone.utc).isoformat(timespec="microseconds")
+    return now.replace("+00:00", "Z")
+
+
 class EventLog:
     """Writes event records as JSON lines to a text stream (thread-safe)."""
 
@@ -99,12 +108,16 @@ class EventLog:
         *,
         max_string_length: int = 2000,
         upstream_records: bool = False,
+        trace_records: bool = False,
     ) -> None:
         self._stream = stream
         self.level = level
         self.max_string_length = max_string_length
         self.upstream_records = upstream_records
         """Upstream's flat event records (and no action records) instead of this project's."""
+        self.trace_records = upstream_records and trace_records
+        """Upstream's execution lifecycle records too (``event-log.trace.enabled``, in
+        upstream's file event log only)."""
         self._lock = threading.Lock()
         self._owned = False
 
@@ -117,6 +130,7 @@ class EventLog:
         file_name: str = "events.jsonl",
         max_string_length: int = 2000,
         upstream_records: bool = False,
+        trace_records: bool = False,
     ) -> EventLog:
         """An event log appending to ``directory/file_name``.
 
@@ -131,7 +145,11 @@ class EventLog:
         # can be followed (tail -f) while the job runs, not only after close().
         stream = open_private_append(path / file_name, buffering=1)
         log = cls(
-            stream, level, max_string_length=max_string_length, upstream_records=upstream_records
+            stream,
+            level,
+            max_string_length=max_string_length,
+            upstream_records=upstream_records,
+            trace_records=trace_records,
         )
         log._owned = True
         return log
@@ -173,6 +191,7 @@ class EventLog:
             file_name=file_name,
             max_string_length=config.get(AgentConfigOptions.EVENT_LOG_MAX_STRING_LENGTH),
             upstream_records=upstream,
+            trace_records=config.get(AgentConfigOptions.EVENT_LOG_TRACE_ENABLED),
         )
 
     @property
@@ -203,9 +222,8 @@ class EventLog:
 
     def _upstream_record(self, data: dict[str, Any]) -> dict[str, Any]:
         """Upstream's flat record of an event (its lineage fields only when set)."""
-        now = datetime.now(timezone.utc).isoformat(timespec="microseconds")
         record: dict[str, Any] = {
-            "timestamp": now.replace("+00:00", "Z"),
+            "timestamp": _timestamp(),
             "logLevel": self.level.name,
             "eventId": data["id"],
             "eventType": data["type"],
@@ -218,6 +236,42 @@ class EventLog:
                 record[name] = data[field]
         record["eventAttributes"] = sanitize_json(data["attributes"], self._limit())
         return record
+
+    @property
+    def records_executions(self) -> bool:
+        """Whether `log_execution` writes anything."""
+        return self.trace_records and self.enabled
+
+    def log_execution(
+        self,
+        event_type: str,
+        trace: Mapping[str, Any],
+        attributes: Mapping[str, Any],
+        problem_category: str | None = None,
+    ) -> None:
+        """Write one of upstream's execution lifecycle records (`records_executions` only).
+
+        ``trace`` holds the record's trace fields (``inputRunId`` ... ``entityMetadata``,
+        in upstream's order), ``attributes`` its event attributes (a failure's
+        ``errorType`` and ``errorMessage``); both are sanitized as event attributes are.
+        """
+        if not self.records_executions:
+            return
+        status = ExecutionLifecycleEvents.expected_status(event_type)
+        if status is None:
+            raise ValueError(f"{event_type!r} is not an execution lifecycle event type")
+        record: dict[str, Any] = {
+            "timestamp": _timestamp(),
+            "logLevel": self.level.name,
+        }
+        record.update(sanitize_json(dict(trace), self._limit()))
+        record["eventId"] = str(uuid.uuid4())
+        record["eventType"] = event_type
+        record["status"] = status
+        if problem_category is not None:
+            record["problemCategory"] = problem_category
+        record["eventAttributes"] = sanitize_json(dict(attributes), self._limit())
+        self._write(record)
 
     def log_action(
         self,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from flink_agents import _upstream_modules
 from flink_agents._upstream_modules import UNAVAILABLE_UPSTREAM_MODULES, UnavailableUpstreamModules
 
 MIGRATING = Path(__file__).resolve().parents[1] / "docs" / "migrating-from-flink-agents.md"
@@ -30,12 +31,34 @@ def test_an_upstream_module_that_is_not_here_names_what_to_use(
     assert f"`{module}" in MIGRATING.read_text(encoding="utf-8")
 
 
-def test_upstream_imports_of_submodules_and_names() -> None:
-    with pytest.raises(ImportError, match="the execution reporter"):
-        from flink_agents.api.trace.execution_reporter import Reporter  # noqa: F401  # pyright: ignore[reportMissingImports]
-    with pytest.raises(ImportError, match="Java chat models"):
-        importlib.import_module("flink_agents.api.chat_models.java_chat_model.x")
-    assert "flink_agents.api.chat_models.java_chat_model" not in sys.modules
+FAKE = ("flink_agents.api.teleporter", "the teleporter", "walk")
+
+
+@pytest.fixture
+def fake_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An entry of a module that is not here (none is, today)."""
+    monkeypatch.setattr(_upstream_modules, "UNAVAILABLE_UPSTREAM_MODULES", (FAKE,))
+
+
+def test_an_entry_names_the_feature_for_the_module_and_its_submodules(fake_entry: None) -> None:
+    with pytest.raises(ModuleNotFoundError) as caught:
+        importlib.import_module("flink_agents.api.teleporter")
+    assert caught.value.name == "flink_agents.api.teleporter"
+    assert "(the teleporter) is not available in pyflink-agents; instead, walk" in str(caught.value)
+    with pytest.raises(ImportError, match="the teleporter"):
+        from flink_agents.api.teleporter.beam import Beam  # noqa: F401  # pyright: ignore[reportMissingImports]
+    assert "flink_agents.api.teleporter" not in sys.modules
+
+
+def test_the_java_wrappers_and_the_reporter_are_here() -> None:
+    for module in (
+        "flink_agents.api.trace",
+        "flink_agents.api.tools.tool_execution_metadata_provider",
+        "flink_agents.api.chat_models.java_chat_model",
+        "flink_agents.api.embedding_models.java_embedding_model",
+        "flink_agents.api.vector_stores.java_vector_store",
+    ):
+        importlib.import_module(module)
 
 
 def test_modules_that_are_here_and_other_names_import_as_usual() -> None:

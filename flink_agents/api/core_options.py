@@ -379,8 +379,9 @@ class AgentConfigOptions:
         "event-log.trace.enabled",
         bool,
         False,
-        "Upstream: execution lifecycle records in the event log. Here: tracing.enabled "
-        "(OpenTelemetry spans); true is accepted with a warning.",
+        "Execution lifecycle records (actions and the model, tool and parser calls they "
+        "report) in upstream's file event log (eventLoggerType: file), as upstream; "
+        "this project's events.jsonl has none (tracing.enabled: OpenTelemetry spans).",
     )
     EVENT_LOGGER_TYPE: ConfigOption[LoggerType] = ConfigOption(
         "eventLoggerType",
@@ -891,9 +892,6 @@ UNSUPPORTED_OPTIONS: dict[str, str] = {
     AgentConfigOptions.EVENT_LOG_MAX_DEPTH.key: (
         "the standard event log level truncates long strings only "
         "(event-log.standard.max-string-length)"
-    ),
-    AgentConfigOptions.EVENT_LOG_TRACE_ENABLED.key: (
-        "set tracing.enabled for OpenTelemetry spans of runs, actions, model and tool calls"
     ),
     AgentConfigOptions.PRETTY_PRINT.key: "the event log writes one JSON record per line",
     AgentConfigOptions.EVENT_LISTENERS.key: (

@@ -10,16 +10,22 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr
 
 from flink_agents.api._class_path import import_class
+from flink_agents.api._java_wrappers import JavaResourceWrapper, java_wrapper_refusal
 from flink_agents.api._resource_names import ResourceName, class_name_here
 from flink_agents.api.errors import UnknownOptionError
 from flink_agents.api.resource_context import ResourceContext
+
+if TYPE_CHECKING:
+    from flink_agents.api.metric_group import MetricGroup
 
 __all__ = [
     "Resource",
@@ -28,7 +34,25 @@ __all__ = [
     "ResourceType",
     "SerializableResource",
     "get_resource_class",
+    "resource_metric_group",
 ]
+
+_REQUEST_METRIC_GROUP: ContextVar[Callable[[], MetricGroup] | None] = ContextVar(
+    "flink_agents_request_metric_group", default=None
+)
+
+
+@contextmanager
+def resource_metric_group(group: Callable[[], MetricGroup]) -> Iterator[None]:
+    """While the block runs (in this context and copies of it), every resource's
+    `Resource.metric_group` is ``group()``: the runtime binds the running action's metric
+    group around each action. Resources are shared by all actions and all runs; the
+    binding is not, so one run's metrics never land in another action's group."""
+    token = _REQUEST_METRIC_GROUP.set(group)
+    try:
+        yield
+    finally:
+        _REQUEST_METRIC_GROUP.reset(token)
 
 
 class ResourceType(str, Enum):
@@ -69,6 +93,14 @@ class Resource(BaseModel, ABC):
     )
     """Looks up another resource of the same agent by name and type."""
 
+    _metric_group: MetricGroup | None = PrivateAttr(default=None)
+
+    def model_post_init(self, context: Any, /) -> None:
+        # Defined so that pydantic wraps this (it initialises the private attribute, then
+        # calls it) instead of putting in a model_post_init that ends the chain: a class
+        # after Resource in a subclass's MRO still gets its call (as `RequestLimitOptions`).
+        super().model_post_init(context)
+
     def __init__(self, /, **data: Any) -> None:
         type(self).check_options(data)
         if "name" not in type(self).model_fields:
@@ -94,6 +126,20 @@ class Resource(BaseModel, ABC):
         None until the runtime has given this resource its ``get_resource``."""
         lookup = self.get_resource
         return _LookupContext(lookup) if lookup is not None else None
+
+    @property
+    def metric_group(self) -> MetricGroup | None:
+        """The metric group this resource records into: inside an action, the action's
+        (bound for the request, `resource_metric_group`); elsewhere the one given to
+        `set_metric_group`, or None. Read it when a request starts and record into what
+        was read: another action may use the resource meanwhile."""
+        bound = _REQUEST_METRIC_GROUP.get()
+        return bound() if bound is not None else self._metric_group
+
+    def set_metric_group(self, metric_group: MetricGroup | None) -> None:
+        """Give this resource a metric group of its own (used outside actions: inside
+        one the action's group wins)."""
+        self._metric_group = metric_group
 
     @classmethod
     def option_names(cls) -> dict[str, str]:
@@ -199,7 +245,11 @@ class ResourceDescriptor:
         self._class: type[Resource] | None = None
         self.arguments: dict[str, Any] = {**(arguments or {}), **kwargs}
         """The constructor arguments."""
-        if isinstance(clazz, type) and issubclass(clazz, Resource):
+        if (
+            isinstance(clazz, type)
+            and issubclass(clazz, Resource)
+            and not issubclass(clazz, JavaResourceWrapper)  # refused with the plan
+        ):
             self._class = clazz
             clazz.check_options(self.arguments)  # a class at hand: check its options now
 
@@ -237,14 +287,16 @@ class ResourceDescriptor:
 
     def resolve_class(self) -> type[Resource]:
         """The resource class: `ResourceUnavailableError` for a name of something not
-        here (`ResourceName`), `ImportError` when its module cannot be imported,
-        `TypeError` when it is no `Resource` class."""
+        here (`ResourceName`) or a Java wrapper class, `ImportError` when its module
+        cannot be imported, `TypeError` when it is no `Resource` class."""
         if self._class is not None:
             return self._class
         given = self._given
         cls = import_class(class_name_here(given)) if isinstance(given, str) else given
         if not (isinstance(cls, type) and issubclass(cls, Resource)):
             raise TypeError(f"{given!r} is not a Resource class")
+        if issubclass(cls, JavaResourceWrapper):  # upstream's, for a Java runtime
+            raise java_wrapper_refusal(cls)
         self._class = cls
         return cls
 
@@ -288,4 +340,6 @@ def get_resource_class(module_path: str, class_name: str) -> type[Resource]:
     cls = getattr(importlib.import_module(module_name), name)
     if not (isinstance(cls, type) and issubclass(cls, Resource)):
         raise TypeError(f"{module_path}.{class_name} is not a Resource class")
+    if issubclass(cls, JavaResourceWrapper):
+        raise java_wrapper_refusal(cls)
     return cls

@@ -26,6 +26,8 @@ BUILTIN_PART = {
     "tracing",
     "tool_threads",
     "tool_metadata",
+    "reports_executions",
+    "report_execution_reused",
 }
 """What `ActionContext` offers the built-in actions beyond `RunnerContext` (its module
 doc lists the same)."""

@@ -15,6 +15,7 @@ from flink_agents.api.chat_models.rate_limit import RequestLimitOptions
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.content_blocks import TextBlock
 from flink_agents.api.message import ChatMessage, MessageRole
+from flink_agents.api.metric_group import MetricGroup
 from flink_agents.api.prompts.prompt import Prompt
 from flink_agents.api.resource import Resource, ResourceType
 from flink_agents.api.skills import BASH_TOOL, LOAD_SKILL_TOOL, SkillCatalog
@@ -209,6 +210,23 @@ class BaseChatModelSetup(Resource):
             kwargs["model"] = self.model
         kwargs.update(self.params)
         return kwargs
+
+    def _record_token_metrics(
+        self,
+        model_name: str,
+        prompt_tokens: int,
+        completion_tokens: int,
+        metric_group: MetricGroup | None,
+    ) -> None:
+        """Count a call's tokens in ``metric_group`` (the group read when the request
+        started; None: not counted): ``model.<model_name>`` ``promptTokens`` and
+        ``completionTokens``, as upstream. The built-in chat action calls it once per
+        model call with the action's metric group."""
+        if metric_group is None:
+            return
+        model_group = metric_group.get_sub_group("model", model_name)
+        model_group.get_counter("promptTokens").inc(prompt_tokens)
+        model_group.get_counter("completionTokens").inc(completion_tokens)
 
     def check_structured_output(self) -> None:
         """Raise `ValueError` when this setup's ``structured_output_strategy`` asks for
