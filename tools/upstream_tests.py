@@ -190,10 +190,6 @@ KNOWN: dict[str, tuple[str, str]] = {
         INTERNALS,
         "signatures of its Java chat model wrapper and e2e agents",
     ),
-    "integrations/embedding_models/*tests/*": (
-        INTERNALS,
-        "mocks of its own SDK call paths (the shared provider layer here makes other calls)",
-    ),
     # ---- documented differences
     "api/tests/test_event.py::*uuid*": (BY_DESIGN, "event ids are strings (UUID text)"),
     "api/tests/test_event.py::*random_ids": (BY_DESIGN, "event ids are strings (UUID text)"),

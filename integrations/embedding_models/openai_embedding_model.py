@@ -7,7 +7,8 @@ path, class names and fields (connection: ``api_key``, ``base_url``,
 ``request_timeout``, ``max_retries``, ``organization``, ``project``; setup: ``model``,
 ``encoding_format``, ``dimensions``, ``user``, ``additional_kwargs``). The connection is
 the integrations' `OpenAIClient` (shared with the chat connections: cached client, call
-deadline, errors mapped and the key masked) on `BaseEmbeddingModelConnection`.
+deadline, errors mapped and the key masked) on the embedding connections'
+`ProviderEmbeddingConnection`.
 
 `embeddings_request` and `embedding_result_of` are the wire mapping (pure functions):
 the JSON body sent, and the SDK's typed answer read back.
@@ -30,7 +31,6 @@ import openai
 from pydantic import Field, PrivateAttr
 
 from flink_agents.api.embedding_models.embedding_model import (
-    BaseEmbeddingModelConnection,
     BaseEmbeddingModelSetup,
     EmbeddingResult,
 )
@@ -41,6 +41,10 @@ from flink_agents.integrations.embedding_models._embedding_result import (
     as_vector,
     embedding_result,
     token_usage,
+)
+from flink_agents.integrations.embedding_models._provider_embedding_connection import (
+    EmbeddingCall,
+    ProviderEmbeddingConnection,
 )
 
 __all__ = [
@@ -99,7 +103,7 @@ def embedding_result_of(response: Any, *, single: bool) -> EmbeddingResult[Any]:
 
 
 class OpenAIEmbeddingModelConnection(
-    UpstreamTimeoutName, BaseEmbeddingModelConnection, OpenAIClient
+    UpstreamTimeoutName, ProviderEmbeddingConnection, OpenAIClient
 ):
     """A connection to OpenAI's embeddings API, or an OpenAI-compatible server's.
 
@@ -157,28 +161,21 @@ class OpenAIEmbeddingModelConnection(
             }
         return state
 
-    async def aembed_with_usage(
-        self, text: str | Sequence[str], **kwargs: Any
-    ) -> EmbeddingResult[list[float] | list[list[float]]]:
-        """Embed ``text`` (one vector) or each text of a list, in one request.
-
-        ``kwargs``: ``model`` (required), ``encoding_format`` (``"float"`` or
-        ``"base64"``: both come back as floats), ``dimensions``, ``user``, and any field a
-        compatible server takes. Provider failures raise `ChatModelError`.
-        """
-        body = embeddings_request(text, kwargs)
+    def _embedding_call(self, text: str | Sequence[str], params: dict[str, Any]) -> EmbeddingCall:
+        """``embeddings.create`` of the shared async client, or of a client put in place
+        of `client` (module doc). ``params``: ``model`` (required), ``encoding_format``
+        (``"float"`` or ``"base64"``: both come back as floats), ``dimensions``, ``user``,
+        and any field a compatible server takes."""
+        body = embeddings_request(text, params)
         known = {key: body[key] for key in ("model", "input", *_SDK_PARAMS) if key in body}
         extra = {key: value for key, value in body.items() if key not in known}
         held = self.__client
         if held is not None and held is not self._own_client:
-            response = await self._send(
-                lambda _: _call_on_thread(held, known, extra)  # a client put in its place
-            )
-        else:
-            response = await self._send(
-                lambda client: client.embeddings.create(**known, extra_body=extra or None)
-            )
-        return embedding_result_of(response, single=isinstance(text, str))
+            return lambda _: _call_on_thread(held, known, extra)
+        return lambda client: client.embeddings.create(**known, extra_body=extra or None)
+
+    def _embedding_result(self, response: Any, *, single: bool) -> EmbeddingResult[Any]:
+        return embedding_result_of(response, single=single)
 
 
 async def _call_on_thread(client: Any, known: dict[str, Any], extra: dict[str, Any]) -> Any:

@@ -4,7 +4,7 @@
 path, class names and fields (connection: ``base_url``, ``request_timeout``; setup:
 ``model``, ``truncate``, ``keep_alive``, ``additional_kwargs``). The connection is the
 integrations' `OllamaClient` (shared with the chat connection: cached client, call
-deadline, errors mapped) on `BaseEmbeddingModelConnection`.
+deadline, errors mapped) on the embedding connections' `ProviderEmbeddingConnection`.
 
 `embed_request` and `embedding_result_of` are the wire mapping (pure functions).
 
@@ -19,7 +19,6 @@ from typing import Any
 from pydantic import Field
 
 from flink_agents.api.embedding_models.embedding_model import (
-    BaseEmbeddingModelConnection,
     BaseEmbeddingModelSetup,
     EmbeddingResult,
 )
@@ -33,6 +32,10 @@ from flink_agents.integrations.embedding_models._embedding_result import (
     as_vector,
     embedding_result,
     token_usage,
+)
+from flink_agents.integrations.embedding_models._provider_embedding_connection import (
+    EmbeddingCall,
+    ProviderEmbeddingConnection,
 )
 
 __all__ = [
@@ -79,25 +82,23 @@ def embedding_result_of(response: Any, *, single: bool) -> EmbeddingResult[Any]:
     return embedding_result(vectors, single=single, usage=token_usage(prompt, prompt))
 
 
-class OllamaEmbeddingModelConnection(BaseEmbeddingModelConnection, OllamaClient):
+class OllamaEmbeddingModelConnection(ProviderEmbeddingConnection, OllamaClient):
     """A connection to an Ollama server's embeddings (``ollama pull nomic-embed-text``).
 
     Settings (`OllamaClient`, upstream's names): ``base_url`` (default
     ``http://localhost:11434``), ``request_timeout`` (seconds, default 30), ``api_key``
     (ollama.com), ``default_headers``, and the rate limits. Provider failures raise
-    `ChatModelError` (a server that is down: ``kind="connection"``, retryable).
+    `ChatModelError` (a server that is down: ``kind="connection"``, retryable). The
+    model's parameters: ``model`` (required), ``truncate``, ``keep_alive``,
+    ``dimensions``, and model options (``num_ctx``...).
     """
 
-    async def aembed_with_usage(
-        self, text: str | Sequence[str], **kwargs: Any
-    ) -> EmbeddingResult[list[float] | list[list[float]]]:
-        """Embed ``text`` (one vector) or each text of a list, in one request.
+    def _embedding_call(self, text: str | Sequence[str], params: dict[str, Any]) -> EmbeddingCall:
+        request = embed_request(text, params)
+        return lambda client: client.embed(**request)
 
-        ``kwargs``: ``model`` (required), ``truncate``, ``keep_alive``, ``dimensions``, and
-        model options (``num_ctx``...)."""
-        request = embed_request(text, kwargs)
-        response = await self._send(lambda client: client.embed(**request))
-        return embedding_result_of(response, single=isinstance(text, str))
+    def _embedding_result(self, response: Any, *, single: bool) -> EmbeddingResult[Any]:
+        return embedding_result_of(response, single=single)
 
 
 class OllamaEmbeddingModelSetup(BaseEmbeddingModelSetup):
