@@ -7,7 +7,8 @@ per call, errors mapped and keys masked. An adapter says only what differs, as t
 methods:
 
 - `_embedding_call`: the request for ``text`` and the model's parameters (its wire
-  mapping, a pure function), as a call of the SDK client;
+  mapping, a pure function that starts from `request_start`), as a call of the SDK
+  client;
 - `_embedding_result`: the SDK's answer as an `EmbeddingResult` (pure).
 
 `aembed_with_usage` sends the one through ``_send`` and reads the answer with the other.
@@ -15,7 +16,7 @@ methods:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from flink_agents.api.embedding_models.embedding_model import (
@@ -23,10 +24,23 @@ from flink_agents.api.embedding_models.embedding_model import (
     EmbeddingResult,
 )
 
-__all__ = ["EmbeddingCall", "ProviderEmbeddingConnection"]
+__all__ = ["EmbeddingCall", "ProviderEmbeddingConnection", "request_start"]
 
 EmbeddingCall = Callable[[Any], Awaitable[Any]]
 """What `ProviderClient._send` runs: the SDK client in, the SDK's answer out."""
+
+
+def request_start(
+    text: str | Sequence[str], params: Mapping[str, Any], *, default_model: str | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What every embedding request starts with, ``{"model", "input"}`` (the text, or the
+    list of texts), and the other parameters. No ``model`` and no ``default_model`` raises
+    ``ValueError``."""
+    rest = dict(params)
+    model = rest.pop("model", None) or default_model
+    if not model:
+        raise ValueError("the model parameter is required (an embedding model name)")
+    return {"model": model, "input": text if isinstance(text, str) else list(text)}, rest
 
 
 class ProviderEmbeddingConnection(BaseEmbeddingModelConnection):

@@ -37,14 +37,11 @@ from flink_agents.api.embedding_models.embedding_model import (
 from flink_agents.integrations._openai_client import OpenAIClient
 from flink_agents.integrations._provider_client import UpstreamTimeoutName, timeout_field
 from flink_agents.integrations._secrets import register_client_secrets
-from flink_agents.integrations.embedding_models._embedding_result import (
-    as_vector,
-    embedding_result,
-    token_usage,
-)
+from flink_agents.integrations.embedding_models._embedding_result import embedding_result
 from flink_agents.integrations.embedding_models._provider_embedding_connection import (
     EmbeddingCall,
     ProviderEmbeddingConnection,
+    request_start,
 )
 
 __all__ = [
@@ -75,14 +72,7 @@ def embeddings_request(text: str | Sequence[str], params: Mapping[str, Any]) -> 
     """The JSON body of an embeddings request: ``model`` (required), ``input`` (the text,
     or the list of texts), then every other parameter that is not None
     (``encoding_format``, ``dimensions``, ``user``, a server's own)."""
-    options = dict(params)
-    model = options.pop("model", None)
-    if not model:
-        raise ValueError("the model parameter is required (an embedding model name)")
-    body: dict[str, Any] = {
-        "model": model,
-        "input": text if isinstance(text, str) else list(text),
-    }
+    body, options = request_start(text, params)
     body.update((key, value) for key, value in options.items() if value is not None)
     return body
 
@@ -91,14 +81,13 @@ def embedding_result_of(response: Any, *, single: bool) -> EmbeddingResult[Any]:
     """The SDK's ``CreateEmbeddingResponse`` as an `EmbeddingResult`: the vectors in the
     order of their ``index`` (floats, or base64 decoded), the usage when reported."""
     data = sorted(response.data, key=lambda item: getattr(item, "index", 0))
-    vectors = [as_vector(PROVIDER, item.embedding) for item in data]
     usage = getattr(response, "usage", None)
     return embedding_result(
-        vectors,
+        PROVIDER,
+        (item.embedding for item in data),
         single=single,
-        usage=token_usage(
-            getattr(usage, "prompt_tokens", None), getattr(usage, "total_tokens", None)
-        ),
+        prompt_tokens=getattr(usage, "prompt_tokens", None),
+        total_tokens=getattr(usage, "total_tokens", None),
     )
 
 

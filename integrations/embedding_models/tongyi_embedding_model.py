@@ -44,14 +44,11 @@ from flink_agents.integrations._sdk_errors import (
     status_error,
     timeout_error,
 )
-from flink_agents.integrations.embedding_models._embedding_result import (
-    as_vector,
-    embedding_result,
-    token_usage,
-)
+from flink_agents.integrations.embedding_models._embedding_result import embedding_result
 from flink_agents.integrations.embedding_models._provider_embedding_connection import (
     EmbeddingCall,
     ProviderEmbeddingConnection,
+    request_start,
 )
 
 __all__ = [
@@ -81,11 +78,7 @@ def embedding_request(text: str | Sequence[str], params: Mapping[str, Any]) -> d
     ``text-embedding-v4``), ``input``, and every parameter that is not None
     (``text_type``, ``dimension``, ``output_type``, ``instruct``, others). The SDK posts
     ``{"model", "input": {"texts": [...]}, "parameters": {...}}``."""
-    given = dict(params)
-    request: dict[str, Any] = {
-        "model": given.pop("model", None) or DEFAULT_MODEL,
-        "input": text if isinstance(text, str) else list(text),
-    }
+    request, given = request_start(text, params, default_model=DEFAULT_MODEL)
     request.update((key, value) for key, value in given.items() if value is not None)
     return request
 
@@ -98,12 +91,14 @@ def embedding_result_of(response: Any, *, single: bool) -> EmbeddingResult[Any]:
     if not isinstance(items, list):
         raise malformed_response(PROVIDER, "the answer has no embeddings")
     ordered = sorted(items, key=lambda item: _field(item, "text_index") or 0)
-    vectors = [as_vector(PROVIDER, _field(item, "embedding")) for item in ordered]
     usage = getattr(response, "usage", None)
-    # 0 tokens for a text is no count.
-    input_tokens = _field(usage, "input_tokens") or None
-    total = _field(usage, "total_tokens") or None
-    return embedding_result(vectors, single=single, usage=token_usage(input_tokens, total))
+    return embedding_result(
+        PROVIDER,
+        (_field(item, "embedding") for item in ordered),
+        single=single,
+        prompt_tokens=_field(usage, "input_tokens") or None,  # 0 tokens is no count
+        total_tokens=_field(usage, "total_tokens") or None,
+    )
 
 
 def _field(value: Any, name: str) -> Any:

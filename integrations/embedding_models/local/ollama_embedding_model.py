@@ -28,14 +28,11 @@ from flink_agents.integrations._ollama_client import (
     PROVIDER,
     OllamaClient,
 )
-from flink_agents.integrations.embedding_models._embedding_result import (
-    as_vector,
-    embedding_result,
-    token_usage,
-)
+from flink_agents.integrations.embedding_models._embedding_result import embedding_result
 from flink_agents.integrations.embedding_models._provider_embedding_connection import (
     EmbeddingCall,
     ProviderEmbeddingConnection,
+    request_start,
 )
 
 __all__ = [
@@ -56,14 +53,7 @@ def embed_request(text: str | Sequence[str], params: Mapping[str, Any]) -> dict[
     (required), ``input``, ``truncate``, ``keep_alive`` and ``dimensions`` when not None,
     and every other parameter in ``options`` (``num_ctx``...; an ``options`` dict given is
     merged in)."""
-    given = dict(params)
-    model = given.pop("model", None)
-    if not model:
-        raise ValueError("the model parameter is required (an Ollama embedding model name)")
-    request: dict[str, Any] = {
-        "model": model,
-        "input": text if isinstance(text, str) else list(text),
-    }
+    request, given = request_start(text, params)
     for name in _REQUEST_FIELDS:
         value = given.pop(name, None)
         if value is not None:
@@ -77,9 +67,14 @@ def embed_request(text: str | Sequence[str], params: Mapping[str, Any]) -> dict[
 def embedding_result_of(response: Any, *, single: bool) -> EmbeddingResult[Any]:
     """The SDK's ``EmbedResponse`` as an `EmbeddingResult` (``prompt_eval_count`` as the
     token usage)."""
-    vectors = [as_vector(PROVIDER, vector) for vector in response.embeddings or []]
     prompt = getattr(response, "prompt_eval_count", None)
-    return embedding_result(vectors, single=single, usage=token_usage(prompt, prompt))
+    return embedding_result(
+        PROVIDER,
+        response.embeddings or [],
+        single=single,
+        prompt_tokens=prompt,
+        total_tokens=prompt,
+    )
 
 
 class OllamaEmbeddingModelConnection(ProviderEmbeddingConnection, OllamaClient):
