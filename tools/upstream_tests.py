@@ -228,15 +228,6 @@ KNOWN: dict[str, tuple[str, str]] = {
         BY_DESIGN,
         "Java tools are refused when the YAML is read (no Java runtime here)",
     ),
-    "runtime/tests/test_local_memory_object.py::*": (
-        BY_DESIGN,
-        "its test helper implements its six abstract methods; MemoryObject here is a "
-        "MutableMapping that also asks memory_type, path and __delitem__",
-    ),
-    "runtime/tests/test_memory_reference.py::*": (
-        BY_DESIGN,
-        "uses that helper (MemoryRef itself: tests/api/test_memory_*)",
-    ),
     "integrations/chat_models/*/tests/test_*_chat_model.py::*": (
         BY_DESIGN,
         "other defaults (newer default models; max_retries 0, the runtime retries) and "
