@@ -237,10 +237,6 @@ KNOWN: dict[str, tuple[str, str]] = {
         NOT_HERE,
         "native structured output (AUTO or PROMPT here)",
     ),
-    "integrations/vector_stores/mem0/tests/*::test_auto_embed_without_model_raises": (
-        BY_DESIGN,
-        "another message for a store without an embedding model",
-    ),
     # ---- upstream features that are not here
     "api/tests/test_resource_name.py::*JAVA_WRAPPER*": (NOT_HERE, "Java resource wrappers"),
     "api/tests/test_execution_reporter.py::*": (NOT_HERE, "the execution reporter"),
