@@ -19,7 +19,15 @@ from flink_agents.api.embedding_models.embedding_model import (
 )
 from flink_agents.integrations._sdk_errors import malformed_response
 
-__all__ = ["embedding_result"]
+__all__ = ["embedding_result", "field_of"]
+
+
+def field_of(value: Any, name: str) -> Any:
+    """``value[name]`` of a dict (an answer's JSON), else the attribute (an SDK's typed
+    answer); None when there is neither."""
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None)
 
 
 def _as_vector(provider: str, value: Any) -> list[float]:

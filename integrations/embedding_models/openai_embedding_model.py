@@ -36,8 +36,12 @@ from flink_agents.api.embedding_models.embedding_model import (
 )
 from flink_agents.integrations._openai_client import OpenAIClient
 from flink_agents.integrations._provider_client import UpstreamTimeoutName, timeout_field
+from flink_agents.integrations._sdk_errors import malformed_response
 from flink_agents.integrations._secrets import register_client_secrets
-from flink_agents.integrations.embedding_models._embedding_result import embedding_result
+from flink_agents.integrations.embedding_models._embedding_result import (
+    embedding_result,
+    field_of,
+)
 from flink_agents.integrations.embedding_models._provider_embedding_connection import (
     EmbeddingCall,
     ProviderEmbeddingConnection,
@@ -78,16 +82,21 @@ def embeddings_request(text: str | Sequence[str], params: Mapping[str, Any]) -> 
 
 
 def embedding_result_of(response: Any, *, single: bool) -> EmbeddingResult[Any]:
-    """The SDK's ``CreateEmbeddingResponse`` as an `EmbeddingResult`: the vectors in the
-    order of their ``index`` (floats, or base64 decoded), the usage when reported."""
-    data = sorted(response.data, key=lambda item: getattr(item, "index", 0))
-    usage = getattr(response, "usage", None)
+    """An embeddings answer as an `EmbeddingResult`: its JSON body (a dict), or the SDK's
+    typed ``CreateEmbeddingResponse`` (a client put in place of `client` gives one); the
+    vectors in the order of their ``index`` (floats, or base64 decoded), the usage when
+    reported."""
+    data = field_of(response, "data")
+    if not isinstance(data, list):
+        raise malformed_response(PROVIDER, "the answer has no data")
+    ordered = sorted(data, key=lambda item: field_of(item, "index") or 0)
+    usage = field_of(response, "usage")
     return embedding_result(
         PROVIDER,
-        (item.embedding for item in data),
+        (field_of(item, "embedding") for item in ordered),
         single=single,
-        prompt_tokens=getattr(usage, "prompt_tokens", None),
-        total_tokens=getattr(usage, "total_tokens", None),
+        prompt_tokens=field_of(usage, "prompt_tokens"),
+        total_tokens=field_of(usage, "total_tokens"),
     )
 
 
@@ -161,7 +170,16 @@ class OpenAIEmbeddingModelConnection(
         held = self.__client
         if held is not None and held is not self._own_client:
             return lambda _: _call_on_thread(held, known, extra)
-        return lambda client: client.embeddings.create(**known, extra_body=extra or None)
+
+        async def create(client: Any) -> Any:
+            # The JSON body, not the SDK's typed answer: the SDK builds that a number at a
+            # time (about half of a call's CPU for a few 64-dimension vectors).
+            raw = await client.embeddings.with_raw_response.create(
+                **known, extra_body=extra or None
+            )
+            return raw.http_response.json()
+
+        return create
 
     def _embedding_result(self, response: Any, *, single: bool) -> EmbeddingResult[Any]:
         return embedding_result_of(response, single=single)

@@ -44,7 +44,10 @@ from flink_agents.integrations._sdk_errors import (
     status_error,
     timeout_error,
 )
-from flink_agents.integrations.embedding_models._embedding_result import embedding_result
+from flink_agents.integrations.embedding_models._embedding_result import (
+    embedding_result,
+    field_of,
+)
 from flink_agents.integrations.embedding_models._provider_embedding_connection import (
     EmbeddingCall,
     ProviderEmbeddingConnection,
@@ -87,25 +90,18 @@ def embedding_result_of(response: Any, *, single: bool) -> EmbeddingResult[Any]:
     """The SDK's answer (``output``: ``{"embeddings": [{"embedding", "text_index"}]}``,
     ``usage``: ``{"total_tokens"}``) as an `EmbeddingResult`: vectors in the order of
     their ``text_index``; ``total_tokens`` (DashScope counts input only) as the usage."""
-    items = _field(getattr(response, "output", None), "embeddings")
+    items = field_of(getattr(response, "output", None), "embeddings")
     if not isinstance(items, list):
         raise malformed_response(PROVIDER, "the answer has no embeddings")
-    ordered = sorted(items, key=lambda item: _field(item, "text_index") or 0)
+    ordered = sorted(items, key=lambda item: field_of(item, "text_index") or 0)
     usage = getattr(response, "usage", None)
     return embedding_result(
         PROVIDER,
-        (_field(item, "embedding") for item in ordered),
+        (field_of(item, "embedding") for item in ordered),
         single=single,
-        prompt_tokens=_field(usage, "input_tokens") or None,  # 0 tokens is no count
-        total_tokens=_field(usage, "total_tokens") or None,
+        prompt_tokens=field_of(usage, "input_tokens") or None,  # 0 tokens is no count
+        total_tokens=field_of(usage, "total_tokens") or None,
     )
-
-
-def _field(value: Any, name: str) -> Any:
-    """``value[name]`` of a dict (the SDK's answers are dicts), else the attribute."""
-    if isinstance(value, Mapping):
-        return value.get(name)
-    return getattr(value, name, None)
 
 
 def _failed_call(response: Any) -> EmbeddingModelError:
