@@ -190,10 +190,6 @@ KNOWN: dict[str, tuple[str, str]] = {
         INTERNALS,
         "signatures of its Java chat model wrapper and e2e agents",
     ),
-    "integrations/embedding_models/*tests/*": (
-        INTERNALS,
-        "mocks of its own SDK call paths (the shared provider layer here makes other calls)",
-    ),
     # ---- documented differences
     "api/tests/test_event.py::*uuid*": (BY_DESIGN, "event ids are strings (UUID text)"),
     "api/tests/test_event.py::*random_ids": (BY_DESIGN, "event ids are strings (UUID text)"),
@@ -232,15 +228,6 @@ KNOWN: dict[str, tuple[str, str]] = {
         BY_DESIGN,
         "Java tools are refused when the YAML is read (no Java runtime here)",
     ),
-    "runtime/tests/test_local_memory_object.py::*": (
-        BY_DESIGN,
-        "its test helper implements its six abstract methods; MemoryObject here is a "
-        "MutableMapping that also asks memory_type, path and __delitem__",
-    ),
-    "runtime/tests/test_memory_reference.py::*": (
-        BY_DESIGN,
-        "uses that helper (MemoryRef itself: tests/api/test_memory_*)",
-    ),
     "integrations/chat_models/*/tests/test_*_chat_model.py::*": (
         BY_DESIGN,
         "other defaults (newer default models; max_retries 0, the runtime retries) and "
@@ -249,10 +236,6 @@ KNOWN: dict[str, tuple[str, str]] = {
     "integrations/chat_models/*/tests/test_*native_structured_output.py::*": (
         NOT_HERE,
         "native structured output (AUTO or PROMPT here)",
-    ),
-    "integrations/vector_stores/mem0/tests/*::test_auto_embed_without_model_raises": (
-        BY_DESIGN,
-        "another message for a store without an embedding model",
     ),
     # ---- upstream features that are not here
     "integrations/mcp/tests/test_mcp.py::test_mcp": (

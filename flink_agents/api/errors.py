@@ -22,14 +22,16 @@ and the runtime. Catch at the level you care about:
     Exception
     ├── ChatModelError                  a chat model call failed; ``retryable`` says whether
     │   │                               trying again can help
-    │   └── EmbeddingModelError         an embedding model call failed, or answered with
-    │                                   vectors that do not fit (count, dimension, values);
-    │                                   ``resource`` names the model and its connection
+    │   └── EmbeddingModelError         (RuntimeError) an embedding model call failed, or
+    │                                   answered with vectors that do not fit (count,
+    │                                   dimension, values); ``resource`` names the model and
+    │                                   its connection
     └── VectorStoreError                a vector store call failed; ``resource`` names the store
         ├── VectorStoreUnavailableError the store cannot be reached
         └── VectorDimensionError        a vector of another dimension than the store's
 
-The errors the runtime raises itself are in `flink_agents.runtime.errors`.
+A built-in Python base in parentheses is a second base class. The errors the runtime
+raises itself are in `flink_agents.runtime.errors`.
 """
 
 from __future__ import annotations
@@ -248,11 +250,12 @@ class ChatModelError(Exception):
         )
 
 
-class EmbeddingModelError(ChatModelError):
+class EmbeddingModelError(ChatModelError, RuntimeError):
     """An embedding model call failed (the provider said no, or could not be reached), or
     its answer is not one vector per text of the expected dimension with finite values.
 
-    A `ChatModelError`, so ``retryable``, ``retry_after``, the rate limits and the error
+    Also a ``RuntimeError``, which upstream's embedding connections raise for a failed
+    call. A `ChatModelError`, so ``retryable``, ``retry_after``, the rate limits and the error
     strategies treat model calls of both kinds alike. ``resource`` names the embedding
     model (its connection and model name) the message is about.
     """
@@ -266,8 +269,9 @@ class EmbeddingModelError(ChatModelError):
     @classmethod
     def from_model_error(cls, error: ChatModelError, resource: str) -> EmbeddingModelError:
         """``error`` (a provider adapter's) as an `EmbeddingModelError` about ``resource``
-        (its message starts with it); one that already is one is returned as it is."""
-        if isinstance(error, EmbeddingModelError):
+        (its message starts with it); one that already names its resource is returned as
+        it is."""
+        if isinstance(error, EmbeddingModelError) and error.resource is not None:
             return error
         return cls(
             f"embedding model ({resource}): {error.message}",

@@ -67,17 +67,25 @@ def validate_memory_value(path: str, value: Any) -> None:
 
 class MemoryObject(ABC, MutableMapping[str, Any]):
     """An object in sensory or short-term memory: named fields holding values or nested
-    objects (see the module doc)."""
+    objects (see the module doc).
+
+    A subclass implements upstream's six abstract methods (`get`, `set`, `new_object`,
+    `is_exist`, `get_field_names`, `get_fields`); the rest has defaults it may override:
+    `memory_type` (short-term, as a `MemoryRef` without one), `path` (unknown: it raises
+    ``NotImplementedError``), removal (``del``, ``pop``: ``NotImplementedError``), and the
+    mapping methods, which go through the six. The runtime's memory objects implement all
+    of them.
+    """
 
     @property
-    @abstractmethod
     def memory_type(self) -> MemoryType:
-        """The memory this object belongs to."""
+        """The memory this object belongs to (short-term unless a subclass says)."""
+        return MemoryType.SHORT_TERM
 
     @property
-    @abstractmethod
     def path(self) -> str:
         """The absolute path of this object ("" for the root)."""
+        raise NotImplementedError(f"{type(self).__name__} does not say its path")
 
     @abstractmethod
     def get(self, path_or_ref: str | MemoryRef, default: Any = None) -> Any:  # type: ignore[override]
@@ -111,16 +119,14 @@ class MemoryObject(ABC, MutableMapping[str, Any]):
 
     # ------------------------------------------------------------------ mapping
 
-    @abstractmethod
     def __delitem__(self, path: str) -> None:
         """Remove the field at ``path`` (a nested object with all it holds)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot remove fields")
 
     def __getitem__(self, path: str) -> Any:
-        missing = _MISSING
-        value = self.get(path, missing)
-        if value is missing:
+        if not self.is_exist(path):
             raise KeyError(path)
-        return value
+        return self.get(path)
 
     def __setitem__(self, path: str, value: Any) -> None:
         self.set(path, value)
@@ -135,8 +141,8 @@ class MemoryObject(ABC, MutableMapping[str, Any]):
         return len(self.get_field_names())
 
     def __repr__(self) -> str:
-        where = self.path or "<root>"
+        try:
+            where = self.path or "<root>"
+        except NotImplementedError:
+            where = "<path unknown>"
         return f"<{self.memory_type.value} memory object {where}: {self.get_field_names()}>"
-
-
-_MISSING: Any = object()

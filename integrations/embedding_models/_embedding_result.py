@@ -1,5 +1,6 @@
-"""What the embedding adapters share when they read an answer: vectors as lists of floats
-(also from base64), the provider's token counts, one vector for one text.
+"""What the embedding adapters share when they read an answer (`embedding_result`):
+vectors as lists of floats (also from base64), the provider's token counts, one vector for
+one text.
 
 Pure functions, no I/O.
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 import base64
 import sys
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from flink_agents.api.embedding_models.embedding_model import (
@@ -18,10 +19,18 @@ from flink_agents.api.embedding_models.embedding_model import (
 )
 from flink_agents.integrations._sdk_errors import malformed_response
 
-__all__ = ["as_vector", "embedding_result", "token_usage"]
+__all__ = ["embedding_result", "field_of"]
 
 
-def as_vector(provider: str, value: Any) -> list[float]:
+def field_of(value: Any, name: str) -> Any:
+    """``value[name]`` of a dict (an answer's JSON), else the attribute (an SDK's typed
+    answer); None when there is neither."""
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None)
+
+
+def _as_vector(provider: str, value: Any) -> list[float]:
     """One embedding as a list of floats: a list of numbers, or base64 of little-endian
     float32 values (what OpenAI sends for ``encoding_format="base64"``)."""
     if isinstance(value, str):
@@ -43,7 +52,7 @@ def as_vector(provider: str, value: Any) -> list[float]:
     return list(value)
 
 
-def token_usage(prompt_tokens: int | None, total_tokens: int | None) -> EmbeddingTokenUsage | None:
+def _token_usage(prompt_tokens: int | None, total_tokens: int | None) -> EmbeddingTokenUsage | None:
     """The provider's counts (either may be missing: the other stands in for it); None when
     it reported neither."""
     if prompt_tokens is None and total_tokens is None:
@@ -54,12 +63,18 @@ def token_usage(prompt_tokens: int | None, total_tokens: int | None) -> Embeddin
 
 
 def embedding_result(
-    vectors: list[list[float]], *, single: bool, usage: EmbeddingTokenUsage | None
+    provider: str,
+    vectors: Iterable[Any],
+    *,
+    single: bool,
+    prompt_tokens: int | None = None,
+    total_tokens: int | None = None,
 ) -> EmbeddingResult[Any]:
-    """The result of a call: one vector when one text was sent as a string (``single``),
-    else every vector in order."""
-    if single:
-        if len(vectors) != 1:
-            return EmbeddingResult(embeddings=vectors, token_usage=usage)  # the setup says
-        return EmbeddingResult(embeddings=vectors[0], token_usage=usage)
-    return EmbeddingResult(embeddings=vectors, token_usage=usage)
+    """The result of a call: the provider's ``vectors`` (in order; lists of numbers or
+    base64, else a malformed answer) as lists of floats, one vector when one text was sent
+    as a string (``single``), and its token counts (`_token_usage`)."""
+    read = [_as_vector(provider, vector) for vector in vectors]
+    usage = _token_usage(prompt_tokens, total_tokens)
+    if single and len(read) == 1:
+        return EmbeddingResult(embeddings=read[0], token_usage=usage)
+    return EmbeddingResult(embeddings=read, token_usage=usage)  # else the setup says

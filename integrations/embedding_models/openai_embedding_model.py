@@ -7,7 +7,8 @@ path, class names and fields (connection: ``api_key``, ``base_url``,
 ``request_timeout``, ``max_retries``, ``organization``, ``project``; setup: ``model``,
 ``encoding_format``, ``dimensions``, ``user``, ``additional_kwargs``). The connection is
 the integrations' `OpenAIClient` (shared with the chat connections: cached client, call
-deadline, errors mapped and the key masked) on `BaseEmbeddingModelConnection`.
+deadline, errors mapped and the key masked) on the embedding connections'
+`ProviderEmbeddingConnection`.
 
 `embeddings_request` and `embedding_result_of` are the wire mapping (pure functions):
 the JSON body sent, and the SDK's typed answer read back.
@@ -30,17 +31,21 @@ import openai
 from pydantic import Field, PrivateAttr
 
 from flink_agents.api.embedding_models.embedding_model import (
-    BaseEmbeddingModelConnection,
     BaseEmbeddingModelSetup,
     EmbeddingResult,
 )
 from flink_agents.integrations._openai_client import OpenAIClient
 from flink_agents.integrations._provider_client import UpstreamTimeoutName, timeout_field
+from flink_agents.integrations._sdk_errors import malformed_response
 from flink_agents.integrations._secrets import register_client_secrets
 from flink_agents.integrations.embedding_models._embedding_result import (
-    as_vector,
     embedding_result,
-    token_usage,
+    field_of,
+)
+from flink_agents.integrations.embedding_models._provider_embedding_connection import (
+    EmbeddingCall,
+    ProviderEmbeddingConnection,
+    request_start,
 )
 
 __all__ = [
@@ -71,35 +76,32 @@ def embeddings_request(text: str | Sequence[str], params: Mapping[str, Any]) -> 
     """The JSON body of an embeddings request: ``model`` (required), ``input`` (the text,
     or the list of texts), then every other parameter that is not None
     (``encoding_format``, ``dimensions``, ``user``, a server's own)."""
-    options = dict(params)
-    model = options.pop("model", None)
-    if not model:
-        raise ValueError("the model parameter is required (an embedding model name)")
-    body: dict[str, Any] = {
-        "model": model,
-        "input": text if isinstance(text, str) else list(text),
-    }
+    body, options = request_start(text, params)
     body.update((key, value) for key, value in options.items() if value is not None)
     return body
 
 
 def embedding_result_of(response: Any, *, single: bool) -> EmbeddingResult[Any]:
-    """The SDK's ``CreateEmbeddingResponse`` as an `EmbeddingResult`: the vectors in the
-    order of their ``index`` (floats, or base64 decoded), the usage when reported."""
-    data = sorted(response.data, key=lambda item: getattr(item, "index", 0))
-    vectors = [as_vector(PROVIDER, item.embedding) for item in data]
-    usage = getattr(response, "usage", None)
+    """An embeddings answer as an `EmbeddingResult`: its JSON body (a dict), or the SDK's
+    typed ``CreateEmbeddingResponse`` (a client put in place of `client` gives one); the
+    vectors in the order of their ``index`` (floats, or base64 decoded), the usage when
+    reported."""
+    data = field_of(response, "data")
+    if not isinstance(data, list):
+        raise malformed_response(PROVIDER, "the answer has no data")
+    ordered = sorted(data, key=lambda item: field_of(item, "index") or 0)
+    usage = field_of(response, "usage")
     return embedding_result(
-        vectors,
+        PROVIDER,
+        (field_of(item, "embedding") for item in ordered),
         single=single,
-        usage=token_usage(
-            getattr(usage, "prompt_tokens", None), getattr(usage, "total_tokens", None)
-        ),
+        prompt_tokens=field_of(usage, "prompt_tokens"),
+        total_tokens=field_of(usage, "total_tokens"),
     )
 
 
 class OpenAIEmbeddingModelConnection(
-    UpstreamTimeoutName, BaseEmbeddingModelConnection, OpenAIClient
+    UpstreamTimeoutName, ProviderEmbeddingConnection, OpenAIClient
 ):
     """A connection to OpenAI's embeddings API, or an OpenAI-compatible server's.
 
@@ -157,28 +159,30 @@ class OpenAIEmbeddingModelConnection(
             }
         return state
 
-    async def aembed_with_usage(
-        self, text: str | Sequence[str], **kwargs: Any
-    ) -> EmbeddingResult[list[float] | list[list[float]]]:
-        """Embed ``text`` (one vector) or each text of a list, in one request.
-
-        ``kwargs``: ``model`` (required), ``encoding_format`` (``"float"`` or
-        ``"base64"``: both come back as floats), ``dimensions``, ``user``, and any field a
-        compatible server takes. Provider failures raise `ChatModelError`.
-        """
-        body = embeddings_request(text, kwargs)
+    def _embedding_call(self, text: str | Sequence[str], params: dict[str, Any]) -> EmbeddingCall:
+        """``embeddings.create`` of the shared async client, or of a client put in place
+        of `client` (module doc). ``params``: ``model`` (required), ``encoding_format``
+        (``"float"`` or ``"base64"``: both come back as floats), ``dimensions``, ``user``,
+        and any field a compatible server takes."""
+        body = embeddings_request(text, params)
         known = {key: body[key] for key in ("model", "input", *_SDK_PARAMS) if key in body}
         extra = {key: value for key, value in body.items() if key not in known}
         held = self.__client
         if held is not None and held is not self._own_client:
-            response = await self._send(
-                lambda _: _call_on_thread(held, known, extra)  # a client put in its place
+            return lambda _: _call_on_thread(held, known, extra)
+
+        async def create(client: Any) -> Any:
+            # The JSON body, not the SDK's typed answer: the SDK builds that a number at a
+            # time (about half of a call's CPU for a few 64-dimension vectors).
+            raw = await client.embeddings.with_raw_response.create(
+                **known, extra_body=extra or None
             )
-        else:
-            response = await self._send(
-                lambda client: client.embeddings.create(**known, extra_body=extra or None)
-            )
-        return embedding_result_of(response, single=isinstance(text, str))
+            return raw.http_response.json()
+
+        return create
+
+    def _embedding_result(self, response: Any, *, single: bool) -> EmbeddingResult[Any]:
+        return embedding_result_of(response, single=single)
 
 
 async def _call_on_thread(client: Any, known: dict[str, Any], extra: dict[str, Any]) -> Any:

@@ -363,6 +363,12 @@ class StateMemoryObject(MemoryObject):
             return StateMemoryObject(self._access)._get(path_or_ref.path, default)
         return self._get(path_or_ref, default)
 
+    def __getitem__(self, path: str) -> Any:
+        value = self._get(path, _ABSENT)  # one lookup: one read recorded
+        if value is _ABSENT:
+            raise KeyError(path)
+        return value
+
     def _get(self, path: str, default: Any) -> Any:
         if path == "":
             return self

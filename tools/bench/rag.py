@@ -18,7 +18,9 @@ process (`mock_answer` on the benches' `fake_provider.FakeProvider`: the answers
   ``FLINK_AGENTS_TEST_POSTGRES_URL``: ``tools/postgres/start.sh``); skipped without one;
 - ``chroma-local``, ``pgvector-local``: the same two, the question embedded by the local
   WordLlama model in the process instead of the provider (what the store and the
-  runtime cost, without an embedding request).
+  runtime cost, without an embedding request);
+- ``chroma-aiohttp``, ``pgvector-aiohttp``: the first two with the embedding connection on
+  the SDK's aiohttp client (``http_transport="aiohttp"``) instead of its default httpx one.
 
 The lines take turns (`--runs` each, the best kept). Printed per line: records/s,
 us/record, the ratio to the ``chat`` line's records/s and, for the retrieval lines, the
@@ -134,8 +136,9 @@ async def answer(event: Event, ctx: RunnerContext) -> None:
     ctx.send_event(OutputEvent(output=record))
 
 
-def _models(agent: Agent, base_url: str) -> Agent:
-    """The chat and embedding models of the mock server at ``base_url`` (OpenAI adapters)."""
+def _models(agent: Agent, base_url: str, embedding_transport: str | None = None) -> Agent:
+    """The chat and embedding models of the mock server at ``base_url`` (OpenAI adapters;
+    the embedding connection's ``http_transport``: ``embedding_transport``)."""
     agent.add_resource(
         "bench_connection",
         ResourceType.CHAT_MODEL_CONNECTION,
@@ -159,6 +162,7 @@ def _models(agent: Agent, base_url: str) -> Agent:
             clazz=ResourceName.EmbeddingModel.OPENAI_CONNECTION,
             base_url=base_url,
             api_key="sk-bench",
+            http_transport=embedding_transport,
         ),
     )
     agent.add_resource(
@@ -182,7 +186,9 @@ def chat_agent(base_url: str) -> Agent:
     return _models(agent, base_url)
 
 
-def rag_agent(base_url: str, store: ResourceDescriptor) -> Agent:
+def rag_agent(
+    base_url: str, store: ResourceDescriptor, embedding_transport: str | None = None
+) -> Agent:
     """The agent retrieving from ``store`` (named ``kb``) first."""
     agent = Agent()
     agent.add_action("look_up", [InputEvent], look_up)
@@ -201,7 +207,7 @@ def rag_agent(base_url: str, store: ResourceDescriptor) -> Agent:
             clazz=ResourceName.EmbeddingModel.WORDLLAMA_SETUP, connection="local_connection"
         ),
     )
-    return _models(agent, base_url)
+    return _models(agent, base_url, embedding_transport)
 
 
 # ------------------------------------------------------------------ the knowledge base
@@ -276,7 +282,16 @@ def drop_tables(url: str, table: str) -> None:
 
 # ------------------------------------------------------------------ the run
 
-LINES = ("one-action", "chat", "chroma", "pgvector", "chroma-local", "pgvector-local")
+LINES = (
+    "one-action",
+    "chat",
+    "chroma",
+    "pgvector",
+    "chroma-local",
+    "pgvector-local",
+    "chroma-aiohttp",
+    "pgvector-aiohttp",
+)
 """The lines, by the names `--lines` takes."""
 
 
@@ -312,15 +327,22 @@ def main(argv: list[str] | None = None) -> int:
                 "one-action": one_action_agent,
                 "chat": lambda: chat_agent(server.base_url),
             }
+            stores: dict[tuple[bool, bool], ResourceDescriptor] = {}  # filled once each
             for name in names:
                 if name.startswith(("chroma", "pgvector")):
                     local = name.endswith("-local")
-                    if name.startswith("chroma"):
+                    kind = (name.startswith("chroma"), local)
+                    if kind in stores:
+                        store = stores[kind]
+                    elif name.startswith("chroma"):
                         chroma = str(Path(directory) / "chroma")
-                        store = chroma_store(chroma, args.documents, local)
+                        store = stores[kind] = chroma_store(chroma, args.documents, local)
                     else:
-                        store = pgvector_store(args.postgres_url, table, args.documents, local)
-                    lines[name] = functools.partial(rag_agent, server.base_url, store)
+                        store = stores[kind] = pgvector_store(
+                            args.postgres_url, table, args.documents, local
+                        )
+                    transport = "aiohttp" if name.endswith("-aiohttp") else None
+                    lines[name] = functools.partial(rag_agent, server.base_url, store, transport)
             return _measure(args, names, lines)
         finally:
             if any(name.startswith("pgvector") for name in names):
@@ -344,8 +366,10 @@ def _measure(
             )
             if len(outputs) != args.records:
                 raise RuntimeError(f"{name}: {len(outputs)} outputs for {args.records} inputs")
-            if name in ("chroma", "pgvector") and not all(
-                "Article" in o["answer"] for o in outputs
+            if (
+                name.startswith(("chroma", "pgvector"))
+                and not name.endswith("-local")
+                and not all("Article" in o["answer"] for o in outputs)
             ):
                 raise RuntimeError(f"{name}: an answer without retrieved context")
             rates[name].append(throughput(outputs))

@@ -153,8 +153,9 @@ class BaseVectorStore(Resource, ABC):
             return model
         if model is None:
             raise TypeError(
-                f"{type(self).__name__} has no embedding model: give embedding_model= (the "
-                "name of an embedding model setup), or documents and queries with vectors"
+                f"No embedding model configured for {type(self).__name__}: give "
+                "embedding_model= (the name of an embedding model setup), or documents and "
+                "queries with vectors"
             )
         raise TypeError(
             f"{type(self).__name__}'s embedding model {model!r} has not been looked up: use "

@@ -4,7 +4,7 @@
 path, class names and fields (connection: ``base_url``, ``request_timeout``; setup:
 ``model``, ``truncate``, ``keep_alive``, ``additional_kwargs``). The connection is the
 integrations' `OllamaClient` (shared with the chat connection: cached client, call
-deadline, errors mapped) on `BaseEmbeddingModelConnection`.
+deadline, errors mapped) on the embedding connections' `ProviderEmbeddingConnection`.
 
 `embed_request` and `embedding_result_of` are the wire mapping (pure functions).
 
@@ -19,7 +19,6 @@ from typing import Any
 from pydantic import Field
 
 from flink_agents.api.embedding_models.embedding_model import (
-    BaseEmbeddingModelConnection,
     BaseEmbeddingModelSetup,
     EmbeddingResult,
 )
@@ -29,10 +28,11 @@ from flink_agents.integrations._ollama_client import (
     PROVIDER,
     OllamaClient,
 )
-from flink_agents.integrations.embedding_models._embedding_result import (
-    as_vector,
-    embedding_result,
-    token_usage,
+from flink_agents.integrations.embedding_models._embedding_result import embedding_result
+from flink_agents.integrations.embedding_models._provider_embedding_connection import (
+    EmbeddingCall,
+    ProviderEmbeddingConnection,
+    request_start,
 )
 
 __all__ = [
@@ -53,14 +53,7 @@ def embed_request(text: str | Sequence[str], params: Mapping[str, Any]) -> dict[
     (required), ``input``, ``truncate``, ``keep_alive`` and ``dimensions`` when not None,
     and every other parameter in ``options`` (``num_ctx``...; an ``options`` dict given is
     merged in)."""
-    given = dict(params)
-    model = given.pop("model", None)
-    if not model:
-        raise ValueError("the model parameter is required (an Ollama embedding model name)")
-    request: dict[str, Any] = {
-        "model": model,
-        "input": text if isinstance(text, str) else list(text),
-    }
+    request, given = request_start(text, params)
     for name in _REQUEST_FIELDS:
         value = given.pop(name, None)
         if value is not None:
@@ -74,30 +67,33 @@ def embed_request(text: str | Sequence[str], params: Mapping[str, Any]) -> dict[
 def embedding_result_of(response: Any, *, single: bool) -> EmbeddingResult[Any]:
     """The SDK's ``EmbedResponse`` as an `EmbeddingResult` (``prompt_eval_count`` as the
     token usage)."""
-    vectors = [as_vector(PROVIDER, vector) for vector in response.embeddings or []]
     prompt = getattr(response, "prompt_eval_count", None)
-    return embedding_result(vectors, single=single, usage=token_usage(prompt, prompt))
+    return embedding_result(
+        PROVIDER,
+        response.embeddings or [],
+        single=single,
+        prompt_tokens=prompt,
+        total_tokens=prompt,
+    )
 
 
-class OllamaEmbeddingModelConnection(BaseEmbeddingModelConnection, OllamaClient):
+class OllamaEmbeddingModelConnection(ProviderEmbeddingConnection, OllamaClient):
     """A connection to an Ollama server's embeddings (``ollama pull nomic-embed-text``).
 
     Settings (`OllamaClient`, upstream's names): ``base_url`` (default
     ``http://localhost:11434``), ``request_timeout`` (seconds, default 30), ``api_key``
     (ollama.com), ``default_headers``, and the rate limits. Provider failures raise
-    `ChatModelError` (a server that is down: ``kind="connection"``, retryable).
+    `ChatModelError` (a server that is down: ``kind="connection"``, retryable). The
+    model's parameters: ``model`` (required), ``truncate``, ``keep_alive``,
+    ``dimensions``, and model options (``num_ctx``...).
     """
 
-    async def aembed_with_usage(
-        self, text: str | Sequence[str], **kwargs: Any
-    ) -> EmbeddingResult[list[float] | list[list[float]]]:
-        """Embed ``text`` (one vector) or each text of a list, in one request.
+    def _embedding_call(self, text: str | Sequence[str], params: dict[str, Any]) -> EmbeddingCall:
+        request = embed_request(text, params)
+        return lambda client: client.embed(**request)
 
-        ``kwargs``: ``model`` (required), ``truncate``, ``keep_alive``, ``dimensions``, and
-        model options (``num_ctx``...)."""
-        request = embed_request(text, kwargs)
-        response = await self._send(lambda client: client.embed(**request))
-        return embedding_result_of(response, single=isinstance(text, str))
+    def _embedding_result(self, response: Any, *, single: bool) -> EmbeddingResult[Any]:
+        return embedding_result_of(response, single=single)
 
 
 class OllamaEmbeddingModelSetup(BaseEmbeddingModelSetup):

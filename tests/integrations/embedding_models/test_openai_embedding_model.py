@@ -112,6 +112,16 @@ async def test_vectors_of_the_wrong_dimension_fail_naming_the_model(
     assert "a vector of dimension 2, expected 3" in str(caught.value)
 
 
+async def test_an_answer_without_data_is_a_malformed_response(
+    server: FakeProviderServer,
+) -> None:
+    server.enqueue({"object": "list", "model": MODEL}, ScriptedResponse(body="not json"))
+    for _ in range(2):  # read from the answer's JSON body: no data, then no JSON at all
+        with pytest.raises(EmbeddingModelError) as caught:
+            await embed_once(model(server.base_url), "hello")
+        assert (caught.value.kind, caught.value.retryable) == ("malformed_response", False)
+
+
 async def test_a_server_that_is_down_or_slow_fails_retryably_naming_the_model() -> None:
     with pytest.raises(EmbeddingModelError) as refused:
         await embed_once(model(refused_url()), "hello")

@@ -1,12 +1,17 @@
-"""`TongyiEmbeddingModelConnection` through the real ``dashscope`` SDK (2.x ``AsyncClient``,
-native protocol) against a local fake server: the exact JSON sent, the answer read back,
-DashScope's batch limit, failures."""
+"""`TongyiEmbeddingModelConnection` through the real ``dashscope`` SDK's
+``TextEmbedding.call`` (native protocol) against a local fake server: the exact JSON sent,
+the answer read back, DashScope's batch limit, failures; upstream's key check and the call
+made off the event loop."""
 
 from __future__ import annotations
 
+import threading
+from http import HTTPStatus
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
+import requests
 
 from flink_agents.api.embedding_models.embedding_model import EmbeddingTokenUsage
 from flink_agents.api.errors import EmbeddingModelError
@@ -14,6 +19,7 @@ from flink_agents.api.resource import ResourceDescriptor, ResourceName
 from flink_agents.integrations.embedding_models.tongyi_embedding_model import (
     TongyiEmbeddingModelConnection,
     TongyiEmbeddingModelSetup,
+    dashscope,
 )
 from tests.fakes.http_server import FakeProviderServer, ScriptedResponse
 from tests.integrations.embedding_models.embedding_helpers import bound, embed_once
@@ -92,3 +98,95 @@ def test_upstreams_names_resolve() -> None:
     setup_class = ResourceDescriptor(clazz=ResourceName.EmbeddingModel.TONGYI_SETUP).clazz
     assert setup_class is TongyiEmbeddingModelSetup
     assert TongyiEmbeddingModelSetup(connection="c").model == "text-embedding-v4"
+
+
+def test_a_connection_without_a_key_is_refused_when_made(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("DASHSCOPE_API_KEY", raising=False)
+    with pytest.raises(ValueError, match="DashScope API key is not provided"):
+        TongyiEmbeddingModelConnection()
+    monkeypatch.setenv("DASHSCOPE_API_KEY", API_KEY)
+    connection = TongyiEmbeddingModelConnection()  # the environment's key will do
+    assert connection.api_key is None  # read by the SDK when it calls, not held
+
+
+def test_no_http_client_the_call_sends_with_requests() -> None:
+    with pytest.raises(ValueError, match="takes no http_client"):
+        TongyiEmbeddingModelConnection(api_key=API_KEY, http_client=lambda: None)
+
+
+def _answer_on(calls: list[tuple[str, dict[str, Any]]], response: Any) -> Any:
+    def call(**kwargs: Any) -> Any:
+        calls.append((threading.current_thread().name, kwargs))
+        return response
+
+    return call
+
+
+async def test_the_sdks_text_embedding_call_runs_off_the_event_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[tuple[str, dict[str, Any]]] = []
+    response = SimpleNamespace(
+        status_code=HTTPStatus.OK,
+        output={"embeddings": [{"text_index": 0, "embedding": [0.5, 0.25]}]},
+        usage={"total_tokens": 3},
+    )
+    monkeypatch.setattr(dashscope.TextEmbedding, "call", _answer_on(calls, response))
+    setup = bound(
+        TongyiEmbeddingModelSetup,
+        TongyiEmbeddingModelConnection(api_key=API_KEY, request_timeout=7),
+        text_type="query",
+    )
+    result = await embed_once(setup, "hi")
+    assert result.embeddings == [0.5, 0.25]
+    assert result.token_usage == EmbeddingTokenUsage(prompt_tokens=3, total_tokens=3)
+    [(thread, kwargs)] = calls
+    assert thread != threading.current_thread().name
+    assert kwargs["input"] == "hi" and kwargs["text_type"] == "query"
+    assert (kwargs["api_key"], kwargs["request_timeout"]) == (API_KEY, 7)
+
+
+async def test_a_failed_answer_is_a_runtime_error_with_upstreams_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[tuple[str, dict[str, Any]]] = []
+    refused = SimpleNamespace(
+        status_code=HTTPStatus.TOO_MANY_REQUESTS,
+        code="Throttling",
+        message=f"slow down {API_KEY}",
+        headers={"retry-after": "2"},
+    )
+    monkeypatch.setattr(dashscope.TextEmbedding, "call", _answer_on(calls, refused))
+    connection = TongyiEmbeddingModelConnection(api_key=API_KEY)
+    with pytest.raises(EmbeddingModelError) as caught:
+        await connection.aembed_with_usage("hi")
+    error = caught.value
+    assert isinstance(error, RuntimeError)
+    assert str(error).startswith("DashScope TextEmbedding call failed: ")
+    assert (error.status_code, error.kind, error.retryable, error.retry_after) == (
+        429,
+        "rate_limit",
+        True,
+        2.0,
+    )
+    assert API_KEY not in str(error)
+    with pytest.raises(EmbeddingModelError) as through_setup:
+        await embed_once(bound(TongyiEmbeddingModelSetup, connection), "hi")
+    assert "connection 'conn', model 'text-embedding-v4'" in str(through_setup.value)
+
+
+async def test_an_unreachable_server_is_a_retryable_connection_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def unreachable(**kwargs: Any) -> Any:
+        raise requests.ConnectionError("connection refused")
+
+    monkeypatch.setattr(dashscope.TextEmbedding, "call", unreachable)
+    with pytest.raises(EmbeddingModelError) as caught:
+        await embed_once(
+            bound(TongyiEmbeddingModelSetup, TongyiEmbeddingModelConnection(api_key=API_KEY)),
+            "hi",
+        )
+    assert (caught.value.kind, caught.value.retryable) == ("connection", True)

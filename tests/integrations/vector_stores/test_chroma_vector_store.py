@@ -189,3 +189,9 @@ def test_queries_look_the_collection_up_once_and_again_when_it_was_replaced(
     other.add([Document(id="new", content="refund desk", embedding=vector)])
     assert [d.id for d in store.query(query).documents] == ["new"]
     assert lookups == ["docs_test", "docs_test"]
+
+
+def test_a_store_without_an_embedding_model_says_so_in_upstreams_words(tmp_path: Path) -> None:
+    store = ChromaVectorStore(persist_directory=str(tmp_path / "chroma"), collection="none")
+    with pytest.raises(TypeError, match=r"^No embedding model configured for ChromaVectorStore"):
+        store.add(documents=[Document(id="x", content="no vector")])
