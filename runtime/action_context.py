@@ -22,6 +22,7 @@ import asyncio
 import functools
 import hashlib
 import logging
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
@@ -30,7 +31,7 @@ from flink_agents.api._callables import is_async_callable, is_awaitable
 from flink_agents.api._trusted import trusted_instance
 from flink_agents.api._values import check_state_value
 from flink_agents.api.core_options import AgentConfiguration
-from flink_agents.api.events.event import Event, event_class_for
+from flink_agents.api.events.event import Event, derived_event_id, event_class_for
 from flink_agents.api.events.memory_event import MemoryEvent
 from flink_agents.api.memory.long_term_memory import BaseLongTermMemory
 from flink_agents.api.memory_object import MemoryObject, MemoryType
@@ -85,13 +86,14 @@ def key_digest(key: Any) -> str:
     return _cached_digest(repr(key))
 
 
-def event_id_for(key: Any, seq: int, position: str) -> str:
+def event_id_for(key: Any, seq: int, position: str) -> uuid.UUID:
     """The id of the event at ``position`` of run ``(key, seq)``: the same on every replay.
 
-    ``<key digest>-<seq>-<position>``, where the position of an event an action made is
-    ``<action step>-<n>`` (`ActionContext.next_event_id`).
+    The version-4 UUID derived from ``<key digest>-<seq>-<position>`` (`derived_event_id`),
+    where the position of an event an action made is ``<action step>-<n>``
+    (`ActionContext.next_event_id`).
     """
-    return f"{key_digest(key)}-{seq}-{position}"
+    return derived_event_id(f"{key_digest(key)}-{seq}-{position}")
 
 
 def key_text(key: Any) -> str:
@@ -167,6 +169,7 @@ class ActionContext(RunnerContext):
         "_ids_made",
         "_key_state",
         "_long_term",
+        "_made_ids",
         "_run",
         "_sensory",
         "_sent_ids",
@@ -201,7 +204,8 @@ class ActionContext(RunnerContext):
         self._calls_in_flight = 0
         self._id_prefix: str | None = None
         self._ids_made = 0
-        self._sent_ids: set[str] = set()
+        self._made_ids: set[uuid.UUID] = set()
+        self._sent_ids: set[uuid.UUID] = set()
         self._sensory: StateMemoryObject | None = None
         self._short_term: StateMemoryObject | None = None
         self._long_term: ActionLongTermMemory | None = None
@@ -252,21 +256,22 @@ class ActionContext(RunnerContext):
             prefix = self._id_prefix = f"{key_digest(run.key)}-{run.seq}-{self.step}-"
         return prefix
 
-    def next_event_id(self) -> str:
-        """The id of the next event this action makes (or sends, made elsewhere):
-        ``<key digest>-<seq>-<action step>-<n>``, the same when the run is replayed. No
-        dot, so it can be a part of a memory path (upstream's fan-out keeps
-        ``f"requests.{request.id}"``)."""
+    def next_event_id(self) -> uuid.UUID:
+        """The id of the next event this action makes (or sends, made elsewhere): the UUID
+        derived from ``<key digest>-<seq>-<action step>-<n>`` (`event_id_for`), the same
+        when the run is replayed."""
         index = self._ids_made
         self._ids_made = index + 1
-        return f"{self._id_prefix_text()}{index}"
+        made = derived_event_id(f"{self._id_prefix_text()}{index}")
+        self._made_ids.add(made)
+        return made
 
     def _lineage(self, event: Event) -> dict[str, Any]:
         """The id and upstream fields of ``event``, sent now: the id it was made with in
         this action, else (made elsewhere, or sent a second time) the next one."""
         event_id = event.id
         sent_ids = self._sent_ids
-        if not event_id.startswith(self._id_prefix_text()) or event_id in sent_ids:
+        if event_id not in self._made_ids or event_id in sent_ids:
             event_id = self.next_event_id()
         sent_ids.add(event_id)
         return {
@@ -356,7 +361,7 @@ class ActionContext(RunnerContext):
         (`RunState.chat_loops`)."""
         return self._run.chat_loops
 
-    def approval_decisions(self, request_id: str) -> dict[str, ApprovalDecision] | None:
+    def approval_decisions(self, request_id: uuid.UUID) -> dict[str, ApprovalDecision] | None:
         """The decisions on the calls of tool request ``request_id`` that waited for a
         person, once all are made (None: it never waited, or still does)."""
         return approvals.decisions_for(self._run, request_id)

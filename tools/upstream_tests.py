@@ -195,17 +195,10 @@ KNOWN: dict[str, tuple[str, str]] = {
         "mocks of its own SDK call paths (the shared provider layer here makes other calls)",
     ),
     # ---- documented differences
-    "api/tests/test_event.py::*uuid*": (BY_DESIGN, "event ids are strings (UUID text)"),
-    "api/tests/test_event.py::*random_ids": (BY_DESIGN, "event ids are strings (UUID text)"),
-    "api/tests/test_event.py::*lineage*": (BY_DESIGN, "event ids are strings (UUID text)"),
-    "api/tests/test_event.py::*non_serializable*": (
-        BY_DESIGN,
-        "attributes are checked when the event is sent, not when it is made or changed",
-    ),
     "api/tests/test_cross_language_event_snapshots.py::*": (
         BY_DESIGN,
-        "messages are typed blocks (their JSON is this project's), ids are strings, no "
-        "RowTypeInfo output schema on a ChatRequestEvent",
+        "messages are typed blocks (their JSON is this project's), no RowTypeInfo output "
+        "schema on a ChatRequestEvent",
     ),
     "api/tests/test_decorators.py::*": (
         BY_DESIGN,

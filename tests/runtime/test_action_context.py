@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from flink_agents.api import Agent, Event, InputEvent, OutputEvent, RunnerContext
 from flink_agents.runtime.action_context import event_id_for
@@ -112,8 +112,12 @@ def test_an_event_state_cannot_keep_is_refused_when_it_is_sent() -> None:
     refused: list[str] = []
 
     async def send(event: Event, ctx: RunnerContext) -> None:
+        with pytest.raises(ValidationError):  # as upstream: refused when it is made
+            Event("report", {"payload": object()})
+        event = Event("report")
+        event.attributes["payload"] = object()  # changed in place: refused when sent
         try:
-            ctx.send_event(Event("report", {"payload": object()}))
+            ctx.send_event(event)
         except TypeError as exc:  # at the call, on every runner: not at a checkpoint
             refused.append(str(exc))
         ctx.send_event(OutputEvent(output="went on"))
