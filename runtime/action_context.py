@@ -28,10 +28,11 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from flink_agents._compat.pydantic import field_values
 from flink_agents.api._callables import is_async_callable, is_awaitable
+from flink_agents.api._event_ids import derived_bits, derived_event_id, uuid_of
 from flink_agents.api._trusted import trusted_instance
 from flink_agents.api._values import check_state_value
 from flink_agents.api.core_options import AgentConfiguration
-from flink_agents.api.events.event import Event, derived_event_id, event_class_for
+from flink_agents.api.events.event import Event, event_class_for
 from flink_agents.api.events.memory_event import MemoryEvent
 from flink_agents.api.memory.long_term_memory import BaseLongTermMemory
 from flink_agents.api.memory_object import MemoryObject, MemoryType
@@ -86,14 +87,18 @@ def key_digest(key: Any) -> str:
     return _cached_digest(repr(key))
 
 
-def event_id_for(key: Any, seq: int, position: str) -> uuid.UUID:
-    """The id of the event at ``position`` of run ``(key, seq)``: the same on every replay.
+def event_id_for(key: Any, seq: int, position: str | int, n: int | None = None) -> uuid.UUID:
+    """The id of an event of run ``(key, seq)``, the same on every replay: of its input or
+    its run-begin event (``position`` ``"input"`` or ``"begin"``), or of the ``n``-th event
+    the action of step ``position`` made (`ActionContext.next_event_id`).
 
-    The version-4 UUID derived from ``<key digest>-<seq>-<position>`` (`derived_event_id`),
-    where the position of an event an action made is ``<action step>-<n>``
-    (`ActionContext.next_event_id`).
+    The version-4 UUID derived from ``<key digest>-<seq>-<position>`` (`derived_event_id`);
+    an action's ids are derived from ``<key digest>-<seq>-<step>-`` with ``n`` in their low
+    bits (one digest per action).
     """
-    return derived_event_id(f"{key_digest(key)}-{seq}-{position}")
+    if n is None:
+        return derived_event_id(f"{key_digest(key)}-{seq}-{position}")
+    return uuid_of(derived_bits(f"{key_digest(key)}-{seq}-{position}-") ^ n)
 
 
 def key_text(key: Any) -> str:
@@ -165,6 +170,7 @@ class ActionContext(RunnerContext):
         "_call_index",
         "_calls_in_flight",
         "_engine",
+        "_id_base",
         "_id_prefix",
         "_ids_made",
         "_key_state",
@@ -203,6 +209,7 @@ class ActionContext(RunnerContext):
         self._call_index = 0
         self._calls_in_flight = 0
         self._id_prefix: str | None = None
+        self._id_base: int | None = None
         self._ids_made = 0
         self._made_ids: set[uuid.UUID] = set()
         self._sent_ids: set[uuid.UUID] = set()
@@ -258,11 +265,14 @@ class ActionContext(RunnerContext):
 
     def next_event_id(self) -> uuid.UUID:
         """The id of the next event this action makes (or sends, made elsewhere): the UUID
-        derived from ``<key digest>-<seq>-<action step>-<n>`` (`event_id_for`), the same
-        when the run is replayed."""
+        derived from ``<key digest>-<seq>-<action step>`` with ``n`` (the events made so
+        far) in its low bits, the same when the run is replayed."""
         index = self._ids_made
         self._ids_made = index + 1
-        made = derived_event_id(f"{self._id_prefix_text()}{index}")
+        base = self._id_base
+        if base is None:  # one digest per action; its ids differ in their low bits
+            base = self._id_base = derived_bits(self._id_prefix_text())
+        made = uuid_of(base ^ index)
         self._made_ids.add(made)
         return made
 

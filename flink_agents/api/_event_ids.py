@@ -13,15 +13,66 @@ import hashlib
 import uuid
 from typing import Any
 
-__all__ = ["derived_event_id", "event_id"]
+__all__ = [
+    "COUNTER_BITS",
+    "derived_bits",
+    "derived_event_id",
+    "event_id",
+    "uuid_of",
+    "version_4_bits",
+]
+
+
+_VERSION_4_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))
+_VERSION_4_SET = (0x4000 << 64) | (0x8000 << 48)
+_SAFE = uuid.SafeUUID.unknown
+COUNTER_BITS = 62
+"""The low bits of a version-4 UUID that neither its version nor its variant uses: an id
+made as ``base ^ n`` for ``n`` below ``2 ** COUNTER_BITS`` keeps both."""
+
+
+class _EventUUID(uuid.UUID):
+    """A `UUID` made without `uuid.UUID.__init__`'s checks (its value is made version 4
+    here) that keeps its text once written: event ids are made, and written, on every
+    step of every run."""
+
+    __slots__ = ("_text",)
+
+    def __str__(self) -> str:
+        try:
+            return self._text
+        except AttributeError:
+            text = uuid.UUID.__str__(self)
+            object.__setattr__(self, "_text", text)
+            return text
+
+    def __repr__(self) -> str:
+        return f"UUID('{self}')"
+
+
+def version_4_bits(value: int) -> int:
+    """``value`` (128 bits) with the version (4) and variant (RFC 4122) bits of a UUID set."""
+    return (value & _VERSION_4_CLEAR) | _VERSION_4_SET
+
+
+def uuid_of(value: int) -> uuid.UUID:
+    """The `UUID` of ``value``, a 128-bit integer that `version_4_bits` gave."""
+    made = object.__new__(_EventUUID)
+    object.__setattr__(made, "int", value)
+    object.__setattr__(made, "is_safe", _SAFE)
+    return made
 
 
 def derived_event_id(text: str) -> uuid.UUID:
     """The version-4 UUID derived from ``text``: the same for the same text, in every
     process (a runner's ids of a run's events, which a replay makes again)."""
-    return uuid.UUID(
-        bytes=hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest(), version=4
-    )
+    return uuid_of(derived_bits(text))
+
+
+def derived_bits(text: str) -> int:
+    """The value of `derived_event_id` (``text``'s BLAKE2b digest as a version-4 UUID)."""
+    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+    return version_4_bits(int.from_bytes(digest, "big"))
 
 
 class _TextId(uuid.UUID):
@@ -33,8 +84,7 @@ class _TextId(uuid.UUID):
     __slots__ = ("_text",)
 
     def __init__(self, text: str) -> None:
-        digest = hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
-        super().__init__(bytes=digest, version=4)
+        super().__init__(int=derived_bits(text))
         object.__setattr__(self, "_text", text)
 
     def __str__(self) -> str:

@@ -187,8 +187,8 @@ def test_sent_events_get_ids_from_the_runs_position_and_keep_their_attributes() 
     run = engine.start_run("k", 0, key_state)
     input_id = run.pending_events[0].id
     asyncio.run(engine.run(run, key_state))
-    # <key digest>-<seq>-<action step>-<n>: the same when the run is replayed.
-    ids = [event_id_for("k", 3, "0-0"), event_id_for("k", 3, "0-1")]
+    # (key, seq, action step, n): the same when the run is replayed.
+    ids = [event_id_for("k", 3, 0, 0), event_id_for("k", 3, 0, 1)]
     assert [e.id for e in sent] == ids  # the sender's objects carry them too
     assert [(e.id, e.attributes) for e in delivered] == [(ids[0], {"n": 0}), (ids[1], {"n": 1})]
     assert {(e.upstream_event_id, e.upstream_action_name) for e in delivered} == {

@@ -38,7 +38,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
-from flink_agents.api._event_ids import derived_event_id, event_id
+from flink_agents.api._event_ids import derived_event_id, event_id, uuid_of, version_4_bits
 from flink_agents.api._trusted import fill_trusted, trusted_instance
 from flink_agents.api._values import AnyValue, check_state_value, is_row
 
@@ -74,7 +74,7 @@ pydantic's dumps of an event (`Event.model_dump_json`)."""
 _LINEAGE_NAMES = {field: alias for alias, field in _LINEAGE_ALIASES.items()}
 
 
-_ID_PREFIX = int.from_bytes(os.urandom(8), "big") << 64
+_ID_PREFIX = version_4_bits(int.from_bytes(os.urandom(16), "big"))
 _ID_COUNTER = itertools.count()
 
 
@@ -89,7 +89,7 @@ def _new_id() -> uuid.UUID:
         return source()
     # Unique without a system call per event (the runner gives an event made outside an
     # action a deterministic id when it is sent): a random per-process half and a counter.
-    return uuid.UUID(int=_ID_PREFIX | next(_ID_COUNTER), version=4)
+    return uuid_of(_ID_PREFIX ^ next(_ID_COUNTER))
 
 
 def _event_id_or_given(value: Any) -> Any:
