@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from flink_agents._compat.pydantic import field_values
 from flink_agents.api._callables import is_async_callable, is_awaitable
-from flink_agents.api._event_ids import derived_bits, derived_event_id, uuid_of
+from flink_agents.api._event_ids import COUNTER_BITS, derived_bits, uuid_of
 from flink_agents.api._trusted import trusted_instance
 from flink_agents.api._values import check_state_value
 from flink_agents.api.core_options import AgentConfiguration
@@ -87,18 +87,38 @@ def key_digest(key: Any) -> str:
     return _cached_digest(repr(key))
 
 
-def event_id_for(key: Any, seq: int, position: str | int, n: int | None = None) -> uuid.UUID:
+_STEP_SHIFT = 80
+"""An id's bits 80 to 127 hold its step: clear of the version (76-79) and variant (62-63)
+bits, above its ``n`` (below `COUNTER_BITS`)."""
+_INPUT_STEP = (1 << 48) - 1
+_BEGIN_STEP = (1 << 48) - 2
+
+
+@functools.lru_cache(maxsize=16384)
+def _run_id_base(digest: str, seq: int) -> int:
+    # One digest per run (its actions' contexts ask for it again).
+    return derived_bits(f"{digest}-{seq}")
+
+
+def event_id_for(key: Any, seq: int, position: str | int, n: int = 0) -> uuid.UUID:
     """The id of an event of run ``(key, seq)``, the same on every replay: of its input or
     its run-begin event (``position`` ``"input"`` or ``"begin"``), or of the ``n``-th event
     the action of step ``position`` made (`ActionContext.next_event_id`).
 
-    The version-4 UUID derived from ``<key digest>-<seq>-<position>`` (`derived_event_id`);
-    an action's ids are derived from ``<key digest>-<seq>-<step>-`` with ``n`` in their low
-    bits (one digest per action).
+    A version-4 UUID: the digest of ``<key digest>-<seq>`` (`derived_bits`), with the step
+    and ``n`` put in bits that hold neither the version nor the variant.
     """
-    if n is None:
-        return derived_event_id(f"{key_digest(key)}-{seq}-{position}")
-    return uuid_of(derived_bits(f"{key_digest(key)}-{seq}-{position}-") ^ n)
+    if position == "input":
+        step = _INPUT_STEP
+    elif position == "begin":
+        step = _BEGIN_STEP
+    elif isinstance(position, int) and 0 <= position < _BEGIN_STEP:
+        step = position
+    else:
+        raise ValueError(f"an event's position is 'input', 'begin' or a step, got {position!r}")
+    if not 0 <= n < 1 << COUNTER_BITS:
+        raise ValueError(f"n must be below 2 ** {COUNTER_BITS}, got {n}")
+    return uuid_of(_run_id_base(key_digest(key), seq) ^ (step << _STEP_SHIFT) ^ n)
 
 
 def key_text(key: Any) -> str:
@@ -171,7 +191,6 @@ class ActionContext(RunnerContext):
         "_calls_in_flight",
         "_engine",
         "_id_base",
-        "_id_prefix",
         "_ids_made",
         "_key_state",
         "_long_term",
@@ -208,11 +227,10 @@ class ActionContext(RunnerContext):
         step, as what it sent)."""
         self._call_index = 0
         self._calls_in_flight = 0
-        self._id_prefix: str | None = None
         self._id_base: int | None = None
         self._ids_made = 0
-        self._made_ids: set[uuid.UUID] = set()
-        self._sent_ids: set[uuid.UUID] = set()
+        self._made_ids: set[int] = set()
+        self._sent_ids: set[int] = set()
         self._sensory: StateMemoryObject | None = None
         self._short_term: StateMemoryObject | None = None
         self._long_term: ActionLongTermMemory | None = None
@@ -256,34 +274,32 @@ class ActionContext(RunnerContext):
         vars(event).update(self._lineage(event))
         self.sent.append(event)
 
-    def _id_prefix_text(self) -> str:
-        prefix = self._id_prefix
-        if prefix is None:
-            run = self._run
-            prefix = self._id_prefix = f"{key_digest(run.key)}-{run.seq}-{self.step}-"
-        return prefix
-
     def next_event_id(self) -> uuid.UUID:
-        """The id of the next event this action makes (or sends, made elsewhere): the UUID
-        derived from ``<key digest>-<seq>-<action step>`` with ``n`` (the events made so
-        far) in its low bits, the same when the run is replayed."""
+        """The id of the next event this action makes (or sends, made elsewhere):
+        `event_id_for` of this run, this action's step and ``n`` (the events it made so
+        far), the same when the run is replayed."""
         index = self._ids_made
         self._ids_made = index + 1
         base = self._id_base
-        if base is None:  # one digest per action; its ids differ in their low bits
-            base = self._id_base = derived_bits(self._id_prefix_text())
-        made = uuid_of(base ^ index)
-        self._made_ids.add(made)
-        return made
+        if base is None:
+            run = self._run
+            base = self._id_base = _run_id_base(key_digest(run.key), run.seq) ^ (
+                self.step << _STEP_SHIFT
+            )
+        value = base ^ index
+        self._made_ids.add(value)
+        return uuid_of(value)
 
     def _lineage(self, event: Event) -> dict[str, Any]:
         """The id and upstream fields of ``event``, sent now: the id it was made with in
         this action, else (made elsewhere, or sent a second time) the next one."""
         event_id = event.id
+        value = event_id.int
         sent_ids = self._sent_ids
-        if event_id not in self._made_ids or event_id in sent_ids:
+        if value not in self._made_ids or value in sent_ids:
             event_id = self.next_event_id()
-        sent_ids.add(event_id)
+            value = event_id.int
+        sent_ids.add(value)
         return {
             "id": event_id,
             "upstream_event_id": self.event.id,

@@ -446,10 +446,18 @@ def _upstream_json_fallback(value: Any) -> Any:
     raise PydanticSerializationError(f"Unable to serialize unknown type: {type(value)}")
 
 
+_NATIVE = frozenset({str, int, bool})
+
+
 def _check_made(event_type: Any, attributes: Mapping[str, Any]) -> None:
     """As upstream, an event is refused when it is made with an attribute its JSON cannot
     hold: pydantic's `ValidationError`. (The runner checks again when it is sent: the
     attributes dict can be changed in place.)"""
+    for value in attributes.values():
+        if value is not None and type(value) not in _NATIVE:
+            break
+    else:  # the common case: nothing to walk
+        return
     try:
         check_state_value(attributes, "attribute")
     except TypeError as exc:
@@ -469,6 +477,8 @@ def _check_made(event_type: Any, attributes: Mapping[str, Any]) -> None:
 def _check_changed(name: str, value: Any) -> None:
     """As upstream, assigning an attribute its JSON cannot hold raises pydantic's
     `PydanticSerializationError`."""
+    if value is None or type(value) in _NATIVE:
+        return
     try:
         check_state_value(value, f"attribute {name!r}")
     except TypeError as exc:
