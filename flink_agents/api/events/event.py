@@ -202,7 +202,7 @@ class Event(BaseModel):
                 data, attributes = self._split_keywords(data, attributes)
             if not data.keys() <= _LINEAGE_FIELDS:
                 if attributes:
-                    _check_made(event_type, attributes)
+                    _check_made(self.__class__, event_type, attributes)
                 super().__init__(type=event_type, attributes=dict(attributes or {}), **data)
                 return
             lineage = (
@@ -212,7 +212,7 @@ class Event(BaseModel):
             )
             fields_set = {"type", "attributes", *data}
         if attributes:
-            _check_made(event_type, attributes)
+            _check_made(self.__class__, event_type, attributes)
         if isinstance(event_type, str):
             # Events are made on every step: nothing here needs validation beyond the
             # checks above.
@@ -449,12 +449,16 @@ def _upstream_json_fallback(value: Any) -> Any:
 _NATIVE = frozenset({str, int, bool})
 
 
-def _check_made(event_type: Any, attributes: Mapping[str, Any]) -> None:
+def _check_made(cls: type[Event], event_type: Any, attributes: Mapping[str, Any]) -> None:
     """As upstream, an event is refused when it is made with an attribute its JSON cannot
     hold: pydantic's `ValidationError`. (The runner checks again when it is sent: the
     attributes dict can be changed in place.)"""
-    for value in attributes.values():
-        if value is not None and type(value) not in _NATIVE:
+    declared = cls.ATTRIBUTE_TYPES
+    for name, value in attributes.items():
+        if value is None or type(value) in _NATIVE or isinstance(value, BaseModel):
+            continue
+        kind = declared.get(name)
+        if kind is None or kind is AnyValue:  # a typed event's constructor checked the rest
             break
     else:  # the common case: nothing to walk
         return
