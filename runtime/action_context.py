@@ -23,11 +23,13 @@ import asyncio
 import functools
 import hashlib
 import logging
+import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from flink_agents._compat.pydantic import field_values
 from flink_agents.api._callables import is_async_callable, is_awaitable
+from flink_agents.api._event_ids import COUNTER_BITS, derived_bits, uuid_of
 from flink_agents.api._trusted import trusted_instance
 from flink_agents.api._values import check_state_value
 from flink_agents.api.core_options import AgentConfiguration
@@ -88,13 +90,38 @@ def key_digest(key: Any) -> str:
     return _cached_digest(repr(key))
 
 
-def event_id_for(key: Any, seq: int, position: str) -> str:
-    """The id of the event at ``position`` of run ``(key, seq)``: the same on every replay.
+_STEP_SHIFT = 80
+"""An id's bits 80 to 127 hold its step: clear of the version (76-79) and variant (62-63)
+bits, above its ``n`` (below `COUNTER_BITS`)."""
+_INPUT_STEP = (1 << 48) - 1
+_BEGIN_STEP = (1 << 48) - 2
 
-    ``<key digest>-<seq>-<position>``, where the position of an event an action made is
-    ``<action step>-<n>`` (`ActionContext.next_event_id`).
+
+@functools.lru_cache(maxsize=16384)
+def _run_id_base(digest: str, seq: int) -> int:
+    # One digest per run (its actions' contexts ask for it again).
+    return derived_bits(f"{digest}-{seq}")
+
+
+def event_id_for(key: Any, seq: int, position: str | int, n: int = 0) -> uuid.UUID:
+    """The id of an event of run ``(key, seq)``, the same on every replay: of its input or
+    its run-begin event (``position`` ``"input"`` or ``"begin"``), or of the ``n``-th event
+    the action of step ``position`` made (`ActionContext.next_event_id`).
+
+    A version-4 UUID: the digest of ``<key digest>-<seq>`` (`derived_bits`), with the step
+    and ``n`` put in bits that hold neither the version nor the variant.
     """
-    return f"{key_digest(key)}-{seq}-{position}"
+    if position == "input":
+        step = _INPUT_STEP
+    elif position == "begin":
+        step = _BEGIN_STEP
+    elif isinstance(position, int) and 0 <= position < _BEGIN_STEP:
+        step = position
+    else:
+        raise ValueError(f"an event's position is 'input', 'begin' or a step, got {position!r}")
+    if not 0 <= n < 1 << COUNTER_BITS:
+        raise ValueError(f"n must be below 2 ** {COUNTER_BITS}, got {n}")
+    return uuid_of(_run_id_base(key_digest(key), seq) ^ (step << _STEP_SHIFT) ^ n)
 
 
 def key_text(key: Any) -> str:
@@ -171,10 +198,11 @@ class ActionContext(RunnerContext, ExecutionReporter):
         "_call_index",
         "_calls_in_flight",
         "_engine",
-        "_id_prefix",
+        "_id_base",
         "_ids_made",
         "_key_state",
         "_long_term",
+        "_made_ids",
         "_reports",
         "_run",
         "_sensory",
@@ -210,9 +238,10 @@ class ActionContext(RunnerContext, ExecutionReporter):
         step, as what it sent)."""
         self._call_index = 0
         self._calls_in_flight = 0
-        self._id_prefix: str | None = None
+        self._id_base: int | None = None
         self._ids_made = 0
-        self._sent_ids: set[str] = set()
+        self._made_ids: set[int] = set()
+        self._sent_ids: set[int] = set()
         self._sensory: StateMemoryObject | None = None
         self._short_term: StateMemoryObject | None = None
         self._long_term: ActionLongTermMemory | None = None
@@ -256,30 +285,32 @@ class ActionContext(RunnerContext, ExecutionReporter):
         vars(event).update(self._lineage(event))
         self.sent.append(event)
 
-    def _id_prefix_text(self) -> str:
-        prefix = self._id_prefix
-        if prefix is None:
-            run = self._run
-            prefix = self._id_prefix = f"{key_digest(run.key)}-{run.seq}-{self.step}-"
-        return prefix
-
-    def next_event_id(self) -> str:
+    def next_event_id(self) -> uuid.UUID:
         """The id of the next event this action makes (or sends, made elsewhere):
-        ``<key digest>-<seq>-<action step>-<n>``, the same when the run is replayed. No
-        dot, so it can be a part of a memory path (upstream's fan-out keeps
-        ``f"requests.{request.id}"``)."""
+        `event_id_for` of this run, this action's step and ``n`` (the events it made so
+        far), the same when the run is replayed."""
         index = self._ids_made
         self._ids_made = index + 1
-        return f"{self._id_prefix_text()}{index}"
+        base = self._id_base
+        if base is None:
+            run = self._run
+            base = self._id_base = _run_id_base(key_digest(run.key), run.seq) ^ (
+                self.step << _STEP_SHIFT
+            )
+        value = base ^ index
+        self._made_ids.add(value)
+        return uuid_of(value)
 
     def _lineage(self, event: Event) -> dict[str, Any]:
         """The id and upstream fields of ``event``, sent now: the id it was made with in
         this action, else (made elsewhere, or sent a second time) the next one."""
         event_id = event.id
+        value = event_id.int
         sent_ids = self._sent_ids
-        if not event_id.startswith(self._id_prefix_text()) or event_id in sent_ids:
+        if value not in self._made_ids or value in sent_ids:
             event_id = self.next_event_id()
-        sent_ids.add(event_id)
+            value = event_id.int
+        sent_ids.add(value)
         return {
             "id": event_id,
             "upstream_event_id": self.event.id,
@@ -367,7 +398,7 @@ class ActionContext(RunnerContext, ExecutionReporter):
         (`RunState.chat_loops`)."""
         return self._run.chat_loops
 
-    def approval_decisions(self, request_id: str) -> dict[str, ApprovalDecision] | None:
+    def approval_decisions(self, request_id: uuid.UUID) -> dict[str, ApprovalDecision] | None:
         """The decisions on the calls of tool request ``request_id`` that waited for a
         person, once all are made (None: it never waited, or still does)."""
         return approvals.decisions_for(self._run, request_id)

@@ -694,7 +694,7 @@ class AgentEngine:
         if run.approvals:  # a wait whose decisions the event's actions have now used
             settle(run, event.id)
         if parked is not None:
-            run.approvals[event.id] = parked
+            run.approvals[str(event.id)] = parked
         for out in sent:
             if out.type == _OUTPUT_TYPE:
                 run.outputs.append(out.attributes.get("output"))
@@ -803,9 +803,9 @@ class AgentEngine:
                 run.key,
                 run.seq,
                 action,
-                event.id,
+                str(event.id),
                 elapsed,
-                [e.id for e in sent],
+                [str(e.id) for e in sent],
                 None if error is None else f"{type(error).__name__}: {error}",
             )
 

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any
+from uuid import UUID
 
 from flink_agents.api.approvals import ApprovalRequest, ToolApproval
 from flink_agents.api.events.event import Event
@@ -72,7 +73,7 @@ def new_wait(
     requests = [
         ApprovalRequest(
             key=key,
-            request_id=event.id,
+            request_id=str(event.id),
             call_id=call_id,
             tool=tool,
             arguments=redact_value(arguments),
@@ -151,21 +152,21 @@ def time_out(run: RunState, now_ms: int) -> tuple[int, bool]:
     return timed_out, bool(timed_out) and _resume_if_decided(run)
 
 
-def decisions_for(run: RunState, event_id: str) -> dict[str, ApprovalDecision] | None:
+def decisions_for(run: RunState, event_id: UUID) -> dict[str, ApprovalDecision] | None:
     """The decisions of the wait of tool request ``event_id``, once all are made (None:
     the request never waited, or still does)."""
-    wait = run.approvals.get(event_id)
+    wait = run.approvals.get(str(event_id))
     if wait is None or _undecided(wait):
         return None
     return wait.decisions
 
 
-def settle(run: RunState, event_id: str) -> ApprovalWait | None:
+def settle(run: RunState, event_id: UUID) -> ApprovalWait | None:
     """The decided wait of ``event_id`` leaves the run (its event was processed again)."""
-    wait = run.approvals.get(event_id)
+    wait = run.approvals.get(str(event_id))
     if wait is None or _undecided(wait):
         return None
-    del run.approvals[event_id]
+    del run.approvals[str(event_id)]
     return wait
 
 

@@ -164,7 +164,7 @@ async def chat_model_action(event: Event, ctx: ActionContext) -> None:
             setup.check_structured_output()
         state = trusted_model(
             ChatLoopState,
-            request_id=event.id,
+            request_id=str(event.id),
             model=event.model,
             history=list(event.messages),
             prompt_args=event.prompt_args,
@@ -172,7 +172,7 @@ async def chat_model_action(event: Event, ctx: ActionContext) -> None:
             model_calls=0,
         )
     elif isinstance(event, ToolResponseEvent):
-        state = ctx.chat_loops.pop(event.request_id, None)
+        state = ctx.chat_loops.pop(str(event.request_id), None)
         if state is None:
             return  # a tool request some other action made: not part of a chat loop
         state.history.extend(_tool_messages(state.history[-1], event.responses))
@@ -228,7 +228,7 @@ async def _next_turn(ctx: ActionContext, setup: BaseChatModelSetup, state: ChatL
             return
         request = ToolRequestEvent(attributes={"model": state.model, "tool_calls": tool_calls})
         ctx.send_own_event(request)
-        ctx.chat_loops[request.id] = state
+        ctx.chat_loops[str(request.id)] = state
         return
     structured: Any = None
     error: ChatError | None = None

@@ -229,7 +229,7 @@ class RunTracing:
             attributes={
                 "flink_agents.action.name": spec.name,
                 "flink_agents.event.type": event.type,
-                "flink_agents.event.id": event.id,
+                "flink_agents.event.id": str(event.id),
             },
         )
         with _current(span):

@@ -191,21 +191,14 @@ KNOWN: dict[str, tuple[str, str]] = {
         "signatures of its Java chat model wrapper and e2e agents",
     ),
     # ---- documented differences
-    "api/tests/test_event.py::*uuid*": (BY_DESIGN, "event ids are strings (UUID text)"),
-    "api/tests/test_event.py::*random_ids": (BY_DESIGN, "event ids are strings (UUID text)"),
-    "api/tests/test_event.py::*lineage*": (BY_DESIGN, "event ids are strings (UUID text)"),
-    "api/tests/test_event.py::*non_serializable*": (
-        BY_DESIGN,
-        "attributes are checked when the event is sent, not when it is made or changed",
-    ),
     "api/tests/test_cross_language_event_snapshots.py::*": (
         BY_DESIGN,
-        "messages are typed blocks (their JSON is this project's), ids are strings, no "
-        "RowTypeInfo output schema on a ChatRequestEvent",
+        "messages are typed blocks (their JSON is this project's), no RowTypeInfo output "
+        "schema on a ChatRequestEvent",
     ),
-    "api/tests/test_decorators.py::*": (
+    "api/tests/test_decorators.py::test_action_decorator_rejects_non_string_conditions*": (
         BY_DESIGN,
-        "@action takes event types (classes too), checked when declared; no condition expressions",
+        "@action takes event classes too",
     ),
     "api/tests/test_run_event.py::test_from_event_missing_attributes_raises": (
         BY_DESIGN,

@@ -10,6 +10,7 @@ The tagged form (`encode_value`, `decode_value`) gives back the value it was mad
 - a PyFlink ``Row`` is ``{"$row": [...], "$names": [...]}`` (names when it has them; read
   back as a ``Row``, which needs PyFlink, else as a dict or a list);
 - an enum member is ``{"$enum": "module:Class", "$value": value}``;
+- a `UUID` (an event id) is ``{"$uuid": "its text"}``;
 - a pydantic model is ``{"$model": "module:Class", "$data": model.model_dump(mode="json")}``,
   rebuilt with ``Class.model_validate``; a pydantic model class (an output schema) is
   ``{"$class": "module:Class"}``;
@@ -39,10 +40,11 @@ The last registration of a path wins (one TaskManager interpreter, thread mode, 
 two jobs whose scripts define different classes of the same name: see docs/deployment.md).
 
 The canonical form (`canonical_value`, `canonical_json`) is what durable call digests are
-computed over: the same walk without tags (tuples are arrays, enum members their values,
-models their ``model_dump(mode="json")``, model classes their path), written with sorted
-keys and compact separators. So it is the same in every process, and values that are equal
-after a JSON round trip (a tuple and its list, a model and its dict) have the same form.
+computed over: the same walk without tags (tuples are arrays, UUIDs their text, enum members
+their values, models their ``model_dump(mode="json")``, model classes their path), written
+with sorted keys and compact separators. So it is the same in every process, and values that
+are equal after a JSON round trip (a tuple and its list, a model and its dict) have the same
+form.
 
 `check_state_value` is the door: it refuses, naming where, what agent state cannot keep and
 give back as the same value (inputs are checked when they arrive, events when they are sent).
@@ -53,6 +55,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from enum import Enum
 from typing import Annotated, Any, TypeGuard
@@ -60,6 +63,7 @@ from typing import Annotated, Any, TypeGuard
 from pydantic import BaseModel, PlainSerializer, PlainValidator
 
 from flink_agents.api._class_path import class_path, find_class, find_stored_class
+from flink_agents.api._event_ids import event_id
 
 __all__ = [
     "AnyValue",
@@ -83,6 +87,7 @@ _ENUM = "$enum"
 _ENUM_VALUE = "$value"
 _ROW = "$row"
 _ROW_NAMES = "$names"
+_UUID = "$uuid"
 _MAX_DEPTH = 200
 
 
@@ -177,7 +182,7 @@ _PLAIN = (str, int, bool)
 def check_state_value(value: Any, path: str = "value") -> None:
     """Raise `TypeError` naming where (`path`) and what, unless `value` can be kept in agent
     state and come back as the same value: None, strings, booleans, integers, finite floats,
-    pydantic models, dicts with string keys and lists or tuples of such values.
+    UUIDs, pydantic models, dicts with string keys and lists or tuples of such values.
 
     Bytes, sets, datetimes and other objects outside a pydantic model are refused: JSON would
     turn them into something else (put them in a model field, or encode them yourself)."""
@@ -201,8 +206,8 @@ def _refusal(value: Any) -> tuple[str, str] | None:
         if value != value or value in (float("inf"), float("-inf")):
             return "", f"is {value!r}, which agent state cannot keep"
         return None
-    if isinstance(value, BaseModel) or _is_model_class(value):
-        return None  # a model, or a model class (an output schema)
+    if isinstance(value, (BaseModel, uuid.UUID)) or _is_model_class(value):
+        return None  # a model, a model class (an output schema), an event id
     if is_row(value) or isinstance(value, (list, tuple)):
         return _element_refusal(value)
     if isinstance(value, Mapping):
@@ -294,6 +299,8 @@ class _Writer:
         if isinstance(value, tuple):
             items = [self.write(item, depth + 1) for item in value]
             return {_TUPLE: items} if self.tagged else items
+        if isinstance(value, uuid.UUID):
+            return {_UUID: str(value)} if self.tagged else str(value)
         if isinstance(value, list):
             return [self.write(item, depth + 1) for item in value]
         if isinstance(value, Mapping):
@@ -381,6 +388,8 @@ class _Reader:
             return _make_row([self.read(item) for item in node[_ROW]], node.get(_ROW_NAMES))
         if _TUPLE in node:
             return tuple(self.read(item) for item in node[_TUPLE])
+        if _UUID in node:
+            return event_id(node[_UUID])
         if _ENUM in node:
             return self.read_enum(node[_ENUM], self.read(node.get(_ENUM_VALUE)))
         if _CLASS in node:

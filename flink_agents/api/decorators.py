@@ -98,7 +98,11 @@ def action(*trigger_conditions: Trigger, target: Any = None) -> Callable[[F], F]
             "action(target=...) must be an api-layer Function descriptor, "
             f"got {type(target).__name__}"
         )
-    classify_triggers(trigger_conditions, owner="@action")  # refuses what never can be
+    # What never can be a trigger is refused here; no trigger, or a blank one, when the
+    # plan is built (naming the action), as upstream.
+    given = [t for t in trigger_conditions if not (isinstance(t, str) and not t.strip())]
+    if given:
+        classify_triggers(given, owner="@action")
     triggers = tuple(_as_upstream_string(t) for t in trigger_conditions)
 
     def mark(decorated: F) -> F:

@@ -204,11 +204,22 @@ def test_action_takes_event_type_members_strings_and_classes() -> None:
     )
 
 
+def test_no_trigger_or_a_blank_one_is_refused_when_the_plan_is_built() -> None:
+    from flink_agents.api.agents.agent import Agent
+    from flink_agents.plan import AgentPlan
+
+    for triggers, why in (((), "an action needs at least one"), ((" ",), "cannot be empty")):
+
+        class Silent(Agent):
+            @action(*triggers)  # as upstream: accepted when declared
+            @staticmethod
+            def handle(event: Event, ctx: RunnerContext) -> None: ...
+
+        with pytest.raises(ValueError, match=rf"^action 'handle': .*{why}"):
+            AgentPlan.from_agent(Silent())
+
+
 def test_action_refuses_what_cannot_run_here_when_declared() -> None:
-    with pytest.raises(ValueError, match=r"^@action: an action needs at least one"):
-        action()
-    with pytest.raises(ValueError, match=r"^@action: a trigger condition cannot be empty"):
-        action(" ")
     with pytest.raises(TypeError, match="must be an api-layer Function descriptor, got str"):
         action(EventType.InputEvent, target="com.example.Handlers#handle")
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import pickle
 import uuid
 from typing import ClassVar
 
 import pytest
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from flink_agents.api import (
     ChatError,
@@ -27,6 +29,7 @@ from flink_agents.api import (
     Usage,
 )
 from flink_agents.api.events import event_class_for
+from flink_agents.api.events.event import event_id
 
 
 class Ticket(BaseModel):
@@ -76,7 +79,7 @@ def test_plain_event_round_trip_keeps_type_attributes_and_lineage() -> None:
 def test_event_needs_a_type() -> None:
     with pytest.raises(ValueError, match="needs a type"):
         Event()  # type: ignore[call-arg]
-    with pytest.raises(TypeError, match=r"Event\.id must be a string or a UUID, got 3"):
+    with pytest.raises(ValueError, match=r"Event\.id must be a UUID or its text, got 3"):
         Event("t", {}, id=3)  # type: ignore[arg-type]
 
 
@@ -216,7 +219,10 @@ def test_unknown_event_type_restores_as_plain_event() -> None:
 
 
 def test_non_json_attribute_fails_clearly() -> None:
-    event = Event("t", {"value": object()})
+    with pytest.raises(ValidationError, match=r"attribute\['value'\] is a value of type object"):
+        Event("t", {"value": object()})
+    event = Event("t")
+    event.attributes["value"] = object()  # changed in place: found when written
     with pytest.raises(TypeError, match="cannot be written to agent state as JSON"):
         event.to_json()
 
@@ -265,7 +271,7 @@ def test_unified_event_with_attributes_and_lineage_aliases() -> None:
         upstreamActionName="act",
     )
     assert event.attributes == {"x": 1}
-    assert (event.upstream_event_id, event.upstream_action_name) == ("up-1", "act")
+    assert (str(event.upstream_event_id), event.upstream_action_name) == ("up-1", "act")
     with pytest.raises(ValueError, match="'x' is given twice"):
         Event(type="MyEvent", attributes={"x": 1}, x=2)
 
@@ -292,7 +298,7 @@ def test_from_event_gives_the_typed_view_with_the_same_identity() -> None:
     typed = ChatResponseEvent.from_event(base)
     assert isinstance(typed, ChatResponseEvent)
     assert typed.response == ChatMessage.assistant("hi")  # validated into the typed model
-    assert (typed.id, typed.upstream_event_id, typed.upstream_action_name) == (
+    assert (str(typed.id), str(typed.upstream_event_id), typed.upstream_action_name) == (
         "e-7",
         "r1",
         "chat",
@@ -311,10 +317,10 @@ def test_upstream_style_subclass_from_event_and_reconstruct_from() -> None:
     source.upstream_action_name = "producer"
     typed = UpstreamStyleEvent.from_event(source)
     assert isinstance(typed, UpstreamStyleEvent) and typed.value == "v"
-    assert typed.id == "s-1" and typed.upstream_action_name == "producer"
+    assert typed.id == source.id and typed.upstream_action_name == "producer"
     draft = UpstreamStyleEvent("w")
     copy = draft.reconstruct_from(source)
-    assert copy is not draft and copy.id == "s-1" and draft.id != "s-1"
+    assert copy is not draft and str(copy.id) == "s-1" and draft.id != source.id
     assert draft.upstream_action_name is None
     restored = _round_trip(typed)
     assert isinstance(restored, UpstreamStyleEvent) and restored.value == "v"
@@ -350,7 +356,7 @@ def test_pydantic_json_names_the_lineage_as_upstream() -> None:
     assert "upstream_event_id" not in written
     assert "upstreamEventId" not in child.model_dump(exclude={"upstream_event_id"})
     for restored in (Event.from_json(json.dumps(written)), Event.model_validate(written)):
-        assert restored.upstream_event_id == str(uuid.UUID(int=1))
+        assert restored.upstream_event_id == uuid.UUID(int=1)
         assert restored.upstream_action_name == "act"
         assert restored.id == child.id
 
@@ -359,7 +365,44 @@ class _Declared(Event):
     note: str = ""
 
 
-def test_a_uuid_lineage_id_next_to_declared_fields_is_kept_as_text() -> None:
-    event = _Declared(type="d", note="x", upstreamEventId=uuid.UUID(int=2))
-    assert event.upstream_event_id == str(uuid.UUID(int=2))
+def test_a_lineage_id_next_to_declared_fields_is_a_uuid() -> None:
+    event = _Declared(type="d", note="x", upstreamEventId=str(uuid.UUID(int=2)))
+    assert event.upstream_event_id == uuid.UUID(int=2)
     assert json.loads(event.model_dump_json())["note"] == "x"
+
+
+# ---------------------------------------------------------------- ids and attribute checks
+
+
+def test_ids_are_version_4_uuids_and_text_ids_of_older_versions_keep_their_text() -> None:
+    event = Event(type="t")
+    assert isinstance(event.id, uuid.UUID) and event.id.version == 4
+    old = Event.from_dict({"type": "t", "id": "9f1c-3-1-0", "upstream_event_id": "9f1c-3-0-0"})
+    assert isinstance(old.id, uuid.UUID) and str(old.id) == "9f1c-3-1-0"
+    assert old.to_dict()["upstream_event_id"] == "9f1c-3-0-0"
+    assert pickle.loads(pickle.dumps(old)).id == old.id
+    assert str(pickle.loads(pickle.dumps(old.id))) == "9f1c-3-1-0"
+
+
+def test_a_uuid_attribute_comes_back_as_a_uuid() -> None:
+    event = Event(type="t", ref=uuid.UUID(int=5), old=event_id("9f1c-3-1-0"), refs=[event_id("a")])
+    restored = Event.from_json(event.to_json())
+    assert restored.ref == uuid.UUID(int=5) and isinstance(restored.ref, uuid.UUID)
+    assert str(restored.old) == "9f1c-3-1-0" and restored.refs == [event_id("a")]
+
+
+def test_a_response_request_id_is_a_uuid_given_as_one_or_as_its_text() -> None:
+    request = uuid.uuid4()
+    response = ChatResponseEvent(request_id=str(request), response=ChatMessage.assistant("a"))
+    assert response.request_id == request
+    assert Event.from_json(response.to_json()).request_id == request
+
+
+def test_an_attribute_assigned_is_checked_as_upstream() -> None:
+    event = Event(type="t", a=1)
+    with pytest.raises(PydanticSerializationError, match="attribute 'c' is a value of type set"):
+        event.c = {1}
+    with pytest.raises(PydanticSerializationError, match="attribute 'd' is a value of type bytes"):
+        event.set_attr("d", b"x")
+    assert event.attributes == {"a": 1}
+    event.e = Event(type="nested")  # a pydantic model is kept

@@ -70,7 +70,7 @@ def test_memory_event_from_event_gives_the_subclass_of_the_type() -> None:
     base = Event(type="_sensory_write_event", attributes={"key": "k", "value": {"a": 1}}, id="m-1")
     typed = MemoryEvent.from_event(base)
     assert type(typed) is SensoryWriteEvent
-    assert typed.key == "k" and typed.value == {"a": 1} and typed.id == "m-1"
+    assert typed.key == "k" and typed.value == {"a": 1} and typed.id == base.id
     with pytest.raises(ValueError, match="Not a memory event type"):
         MemoryEvent.from_event(Event(type="other"))
     assert not MemoryEvent.is_memory_type("other")

@@ -124,8 +124,9 @@ def test_event_json_serialization_with_row() -> None:
     assert Event.from_json(event.to_json()).attributes["input"]["nested"]["inner"] == Row(x=42)
 
 
-def test_event_ids_given_as_uuids_are_kept_as_their_text() -> None:
+def test_event_ids_are_uuids_given_as_uuids_or_their_text() -> None:
     given = uuid.uuid4()
     source = uuid.uuid4()
-    event = Event(type="x", id=given, upstream_event_id=source)
-    assert (event.id, event.upstream_event_id) == (str(given), str(source))
+    event = Event(type="x", id=given, upstream_event_id=str(source))
+    assert (event.id, event.upstream_event_id) == (given, source)
+    assert isinstance(event.upstream_event_id, uuid.UUID)

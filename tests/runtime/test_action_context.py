@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from flink_agents.api import Agent, Event, InputEvent, OutputEvent, RunnerContext
 from flink_agents.runtime.action_context import event_id_for
@@ -112,8 +112,12 @@ def test_an_event_state_cannot_keep_is_refused_when_it_is_sent() -> None:
     refused: list[str] = []
 
     async def send(event: Event, ctx: RunnerContext) -> None:
+        with pytest.raises(ValidationError):  # as upstream: refused when it is made
+            Event("report", {"payload": object()})
+        event = Event("report")
+        event.attributes["payload"] = object()  # changed in place: refused when sent
         try:
-            ctx.send_event(Event("report", {"payload": object()}))
+            ctx.send_event(event)
         except TypeError as exc:  # at the call, on every runner: not at a checkpoint
             refused.append(str(exc))
         ctx.send_event(OutputEvent(output="went on"))
@@ -183,8 +187,8 @@ def test_sent_events_get_ids_from_the_runs_position_and_keep_their_attributes() 
     run = engine.start_run("k", 0, key_state)
     input_id = run.pending_events[0].id
     asyncio.run(engine.run(run, key_state))
-    # <key digest>-<seq>-<action step>-<n>: the same when the run is replayed.
-    ids = [event_id_for("k", 3, "0-0"), event_id_for("k", 3, "0-1")]
+    # (key, seq, action step, n): the same when the run is replayed.
+    ids = [event_id_for("k", 3, 0, 0), event_id_for("k", 3, 0, 1)]
     assert [e.id for e in sent] == ids  # the sender's objects carry them too
     assert [(e.id, e.attributes) for e in delivered] == [(ids[0], {"n": 0}), (ids[1], {"n": 1})]
     assert {(e.upstream_event_id, e.upstream_action_name) for e in delivered} == {

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -653,3 +655,32 @@ def test_a_snapshot_with_its_chat_loop_in_sensory_memory_still_answers() -> None
     assert len(outputs) == 1 and isinstance(outputs[0], ChatResponseEvent)
     assert outputs[0].response is not None
     assert outputs[0].response.text == "T1 is open / T2 is open"
+
+
+def test_a_snapshot_with_the_text_ids_of_older_versions_still_answers() -> None:
+    """Event ids were strings such as ``<key digest>-<seq>-<step>-<n>`` before they were
+    UUIDs: a run checkpointed then, with a chat loop waiting for its tools, resumes, and
+    what was keyed by those ids (the loop, the response's ``request_id``) still matches."""
+    model = FunctionChatModelConnection(function=two_turn_model)
+    agent = chat_agent(model, tools={"lookup": lookup})
+    engine = AgentEngine(agent)
+    key_state = KeyState()
+    run = engine.start_run("k", "check both", key_state)
+    while not any(isinstance(e, ToolRequestEvent) for e in run.pending_events):
+        asyncio.run(engine.step(run, key_state))
+    written = run.to_json()
+    ids = list(dict.fromkeys(re.findall(r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}", written)))
+    assert ids  # the pending events' ids, their lineage and the open chat loop's key
+    legacy = {text: f"5eed1e55c0ffee00-0-{i}-0" for i, text in enumerate(ids)}
+    for text, old in legacy.items():
+        written = written.replace(text, old)
+    restored = engine.load_run(written)
+    [pending] = restored.pending_events
+    assert isinstance(pending.id, uuid.UUID) and str(pending.id) in legacy.values()
+    assert list(restored.chat_loops) == [str(pending.id)]
+    assert restored.to_json() == written  # written back as the same text
+    outputs = run_to_end(engine, restored, key_state)
+    assert len(outputs) == 1 and isinstance(outputs[0], ChatResponseEvent)
+    assert outputs[0].response is not None
+    assert outputs[0].response.text == "T1 is open / T2 is open"
+    assert str(outputs[0].request_id) in legacy.values()

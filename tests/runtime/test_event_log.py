@@ -193,11 +193,11 @@ def test_event_log_on_a_stream() -> None:
     log = EventLog(stream, EventLogLevel.STANDARD)
     event = InputEvent(input={"k": 1})
     log.log_event(("tuple", "key"), 3, event)
-    log.log_action("k", 3, "a", event.id, 0.001, [])  # standard: no action records
+    log.log_action("k", 3, "a", str(event.id), 0.001, [])  # standard: no action records
     record = json.loads(stream.getvalue())
     assert (
         record["seq"] == 3
-        and record["id"] == event.id
+        and record["id"] == str(event.id)
         and record["attributes"] == {"input": {"k": 1}}
     )
     log.close()

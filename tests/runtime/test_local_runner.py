@@ -424,7 +424,9 @@ def test_under_fail_a_poison_input_fails_the_batch_naming_the_original_error() -
 
 def _sender(payload: Any) -> Agent:
     async def send(event: Event, ctx: RunnerContext) -> None:
-        ctx.send_event(Event("report", {"payload": payload}))
+        report = Event("report")
+        report.attributes["payload"] = payload  # in place: `Event` refuses it when made
+        ctx.send_event(report)
 
     async def report(event: Event, ctx: RunnerContext) -> None:
         ctx.send_event(OutputEvent(output="sent"))

@@ -77,10 +77,10 @@ def test_the_chat_loop_sends_its_events_with_their_lineage() -> None:
     assert isinstance(request, ToolRequestEvent) and isinstance(response, ToolResponseEvent)
     # Steps: 0 start (input), 1 chat action (request), 2 tool action and watch (tool
     # request); each sent event is the first its action made.
-    assert request.id == event_id_for("k", 0, "1-0")
+    assert request.id == event_id_for("k", 0, 1, 0)
     assert request.upstream_action_name == CHAT_ACTION
     assert [c.id for c in request.tool_calls] == ["c1"]
-    assert response.id == event_id_for("k", 0, "2-0")
+    assert response.id == event_id_for("k", 0, 2, 0)
     assert response.upstream_action_name == TOOL_ACTION
     assert response.upstream_event_id == request.id and response.request_id == request.id
     assert [r.call_id for r in response.responses] == ["c1"]
@@ -98,7 +98,7 @@ def test_an_event_sent_as_the_runtimes_own_is_the_object_the_run_keeps() -> None
     run = engine.start_run("k", "x", key_state)
     asyncio.run(engine.step(run, key_state))
     assert run.outputs == ["made by the runtime"]
-    assert built.id == event_id_for("k", 0, "0-0")
+    assert built.id == event_id_for("k", 0, 0, 0)
     assert built.upstream_event_id == event_id_for("k", 0, "input")
     assert built.upstream_action_name == "send"
     engine.close()

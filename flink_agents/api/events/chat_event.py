@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
+from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, field_validator
 
 from flink_agents.api._values import AnyValue, ModelClassRef
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.errors import ChatModelError
-from flink_agents.api.events.event import Event
+from flink_agents.api.events.event import Event, EventId, event_id, request_id_of
 from flink_agents.api.message import ChatMessage
 from flink_agents.api.redaction import redact
 
@@ -155,7 +156,7 @@ class ChatResponseEvent(Event):
 
     EVENT_TYPE: ClassVar[str] = "_chat_response_event"
     ATTRIBUTE_TYPES: ClassVar[Mapping[str, Any]] = {
-        "request_id": str,
+        "request_id": EventId,
         "response": ChatMessage | None,
         "result": ChatResult | None,
         "error": ChatError | None,
@@ -164,7 +165,7 @@ class ChatResponseEvent(Event):
 
     def __init__(
         self,
-        request_id: str | None = None,
+        request_id: UUID | str | None = None,
         response: ChatMessage | None = None,
         result: ChatResult | None = None,
         error: ChatError | None = None,
@@ -180,7 +181,7 @@ class ChatResponseEvent(Event):
             response = result.message
         super().__init__(
             attributes={
-                "request_id": request_id,
+                "request_id": event_id(request_id),
                 "response": response,
                 "result": result,
                 "error": error,
@@ -190,9 +191,9 @@ class ChatResponseEvent(Event):
         )
 
     @property
-    def request_id(self) -> str:
+    def request_id(self) -> UUID:
         """Id of the `ChatRequestEvent` this answers."""
-        return self.attributes["request_id"]
+        return request_id_of(self)
 
     @property
     def response(self) -> ChatMessage | None:

@@ -15,7 +15,7 @@ from uuid import UUID
 
 from pydantic import TypeAdapter
 
-from flink_agents.api.events.event import Event
+from flink_agents.api.events.event import Event, EventId, event_id, request_id_of
 from flink_agents.api.vector_stores.vector_store import Document
 
 __all__ = ["ContextRetrievalRequestEvent", "ContextRetrievalResponseEvent"]
@@ -78,14 +78,14 @@ class ContextRetrievalResponseEvent(Event):
 
     EVENT_TYPE: ClassVar[str] = "_context_retrieval_response_event"
     ATTRIBUTE_TYPES: ClassVar[Mapping[str, Any]] = {
-        "request_id": str,
+        "request_id": EventId,
         "query": str,
         "documents": list[Document],
     }
 
     def __init__(
         self,
-        request_id: str | UUID | None = None,
+        request_id: UUID | str | None = None,
         query: str | None = None,
         documents: Sequence[Document | Mapping[str, Any]] = (),
         **data: Any,
@@ -97,7 +97,7 @@ class ContextRetrievalResponseEvent(Event):
             raise ValueError("a ContextRetrievalResponseEvent needs the id of its request")
         super().__init__(
             attributes={
-                "request_id": str(request_id),
+                "request_id": event_id(request_id),
                 "query": query,
                 "documents": _DOCUMENTS.validate_python(list(documents)),
             },
@@ -105,9 +105,9 @@ class ContextRetrievalResponseEvent(Event):
         )
 
     @property
-    def request_id(self) -> str:
+    def request_id(self) -> UUID:
         """Id of the `ContextRetrievalRequestEvent` this answers."""
-        return self.attributes["request_id"]
+        return request_id_of(self)
 
     @property
     def query(self) -> str:

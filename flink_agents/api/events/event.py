@@ -20,13 +20,15 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import (
     AliasChoices,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
+    PlainSerializer,
     SerializationInfo,
     SerializerFunctionWrapHandler,
     TypeAdapter,
@@ -36,13 +38,24 @@ from pydantic import (
 )
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
+from flink_agents.api._event_ids import derived_event_id, event_id, uuid_of, version_4_bits
 from flink_agents.api._trusted import fill_trusted, trusted_instance
-from flink_agents.api._values import AnyValue, is_row
+from flink_agents.api._values import AnyValue, check_state_value, is_row
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["Event", "InputEvent", "OutputEvent", "event_class_for", "event_ids_from"]
+__all__ = [
+    "Event",
+    "EventId",
+    "InputEvent",
+    "OutputEvent",
+    "derived_event_id",
+    "event_class_for",
+    "event_id",
+    "event_ids_from",
+    "request_id_of",
+]
 
 _REGISTRY: dict[str, type[Event]] = {}
 _REGISTRY_LOCK = threading.Lock()
@@ -51,6 +64,7 @@ _ANY_ADAPTER: TypeAdapter[Any] = TypeAdapter(AnyValue)
 
 _LINEAGE_FIELDS = frozenset({"id", "upstream_event_id", "upstream_action_name"})
 _FIELDS = frozenset({"type", "attributes", *_LINEAGE_FIELDS})
+_ID_FIELDS = frozenset({"id", "upstream_event_id"})
 _LINEAGE_ALIASES = {
     "upstreamEventId": "upstream_event_id",
     "upstreamActionName": "upstream_action_name",
@@ -60,26 +74,44 @@ pydantic's dumps of an event (`Event.model_dump_json`)."""
 _LINEAGE_NAMES = {field: alias for alias, field in _LINEAGE_ALIASES.items()}
 
 
-_ID_PREFIX = os.urandom(8).hex()
+_ID_PREFIX = version_4_bits(int.from_bytes(os.urandom(16), "big"))
 _ID_COUNTER = itertools.count()
 
 
-_ID_SOURCE: ContextVar[Callable[[], str] | None] = ContextVar(
+_ID_SOURCE: ContextVar[Callable[[], uuid.UUID] | None] = ContextVar(
     "flink_agents_event_ids", default=None
 )
 
 
-def _new_id() -> str:
+def _new_id() -> uuid.UUID:
     source = _ID_SOURCE.get()
     if source is not None:  # made inside an action: the runner's deterministic id
         return source()
     # Unique without a system call per event (the runner gives an event made outside an
-    # action a deterministic id when it is sent): a random per-process prefix and a counter.
-    return f"{_ID_PREFIX}{next(_ID_COUNTER):016x}"
+    # action a deterministic id when it is sent): a random per-process half and a counter.
+    return uuid_of(_ID_PREFIX ^ next(_ID_COUNTER))
+
+
+def _event_id_or_given(value: Any) -> Any:
+    return event_id(value) if isinstance(value, str) else value
+
+
+EventId = Annotated[
+    uuid.UUID,
+    BeforeValidator(_event_id_or_given),
+    PlainSerializer(str, when_used="json"),
+]
+"""The type of an attribute that holds an event id (a response's ``request_id``): a
+`UUID`, read from its text (or an older version's text id, `event_id`) and written as it."""
+
+
+def request_id_of(event: Event) -> uuid.UUID:
+    """The ``request_id`` attribute of a response event, as a `UUID` (`event_id`)."""
+    return event_id(event.attributes["request_id"])
 
 
 @contextmanager
-def event_ids_from(source: Callable[[], str]) -> Iterator[None]:
+def event_ids_from(source: Callable[[], uuid.UUID]) -> Iterator[None]:
     """While the block runs (in this context and copies of it), events made take their
     ids from ``source``. A runner sets it around each action, so that an event's ``id`` is
     fixed when the action makes it (as upstream, where it is a UUID made then) and is the
@@ -91,13 +123,20 @@ def event_ids_from(source: Callable[[], str]) -> Iterator[None]:
         _ID_SOURCE.reset(token)
 
 
-def _id_text(name: str, value: Any) -> str | None:
-    """A lineage field as given: a string, or upstream's `UUID` as its text."""
+def _lineage_id(name: str, value: Any) -> uuid.UUID | None:
+    """A lineage id field as given (None stays None)."""
+    if value is None:
+        return None
+    try:
+        return event_id(value)
+    except ValueError:
+        raise ValueError(f"Event.{name} must be a UUID or its text, got {value!r}") from None
+
+
+def _name_text(value: Any) -> str | None:
     if value is None or isinstance(value, str):
         return value
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    raise TypeError(f"Event.{name} must be a string or a UUID, got {value!r}")
+    raise TypeError(f"Event.upstream_action_name must be a string, got {value!r}")
 
 
 class Event(BaseModel):
@@ -127,10 +166,10 @@ class Event(BaseModel):
     when not given)."""
     attributes: dict[str, Any] = Field(default_factory=dict)
     """The payload."""
-    id: str = Field(default_factory=_new_id, frozen=True)
+    id: uuid.UUID = Field(default_factory=_new_id, frozen=True)
     """Unique id of this event (cannot be assigned: a copy with another id is another
     event)."""
-    upstream_event_id: str | None = Field(
+    upstream_event_id: uuid.UUID | None = Field(
         default=None, validation_alias=AliasChoices("upstream_event_id", "upstreamEventId")
     )
     """Id of the event whose action sent this one (None for an input)."""
@@ -156,20 +195,24 @@ class Event(BaseModel):
                 ],
             )
         if not data:  # the common case: the runtime sets the lineage when it is sent
-            lineage: tuple[str, str | None, str | None] = (_new_id(), None, None)
+            lineage: tuple[uuid.UUID, uuid.UUID | None, str | None] = (_new_id(), None, None)
             fields_set = {"type", "attributes"}
         else:
             if not data.keys() <= _LINEAGE_FIELDS:
                 data, attributes = self._split_keywords(data, attributes)
             if not data.keys() <= _LINEAGE_FIELDS:
+                if attributes:
+                    _check_made(self.__class__, event_type, attributes)
                 super().__init__(type=event_type, attributes=dict(attributes or {}), **data)
                 return
             lineage = (
-                _id_text("id", data.get("id")) or _new_id(),
-                _id_text("upstream_event_id", data.get("upstream_event_id")),
-                _id_text("upstream_action_name", data.get("upstream_action_name")),
+                _lineage_id("id", data.get("id")) or _new_id(),
+                _lineage_id("upstream_event_id", data.get("upstream_event_id")),
+                _name_text(data.get("upstream_action_name")),
             )
             fields_set = {"type", "attributes", *data}
+        if attributes:
+            _check_made(self.__class__, event_type, attributes)
         if isinstance(event_type, str):
             # Events are made on every step: nothing here needs validation beyond the
             # checks above.
@@ -187,10 +230,18 @@ class Event(BaseModel):
             return
         super().__init__(type=event_type, attributes=dict(attributes or {}), **data)
 
-    @field_validator("id", "upstream_event_id", mode="before")
+    @field_validator("id", mode="before")
     @classmethod
-    def _id_as_text(cls, value: Any) -> Any:
-        return str(value) if isinstance(value, uuid.UUID) else value
+    def _new_id_for_none(cls, value: Any) -> Any:
+        # As upstream: an explicit None id is a new one; older versions' text ids are kept.
+        if value is None:
+            return _new_id()
+        return event_id(value) if isinstance(value, str) else value
+
+    @field_validator("upstream_event_id", mode="before")
+    @classmethod
+    def _upstream_id(cls, value: Any) -> Any:
+        return event_id(value) if isinstance(value, str) and value else value
 
     @model_serializer(mode="wrap")
     def _lineage_by_upstream_names(
@@ -260,7 +311,9 @@ class Event(BaseModel):
         return self.attributes.get(name, default)
 
     def set_attr(self, name: str, value: Any) -> None:
-        """Set an attribute (checked when the event is sent)."""
+        """Set an attribute: `PydanticSerializationError` (as assigning ``event.name``)
+        when agent state cannot keep ``value`` (`check_state_value`)."""
+        _check_changed(name, value)
         self.attributes[name] = value
 
     def __getattr__(self, name: str) -> Any:
@@ -274,8 +327,11 @@ class Event(BaseModel):
     def __setattr__(self, name: str, value: Any) -> None:
         cls = type(self)
         if name[:1] == "_" or name in _FIELDS or hasattr(cls, name) or name in cls.model_fields:
+            if name in _ID_FIELDS and isinstance(value, str):
+                value = event_id(value)
             super().__setattr__(name, value)
         else:
+            _check_changed(name, value)
             self.attributes[name] = value
 
     @classmethod
@@ -337,8 +393,8 @@ class Event(BaseModel):
                 ) from exc
         return {
             "type": self.type,
-            "id": self.id,
-            "upstream_event_id": self.upstream_event_id,
+            "id": str(self.id),
+            "upstream_event_id": _id_json(self.upstream_event_id),
             "upstream_action_name": self.upstream_action_name,
             "attributes": attributes,
         }
@@ -366,8 +422,10 @@ class Event(BaseModel):
         return cls.model_construct(
             type=event_type,
             attributes=attributes,
-            id=data.get("id") or _new_id(),
-            upstream_event_id=data.get("upstream_event_id", data.get("upstreamEventId")),
+            id=_lineage_id("id", data.get("id")) or _new_id(),
+            upstream_event_id=_lineage_id(
+                "upstream_event_id", data.get("upstream_event_id", data.get("upstreamEventId"))
+            ),
             upstream_action_name=data.get("upstream_action_name", data.get("upstreamActionName")),
         )
 
@@ -386,6 +444,53 @@ def _upstream_json_fallback(value: Any) -> Any:
             written["fields"] = list(fields)
         return written
     raise PydanticSerializationError(f"Unable to serialize unknown type: {type(value)}")
+
+
+_NATIVE = frozenset({str, int, bool})
+
+
+def _check_made(cls: type[Event], event_type: Any, attributes: Mapping[str, Any]) -> None:
+    """As upstream, an event is refused when it is made with an attribute its JSON cannot
+    hold: pydantic's `ValidationError`. (The runner checks again when it is sent: the
+    attributes dict can be changed in place.)"""
+    declared = cls.ATTRIBUTE_TYPES
+    for name, value in attributes.items():
+        if value is None or type(value) in _NATIVE or isinstance(value, BaseModel):
+            continue
+        kind = declared.get(name)
+        if kind is None or kind is AnyValue:  # a typed event's constructor checked the rest
+            break
+    else:  # the common case: nothing to walk
+        return
+    try:
+        check_state_value(attributes, "attribute")
+    except TypeError as exc:
+        raise ValidationError.from_exception_data(
+            "Event",
+            [
+                {
+                    "type": "value_error",
+                    "loc": ("attributes",),
+                    "input": event_type,
+                    "ctx": {"error": ValueError(f"a {event_type} event: {exc}")},
+                }
+            ],
+        ) from None
+
+
+def _check_changed(name: str, value: Any) -> None:
+    """As upstream, assigning an attribute its JSON cannot hold raises pydantic's
+    `PydanticSerializationError`."""
+    if value is None or type(value) in _NATIVE:
+        return
+    try:
+        check_state_value(value, f"attribute {name!r}")
+    except TypeError as exc:
+        raise PydanticSerializationError(str(exc)) from None
+
+
+def _id_json(value: uuid.UUID | None) -> str | None:
+    return None if value is None else str(value)
 
 
 def _type_name(value: Any) -> str:

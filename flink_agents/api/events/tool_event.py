@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
+from uuid import UUID
 
 from pydantic import TypeAdapter
 
 from flink_agents.api.content_blocks import ToolCallBlock
-from flink_agents.api.events.event import Event
+from flink_agents.api.events.event import Event, EventId, event_id, request_id_of
 from flink_agents.api.tool_response import ToolResponse
 
 __all__ = ["ToolRequestEvent", "ToolResponseEvent"]
@@ -56,13 +57,13 @@ class ToolResponseEvent(Event):
 
     EVENT_TYPE: ClassVar[str] = "_tool_response_event"
     ATTRIBUTE_TYPES: ClassVar[Mapping[str, Any]] = {
-        "request_id": str,
+        "request_id": EventId,
         "responses": list[ToolResponse],
     }
 
     def __init__(
         self,
-        request_id: str | None = None,
+        request_id: UUID | str | None = None,
         responses: Sequence[ToolResponse | Mapping[str, Any]] = (),
         **data: Any,
     ) -> None:
@@ -73,16 +74,16 @@ class ToolResponseEvent(Event):
             raise ValueError("a ToolResponseEvent needs the id of its request")
         super().__init__(
             attributes={
-                "request_id": request_id,
+                "request_id": event_id(request_id),
                 "responses": _RESPONSES.validate_python(list(responses)),
             },
             **data,
         )
 
     @property
-    def request_id(self) -> str:
+    def request_id(self) -> UUID:
         """Id of the `ToolRequestEvent` this answers."""
-        return self.attributes["request_id"]
+        return request_id_of(self)
 
     @property
     def responses(self) -> list[ToolResponse]:
