@@ -446,21 +446,33 @@ def _upstream_json_fallback(value: Any) -> Any:
     raise PydanticSerializationError(f"Unable to serialize unknown type: {type(value)}")
 
 
-_NATIVE = frozenset({str, int, bool})
+_NATIVE = frozenset({str, int, bool, uuid.UUID, type(uuid_of(0))})
+_TYPED: dict[type[Event], tuple[Mapping[str, Any], frozenset[str]]] = {}
+
+
+def _typed_entry(cls: type[Event]) -> tuple[Mapping[str, Any], frozenset[str]]:
+    """``cls``'s `Event.ATTRIBUTE_TYPES` and the attributes it declares a type of (other
+    than `AnyValue`): its constructor checked their values."""
+    declared = cls.ATTRIBUTE_TYPES
+    names = frozenset(name for name, kind in declared.items() if kind is not AnyValue)
+    entry = _TYPED[cls] = (declared, names)
+    return entry
 
 
 def _check_made(cls: type[Event], event_type: Any, attributes: Mapping[str, Any]) -> None:
     """As upstream, an event is refused when it is made with an attribute its JSON cannot
     hold: pydantic's `ValidationError`. (The runner checks again when it is sent: the
     attributes dict can be changed in place.)"""
-    declared = cls.ATTRIBUTE_TYPES
-    for name, value in attributes.items():
-        if value is None or type(value) in _NATIVE or isinstance(value, BaseModel):
-            continue
-        kind = declared.get(name)
-        if kind is None or kind is AnyValue:  # a typed event's constructor checked the rest
+    entry = _TYPED.get(cls)
+    if entry is None or entry[0] is not cls.ATTRIBUTE_TYPES:
+        entry = _typed_entry(cls)
+    # Events are made on every step: only the values of attributes without a declared
+    # type are looked at, and those of JSON-native types or models need no walk.
+    for name in (attributes.keys() - entry[1]) if entry[1] else attributes:
+        value = attributes[name]
+        if value is not None and type(value) not in _NATIVE and not isinstance(value, BaseModel):
             break
-    else:  # the common case: nothing to walk
+    else:
         return
     try:
         check_state_value(attributes, "attribute")
