@@ -202,7 +202,6 @@ class ActionContext(RunnerContext, ExecutionReporter):
         "_ids_made",
         "_key_state",
         "_long_term",
-        "_made_ids",
         "_reports",
         "_run",
         "_sensory",
@@ -240,7 +239,6 @@ class ActionContext(RunnerContext, ExecutionReporter):
         self._calls_in_flight = 0
         self._id_base: int | None = None
         self._ids_made = 0
-        self._made_ids: set[int] = set()
         self._sent_ids: set[int] = set()
         self._sensory: StateMemoryObject | None = None
         self._short_term: StateMemoryObject | None = None
@@ -297,9 +295,7 @@ class ActionContext(RunnerContext, ExecutionReporter):
             base = self._id_base = _run_id_base(key_digest(run.key), run.seq) ^ (
                 self.step << _STEP_SHIFT
             )
-        value = base ^ index
-        self._made_ids.add(value)
-        return uuid_of(value)
+        return uuid_of(base ^ index)
 
     def _lineage(self, event: Event) -> dict[str, Any]:
         """The id and upstream fields of ``event``, sent now: the id it was made with in
@@ -307,7 +303,9 @@ class ActionContext(RunnerContext, ExecutionReporter):
         event_id = event.id
         value = event_id.int
         sent_ids = self._sent_ids
-        if value not in self._made_ids or value in sent_ids:
+        base = self._id_base
+        # Made here: ``base ^ n`` for an ``n`` below the count of ids made (`next_event_id`).
+        if base is None or value ^ base >= self._ids_made or value in sent_ids:
             event_id = self.next_event_id()
             value = event_id.int
         sent_ids.add(value)

@@ -32,6 +32,7 @@ import time
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
+from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -164,7 +165,7 @@ async def chat_model_action(event: Event, ctx: ActionContext) -> None:
             setup.check_structured_output()
         state = trusted_model(
             ChatLoopState,
-            request_id=str(event.id),
+            request_id=event.id,
             model=event.model,
             history=list(event.messages),
             prompt_args=event.prompt_args,
@@ -440,14 +441,14 @@ def _model_caller(
     limits_seen: Callable[[LimitReport], None],
     max_wait: float,
     calls: MadeCalls,
-) -> Callable[[str, str, int, int, str], Awaitable[ModelCallOutcome]]:
+) -> Callable[[str, UUID, int, int, str], Awaitable[ModelCallOutcome]]:
     """The durable call of one model turn; a pause of the connection's limiter after an
     overload holds it (and lasts) ``max_wait`` seconds at most (``max-retry-wait-interval-s``).
     Each call made is reported to ``calls`` (started, then succeeded or failed)."""
     metadata = _llm_metadata(setup)
 
     async def call_chat_model(
-        model: str, request_id: str, turn: int, attempt: int, request: str
+        model: str, request_id: UUID, turn: int, attempt: int, request: str
     ) -> ModelCallOutcome:
         # The arguments identify the call for a durable call log (``request`` is the
         # fingerprint of the messages, tools, model and parameters the closure holds).

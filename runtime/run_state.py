@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidat
 from flink_agents.api._trusted import trusted_instance
 from flink_agents.api._values import AnyValue, ModelClassRef
 from flink_agents.api.approvals import ApprovalRequest
-from flink_agents.api.events.event import Event
+from flink_agents.api.events.event import Event, EventId
 from flink_agents.api.message import ChatMessage
 from flink_agents.runtime.memory import MEMORY_FIELDS
 
@@ -154,8 +154,8 @@ class ChatLoopState(BaseModel):
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
-    request_id: str
-    """Id of the `ChatRequestEvent`."""
+    request_id: EventId
+    """Id of the `ChatRequestEvent` (kept as the `UUID`, written as its text)."""
     model: str
     """Name of the chat model setup."""
     history: list[ChatMessage]

@@ -38,13 +38,20 @@ class _EventUUID(uuid.UUID):
 
     __slots__ = ("_text",)
 
+    @property
+    def is_safe(self) -> uuid.SafeUUID:  # pyright: ignore[reportGeneralTypeIssues, reportIncompatibleVariableOverride]
+        return _SAFE  # not stored: one attribute less to set per id made
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (uuid_of, (self.int,))
+
     def __str__(self) -> str:
-        try:
-            return self._text
-        except AttributeError:
-            text = uuid.UUID.__str__(self)
+        text = getattr(self, "_text", None)
+        if text is None:
+            h = "%032x" % self.int  # noqa: UP031 (as uuid.UUID.__str__, the fastest form)
+            text = f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
             object.__setattr__(self, "_text", text)
-            return text
+        return text
 
     def __repr__(self) -> str:
         return f"UUID('{self}')"
@@ -56,11 +63,14 @@ def version_4_bits(value: int) -> int:
 
 
 def uuid_of(value: int) -> uuid.UUID:
-    """The `UUID` of ``value``, a 128-bit integer that `version_4_bits` gave."""
-    made = object.__new__(_EventUUID)
-    object.__setattr__(made, "int", value)
-    object.__setattr__(made, "is_safe", _SAFE)
+    """The `UUID` of ``value``, a 128-bit integer (an event id's: `version_4_bits`)."""
+    made = _new(_EventUUID)
+    _set(made, "int", value)
     return made
+
+
+_new = object.__new__
+_set = object.__setattr__
 
 
 def derived_event_id(text: str) -> uuid.UUID:
@@ -98,6 +108,23 @@ class _TextId(uuid.UUID):
 
 
 _UUID_TEXT_LENGTH = 36
+_HEX_DIGITS = frozenset("0123456789abcdef")
+
+
+def _uuid_of_text(text: str) -> uuid.UUID | None:
+    """The `UUID` whose text (`str`) is ``text`` (36 characters), else None (then
+    `uuid.UUID`'s reading of it, which takes other forms too). Ids are read back from
+    their text on every step of a chat loop: no parse beyond `int`."""
+    if text[8] == text[13] == text[18] == text[23] == "-":
+        digits = text[:8] + text[9:13] + text[14:18] + text[19:23] + text[24:]
+        if _HEX_DIGITS.issuperset(digits):
+            made = uuid_of(int(digits, 16))
+            _set(made, "_text", text)
+            return made
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        return None
 
 
 def event_id(value: uuid.UUID | str) -> uuid.UUID:
@@ -107,9 +134,8 @@ def event_id(value: uuid.UUID | str) -> uuid.UUID:
         return value
     if isinstance(value, str) and value:
         if len(value) == _UUID_TEXT_LENGTH:
-            try:
-                return uuid.UUID(value)
-            except ValueError:
-                pass
+            parsed = _uuid_of_text(value)
+            if parsed is not None:
+                return parsed
         return _TextId(value)
     raise ValueError(f"an event id is a UUID or its text, got {value!r}")

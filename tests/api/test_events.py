@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import pickle
 import uuid
@@ -382,6 +383,18 @@ def test_ids_are_version_4_uuids_and_text_ids_of_older_versions_keep_their_text(
     assert old.to_dict()["upstream_event_id"] == "9f1c-3-0-0"
     assert pickle.loads(pickle.dumps(old)).id == old.id
     assert str(pickle.loads(pickle.dumps(old.id))) == "9f1c-3-1-0"
+
+
+def test_an_id_read_from_text_is_the_uuid_of_that_text() -> None:
+    value = uuid.uuid4()
+    for text in (str(value), str(value).upper()):
+        read = event_id(text)
+        assert read == value and hash(read) == hash(value) and str(read) == str(value)
+    for text in ("zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz", "0123456g-89ab-cdef-0123-456789abcdef"):
+        assert str(event_id(text)) == text  # 36 characters, but no UUID: an older text id
+    made = Event(type="t").id
+    for copied in (pickle.loads(pickle.dumps(made)), copy.deepcopy(made), event_id(str(made))):
+        assert copied == made and str(copied) == str(made) and copied.is_safe == made.is_safe
 
 
 def test_a_uuid_attribute_comes_back_as_a_uuid() -> None:

@@ -286,10 +286,16 @@ class Event(BaseModel):
         if not cls.__dict__.get("EVENT_TYPE"):
             cls.EVENT_TYPE = f"{cls.__module__}.{cls.__qualname__}"
         cls._adapters = {}
+        cls._typed_names = frozenset(
+            name for name, kind in cls.ATTRIBUTE_TYPES.items() if kind is not AnyValue
+        )
         with _REGISTRY_LOCK:
             _REGISTRY[cls.EVENT_TYPE] = cls
 
     _adapters: ClassVar[dict[str, TypeAdapter[Any]]] = {}
+    _typed_names: ClassVar[frozenset[str]] = frozenset()
+    """The attributes of `ATTRIBUTE_TYPES` of a type other than `AnyValue`: the class's
+    constructor checked their values."""
 
     @classmethod
     def _adapter(cls, name: str) -> TypeAdapter[Any]:
@@ -446,21 +452,21 @@ def _upstream_json_fallback(value: Any) -> Any:
     raise PydanticSerializationError(f"Unable to serialize unknown type: {type(value)}")
 
 
-_NATIVE = frozenset({str, int, bool})
+_NATIVE = frozenset({str, int, bool, uuid.UUID, type(uuid_of(0))})
 
 
 def _check_made(cls: type[Event], event_type: Any, attributes: Mapping[str, Any]) -> None:
     """As upstream, an event is refused when it is made with an attribute its JSON cannot
     hold: pydantic's `ValidationError`. (The runner checks again when it is sent: the
     attributes dict can be changed in place.)"""
-    declared = cls.ATTRIBUTE_TYPES
-    for name, value in attributes.items():
-        if value is None or type(value) in _NATIVE or isinstance(value, BaseModel):
-            continue
-        kind = declared.get(name)
-        if kind is None or kind is AnyValue:  # a typed event's constructor checked the rest
+    # Events are made on every step: only the values of attributes without a declared
+    # type are looked at, and those of JSON-native types or models need no walk.
+    typed = cls._typed_names
+    for name in (attributes.keys() - typed) if typed else attributes:
+        value = attributes[name]
+        if value is not None and type(value) not in _NATIVE and not isinstance(value, BaseModel):
             break
-    else:  # the common case: nothing to walk
+    else:
         return
     try:
         check_state_value(attributes, "attribute")
