@@ -19,7 +19,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import (
@@ -42,7 +42,15 @@ from flink_agents.api._values import AnyValue, is_row
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["Event", "InputEvent", "OutputEvent", "event_class_for", "event_ids_from"]
+__all__ = [
+    "Event",
+    "InputEvent",
+    "OutputEvent",
+    "bind_event_ids",
+    "event_class_for",
+    "event_ids_from",
+    "release_event_ids",
+]
 
 _REGISTRY: dict[str, type[Event]] = {}
 _REGISTRY_LOCK = threading.Lock()
@@ -84,11 +92,22 @@ def event_ids_from(source: Callable[[], str]) -> Iterator[None]:
     ids from ``source``. A runner sets it around each action, so that an event's ``id`` is
     fixed when the action makes it (as upstream, where it is a UUID made then) and is the
     same when the run is replayed."""
-    token = _ID_SOURCE.set(source)
+    token = bind_event_ids(source)
     try:
         yield
     finally:
-        _ID_SOURCE.reset(token)
+        release_event_ids(token)
+
+
+def bind_event_ids(source: Callable[[], str]) -> Token[Callable[[], str] | None]:
+    """`event_ids_from` without a context manager (a runner's per-action path): binds
+    ``source`` until `release_event_ids` gets the token back."""
+    return _ID_SOURCE.set(source)
+
+
+def release_event_ids(token: Token[Callable[[], str] | None]) -> None:
+    """Ends the binding `bind_event_ids` made (in the same context)."""
+    _ID_SOURCE.reset(token)
 
 
 def _id_text(name: str, value: Any) -> str | None:
