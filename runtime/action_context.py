@@ -195,6 +195,7 @@ class ActionContext(RunnerContext, ExecutionReporter):
     """
 
     __slots__ = (
+        "_action_group",
         "_call_index",
         "_calls_in_flight",
         "_engine",
@@ -226,6 +227,7 @@ class ActionContext(RunnerContext, ExecutionReporter):
     ) -> None:
         self._engine = engine
         self._reports = reports
+        self._action_group: MetricGroup | None = None
         self._run = run
         self._key_state = key_state
         self.spec = spec
@@ -455,7 +457,11 @@ class ActionContext(RunnerContext, ExecutionReporter):
 
     @property
     def action_metric_group(self) -> MetricGroup:
-        return self._engine.metrics.get_sub_group("action").get_sub_group(self.spec.name)
+        group = self._action_group
+        if group is None:  # looked up once per action execution
+            group = self._engine.metrics.get_sub_group("action").get_sub_group(self.spec.name)
+            self._action_group = group
+        return group
 
     # ------------------------------------------------------------------ execution reports
 

@@ -32,7 +32,13 @@ from flink_agents.api.core_options import (
     ConditionEvaluationFailureStrategy,
     InputFailurePolicy,
 )
-from flink_agents.api.events.event import Event, InputEvent, OutputEvent, event_ids_from
+from flink_agents.api.events.event import (
+    Event,
+    InputEvent,
+    OutputEvent,
+    bind_event_ids,
+    release_event_ids,
+)
 from flink_agents.api.events.run_event import AGENT_RUN_BEGIN_ACTION, AgentRunBeginEvent
 from flink_agents.api.metric_group import Counter, Histogram, MetricGroup
 from flink_agents.api.redaction import redact
@@ -40,7 +46,8 @@ from flink_agents.api.resource import (
     Resource,
     ResourceDescriptor,
     ResourceType,
-    resource_metric_group,
+    bind_resource_metric_group,
+    release_resource_metric_group,
 )
 from flink_agents.api.tools.function_tool import FunctionTool
 from flink_agents.api.tools.tool import BaseTool, ToolMetadata
@@ -661,18 +668,21 @@ class AgentEngine:
             if reports is not None:
                 reports.action_started()
             try:
-                # Events the action makes take their ids from its context (a sync action's
-                # thread runs in a copy of this context).
-                # Resources read the action's metric group (`Resource.metric_group`).
-                with (
-                    event_ids_from(ctx.next_event_id),
-                    resource_metric_group(lambda ctx=ctx: ctx.action_metric_group),
-                ):
+                # Events the action makes take their ids from its context and resources
+                # read its metric group (`Resource.metric_group`); a sync action's thread
+                # runs in a copy of this context. Bound without context managers: this is
+                # every action's path.
+                ids = bind_event_ids(ctx.next_event_id)
+                group = bind_resource_metric_group(lambda ctx=ctx: ctx.action_metric_group)
+                try:
                     if tracing is None:
                         await self._execute(spec, event, ctx)
                     else:  # the same, inside an action span
                         with tracing.action(run, spec, event):
                             await self._execute(spec, event, ctx)
+                finally:
+                    release_resource_metric_group(group)
+                    release_event_ids(ids)
             except Exception as exc:
                 if reports is not None:
                     reports.action_ended(exc)

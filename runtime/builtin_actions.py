@@ -48,7 +48,6 @@ from flink_agents.api.events.chat_event import ChatError, ChatRequestEvent, Chat
 from flink_agents.api.events.event import Event, OutputEvent
 from flink_agents.api.events.tool_event import ToolRequestEvent, ToolResponseEvent
 from flink_agents.api.message import ChatMessage, MessageRole
-from flink_agents.api.metric_group import MetricGroup
 from flink_agents.api.resource import ResourceType
 from flink_agents.api.tool_response import ToolResponse, raw_arguments
 from flink_agents.api.tools.function_tool import FunctionTool
@@ -235,23 +234,27 @@ async def _next_turn(ctx: ActionContext, setup: BaseChatModelSetup, state: ChatL
     error: ChatError | None = None
     if state.output_schema is not None:
         parser = ExecutionEntityTypes.PARSER
-        ExecutionReporters.started(ctx, parser, STRUCTURED_OUTPUT)
+        reporting = ctx.reports_executions
+        if reporting:
+            ExecutionReporters.started(ctx, parser, STRUCTURED_OUTPUT)
         try:
             structured = parse_structured_output(message.text, state.output_schema)
         except StructuredOutputError as exc:
-            ExecutionReporters.failed(
-                ctx,
-                parser,
-                STRUCTURED_OUTPUT,
-                None,
-                exc,
-                ExecutionProblemCategories.MODEL_OUTPUT_PARSE_ERROR,
-            )
+            if reporting:
+                ExecutionReporters.failed(
+                    ctx,
+                    parser,
+                    STRUCTURED_OUTPUT,
+                    None,
+                    exc,
+                    ExecutionProblemCategories.MODEL_OUTPUT_PARSE_ERROR,
+                )
             if _strategy(ctx) is ErrorHandlingStrategy.FAIL:
                 raise
             error = ChatError(message=str(exc), kind="structured_output")
         else:  # where upstream's actions read it: response.extra_args[STRUCTURED_OUTPUT]
-            ExecutionReporters.succeeded(ctx, parser, STRUCTURED_OUTPUT)
+            if reporting:
+                ExecutionReporters.succeeded(ctx, parser, STRUCTURED_OUTPUT)
             metadata = {**message.metadata, STRUCTURED_OUTPUT: structured}
             message = message.model_copy(update={"metadata": metadata})
     ctx.send_own_event(
@@ -331,11 +334,17 @@ async def _call_model(
             record_request_limits(metrics, setup.connection, report)
 
     max_wait = ctx.config.get(AgentExecutionOptions.MAX_RETRY_WAIT)
-    calls = MadeCalls(ctx, ExecutionEntityTypes.LLM, ExecutionProblemCategories.MODEL_CALL_FAILED)
-    metadata = _llm_metadata(setup)
-    caller = _model_caller(setup, history, state.prompt_args, limits_seen, max_wait, calls)
+    # Reports only when they are written (nothing is built for them otherwise).
+    calls = (
+        MadeCalls(ctx, ExecutionEntityTypes.LLM, ExecutionProblemCategories.MODEL_CALL_FAILED)
+        if ctx.reports_executions
+        else None
+    )
+    metadata = _llm_metadata(setup) if calls is not None else {}
+    caller = _model_caller(
+        setup, history, state.prompt_args, limits_seen, max_wait, calls, metadata
+    )
     request = await _request_fingerprint(ctx, setup, state, history) if ctx.records_calls else ""
-    request_group = setup.metric_group  # the action's, read as the request starts
     first_call = ctx.next_call_index
     attempt = 0
     while True:
@@ -345,11 +354,12 @@ async def _call_model(
                 caller, state.model, state.request_id, state.model_calls, attempt, request
             )
         finally:
-            calls.replayed((state.model_calls, attempt), state.model, metadata)
+            if calls is not None:
+                calls.replayed((state.model_calls, attempt), state.model, metadata)
         outcome = raw if isinstance(raw, ModelCallOutcome) else ModelCallOutcome.model_validate(raw)
         if outcome.result is not None:
             record_chat_call(metrics, label, outcome.result, outcome.latency_s)
-            _record_tokens(setup, request_group, label, outcome.result)
+            _record_tokens(setup, label, outcome.result)
             return outcome
         error = outcome.error
         if error is None:
@@ -390,17 +400,16 @@ async def _call_model(
         return outcome
 
 
-def _record_tokens(
-    setup: BaseChatModelSetup, group: MetricGroup | None, label: str, result: ChatResult
-) -> None:
+def _record_tokens(setup: BaseChatModelSetup, label: str, result: ChatResult) -> None:
     """Upstream's token counters of a model call in the action's metric group
     (`BaseChatModelSetup._record_token_metrics`), when both counts are known; the agent's
-    ``chatModel`` counters are `record_chat_call`'s."""
+    ``chatModel`` counters are `record_chat_call`'s. The group is the setup's, read here:
+    inside the action it is the action's (bound for the whole action execution)."""
     usage = result.usage
-    if group is None or usage.input_tokens is None or usage.output_tokens is None:
+    if usage.input_tokens is None or usage.output_tokens is None:
         return
     setup._record_token_metrics(  # pyright: ignore[reportPrivateUsage]
-        result.model or label, usage.input_tokens, usage.output_tokens, group
+        result.model or label, usage.input_tokens, usage.output_tokens, setup.metric_group
     )
 
 
@@ -440,29 +449,19 @@ def _model_caller(
     prompt_args: Mapping[str, Any],
     limits_seen: Callable[[LimitReport], None],
     max_wait: float,
-    calls: MadeCalls,
+    calls: MadeCalls | None,
+    metadata: Mapping[str, Any],
 ) -> Callable[[str, UUID, int, int, str], Awaitable[ModelCallOutcome]]:
     """The durable call of one model turn; a pause of the connection's limiter after an
     overload holds it (and lasts) ``max_wait`` seconds at most (``max-retry-wait-interval-s``).
-    Each call made is reported to ``calls`` (started, then succeeded or failed)."""
-    metadata = _llm_metadata(setup)
+    Each call made is reported to ``calls`` when given (started, then succeeded or failed,
+    with ``metadata``)."""
 
     async def call_chat_model(
         model: str, request_id: UUID, turn: int, attempt: int, request: str
     ) -> ModelCallOutcome:
         # The arguments identify the call for a durable call log (``request`` is the
         # fingerprint of the messages, tools, model and parameters the closure holds).
-        calls.start((turn, attempt), model, metadata)
-        try:
-            outcome = await make_call(model)
-        except Exception as exc:
-            calls.end(model, metadata, exc)
-            raise
-        error = outcome.error
-        calls.end(model, metadata, None if error is None else _model_error(outcome, error))
-        return outcome
-
-    async def make_call(model: str) -> ModelCallOutcome:
         started = time.perf_counter()
         # The wait for the connection's limiter; its pauses capped as every retry wait is.
         with report_limits(max_wait) as limits:
@@ -500,7 +499,24 @@ def _model_caller(
             latency_s=_call_latency(started, limits),
         )
 
-    return call_chat_model
+    if calls is None:
+        return call_chat_model
+
+    @functools.wraps(call_chat_model)  # its identity for a durable call log
+    async def reported(
+        model: str, request_id: UUID, turn: int, attempt: int, request: str
+    ) -> ModelCallOutcome:
+        calls.start((turn, attempt), model, metadata)
+        try:
+            outcome = await call_chat_model(model, request_id, turn, attempt, request)
+        except Exception as exc:
+            calls.end(model, metadata, exc)
+            raise
+        error = outcome.error
+        calls.end(model, metadata, None if error is None else _model_error(outcome, error))
+        return outcome
+
+    return reported
 
 
 def _call_latency(started: float, limits: LimitReport) -> float:
@@ -542,9 +558,13 @@ async def tool_call_action(event: Event, ctx: ActionContext) -> None:
             _park(ctx, event, gated)
             return
         decisions = decided
-    made = MadeCalls(ctx, ExecutionEntityTypes.TOOL, ExecutionProblemCategories.TOOL_CALL_FAILED)
+    # Reports only when they are written (nothing is built for them otherwise).
+    made = (
+        MadeCalls(ctx, ExecutionEntityTypes.TOOL, ExecutionProblemCategories.TOOL_CALL_FAILED)
+        if ctx.reports_executions
+        else None
+    )
     metadata: dict[str, dict[str, Any]] = {}
-    reporting = ctx.reports_executions
     caller = _tool_caller(ctx, allowed, setup, made, metadata)
     tracing = ctx.tracing
 
@@ -552,15 +572,17 @@ async def tool_call_action(event: Event, ctx: ActionContext) -> None:
         decision = decisions.get(c.id)
         if decision is not None and not decision.approved:
             return _declined(c, decision)
-        call_metadata = _tool_metadata(ctx, event.id, c) if reporting else {}
-        metadata[c.id] = call_metadata
-        pending = _reported(
-            ctx.durable_execute_async(caller, c.name, c.input, c.id),
-            made,
-            c.id,
-            c.name,
-            call_metadata,
-        )
+        if made is None:
+            pending = ctx.durable_execute_async(caller, c.name, c.input, c.id)
+        else:
+            call_metadata = metadata[c.id] = _tool_metadata(ctx, event.id, c)
+            pending = _reported(
+                ctx.durable_execute_async(caller, c.name, c.input, c.id),
+                made,
+                c.id,
+                c.name,
+                call_metadata,
+            )
         return pending if tracing is None else tracing.tool_call(c.name, c.id, c.input, pending)
 
     if ctx.config.get(AgentExecutionOptions.TOOL_CALL_PARALLEL) and len(calls) > 1:
@@ -589,11 +611,11 @@ async def _reported(
         calls.replayed(call_id, name, metadata)
 
 
-def _tool_metadata(ctx: ActionContext, request_id: str, call: ToolCallBlock) -> dict[str, Any]:
+def _tool_metadata(ctx: ActionContext, request_id: UUID, call: ToolCallBlock) -> dict[str, Any]:
     """The metadata of a tool call's execution reports: its request and call ids, the
     tool's type and what the tool adds (`ToolExecutionMetadataProvider`)."""
     metadata: dict[str, Any] = {
-        ToolExecutionMetadataKeys.TOOL_REQUEST_EVENT_ID: request_id,
+        ToolExecutionMetadataKeys.TOOL_REQUEST_EVENT_ID: str(request_id),
         ToolExecutionMetadataKeys.TOOL_CALL_ID: call.id,
     }
     try:
@@ -673,31 +695,16 @@ def _tool_caller(
     ctx: ActionContext,
     allowed: Collection[str] | None,
     setup: BaseChatModelSetup | None,
-    made: MadeCalls,
+    made: MadeCalls | None,
     metadata: Mapping[str, dict[str, Any]],
 ) -> Callable[[str, dict[str, Any], str], Awaitable[ToolResponse]]:
-    """The durable call of one tool call; each call made is reported to ``made`` (with
-    the call's ``metadata``, by call id)."""
+    """The durable call of one tool call; each call made is reported to ``made`` when
+    given (with the call's ``metadata``, by call id)."""
     timeout = ctx.config.get(AgentExecutionOptions.TOOL_CALL_TIMEOUT)
     threads = ctx.tool_threads
 
     async def call_tool(name: str, arguments: dict[str, Any], call_id: str) -> ToolResponse:
         # The arguments identify the call for a durable call log.
-        call_metadata = metadata.get(call_id, {})
-        made.start(call_id, name, call_metadata)
-        try:
-            response = await make_call(name, arguments, call_id)
-        except Exception as exc:
-            made.end(name, call_metadata, exc)
-            raise
-        made.end(
-            name,
-            call_metadata,
-            None if response.success else ToolCallFailedError(response.error or "failed"),
-        )
-        return response
-
-    async def make_call(name: str, arguments: dict[str, Any], call_id: str) -> ToolResponse:
         started_at = datetime.now(timezone.utc)
         started = time.perf_counter()
 
@@ -738,7 +745,26 @@ def _tool_caller(
         except Exception as exc:  # a tool failure is the model's to read, not the job's
             return failed(f"tool {name!r} failed: {type(exc).__name__}: {exc}")
 
-    return call_tool
+    if made is None:
+        return call_tool
+
+    @functools.wraps(call_tool)  # its identity for a durable call log
+    async def reported(name: str, arguments: dict[str, Any], call_id: str) -> ToolResponse:
+        call_metadata = metadata.get(call_id, {})
+        made.start(call_id, name, call_metadata)
+        try:
+            response = await call_tool(name, arguments, call_id)
+        except Exception as exc:
+            made.end(name, call_metadata, exc)
+            raise
+        made.end(
+            name,
+            call_metadata,
+            None if response.success else ToolCallFailedError(response.error or "failed"),
+        )
+        return response
+
+    return reported
 
 
 async def _run_tool(

@@ -12,7 +12,7 @@ import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +33,9 @@ __all__ = [
     "ResourceName",
     "ResourceType",
     "SerializableResource",
+    "bind_resource_metric_group",
     "get_resource_class",
+    "release_resource_metric_group",
     "resource_metric_group",
 ]
 
@@ -48,11 +50,24 @@ def resource_metric_group(group: Callable[[], MetricGroup]) -> Iterator[None]:
     `Resource.metric_group` is ``group()``: the runtime binds the running action's metric
     group around each action. Resources are shared by all actions and all runs; the
     binding is not, so one run's metrics never land in another action's group."""
-    token = _REQUEST_METRIC_GROUP.set(group)
+    token = bind_resource_metric_group(group)
     try:
         yield
     finally:
-        _REQUEST_METRIC_GROUP.reset(token)
+        release_resource_metric_group(token)
+
+
+def bind_resource_metric_group(
+    group: Callable[[], MetricGroup],
+) -> Token[Callable[[], MetricGroup] | None]:
+    """`resource_metric_group` without a context manager (the runtime's per-action
+    path): binds ``group`` until `release_resource_metric_group` gets the token back."""
+    return _REQUEST_METRIC_GROUP.set(group)
+
+
+def release_resource_metric_group(token: Token[Callable[[], MetricGroup] | None]) -> None:
+    """Ends the binding `bind_resource_metric_group` made (in the same context)."""
+    _REQUEST_METRIC_GROUP.reset(token)
 
 
 class ResourceType(str, Enum):

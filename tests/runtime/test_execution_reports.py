@@ -32,6 +32,7 @@ from flink_agents.api.trace import (
     ExecutionReporters,
 )
 from flink_agents.cli.trace_tree import build_trace_forest, read_event_records
+from flink_agents.runtime import builtin_actions
 from flink_agents.runtime.local_runner import LocalExecutionEnvironment
 from tests.runtime.chat_agents import chat_agent
 
@@ -140,6 +141,42 @@ def test_actions_model_and_tool_calls_are_upstreams_lifecycle_records(tmp_path: 
 def test_without_trace_enabled_there_are_no_lifecycle_records(tmp_path: Path) -> None:
     records = run(tmp_path, **{"event-log.trace.enabled": False})
     assert len(records) == 6 and not lifecycle(records)
+
+
+def test_without_trace_enabled_nothing_is_built_for_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The off path is every call's: no report objects or metadata, no wrapped callers.
+    built: list[str] = []
+
+    class Counted(builtin_actions.MadeCalls):
+        def __init__(self, *args: Any) -> None:
+            built.append("calls")
+            super().__init__(*args)
+
+    def metadata(*args: Any) -> dict[str, Any]:
+        built.append("metadata")
+        return {}
+
+    monkeypatch.setattr(builtin_actions, "MadeCalls", Counted)
+    monkeypatch.setattr(builtin_actions, "_tool_metadata", metadata)
+    monkeypatch.setattr(builtin_actions, "_llm_metadata", metadata)
+    assert not lifecycle(run(tmp_path / "off", **{"event-log.trace.enabled": False}))
+    assert built == []
+    assert lifecycle(run(tmp_path / "on"))  # the same agent with trace on builds them
+    assert "calls" in built and "metadata" in built
+
+
+def test_calls_recorded_without_trace_are_reused_with_it(tmp_path: Path) -> None:
+    # The reporting caller keeps the durable call log's identity of the plain one.
+    store = f"sqlite:///{tmp_path}/calls.db"
+    run(tmp_path / "off", **{"durable-execution.store": store, "event-log.trace.enabled": False})
+    again = run(tmp_path / "on", **{"durable-execution.store": store})
+    assert [s for s in summary(again) if s[0] in ("llm", "tool")] == [
+        ("llm", "model", "reused"),
+        ("tool", "lookup", "reused"),
+        ("llm", "model", "reused"),
+    ]
 
 
 def test_a_failed_tool_call_is_reported_failed_without_its_secret(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import (
@@ -50,10 +50,12 @@ __all__ = [
     "EventId",
     "InputEvent",
     "OutputEvent",
+    "bind_event_ids",
     "derived_event_id",
     "event_class_for",
     "event_id",
     "event_ids_from",
+    "release_event_ids",
     "request_id_of",
 ]
 
@@ -116,11 +118,24 @@ def event_ids_from(source: Callable[[], uuid.UUID]) -> Iterator[None]:
     ids from ``source``. A runner sets it around each action, so that an event's ``id`` is
     fixed when the action makes it (as upstream, where it is a UUID made then) and is the
     same when the run is replayed."""
-    token = _ID_SOURCE.set(source)
+    token = bind_event_ids(source)
     try:
         yield
     finally:
-        _ID_SOURCE.reset(token)
+        release_event_ids(token)
+
+
+def bind_event_ids(
+    source: Callable[[], uuid.UUID],
+) -> Token[Callable[[], uuid.UUID] | None]:
+    """`event_ids_from` without a context manager (a runner's per-action path): binds
+    ``source`` until `release_event_ids` gets the token back."""
+    return _ID_SOURCE.set(source)
+
+
+def release_event_ids(token: Token[Callable[[], uuid.UUID] | None]) -> None:
+    """Ends the binding `bind_event_ids` made (in the same context)."""
+    _ID_SOURCE.reset(token)
 
 
 def _lineage_id(name: str, value: Any) -> uuid.UUID | None:
