@@ -50,6 +50,8 @@ from pathlib import Path
 __all__ = [
     "AREAS",
     "BY_DESIGN",
+    "E2E_EXCLUDED",
+    "E2E_FOLDER",
     "EXCLUDED",
     "INTERNALS",
     "KNOWN",
@@ -70,6 +72,17 @@ EXCLUDED: dict[str, str] = {
 }
 """Upstream test paths (relative to ``python/flink_agents/``, fnmatch) that are not run."""
 
+E2E_FOLDER = "e2e_tests/e2e_tests_integration"
+"""What ``--e2e`` runs: upstream's end-to-end jobs, each on a PyFlink mini-cluster."""
+
+E2E_EXCLUDED: dict[str, str] = {
+    "e2e_tests/e2e_tests_resource_cross_language/*": (
+        "Java resources and Java actions in Python agents (cross-language): there is no "
+        "Java runtime here, by design"
+    ),
+}
+"""What ``--e2e`` does not run, and why."""
+
 AREAS: tuple[tuple[str, str], ...] = (
     ("api/yaml/*", "yaml"),
     ("api/tests/test_skills.py", "skills"),
@@ -86,6 +99,7 @@ AREAS: tuple[tuple[str, str], ...] = (
     ("integrations/mcp/*", "mcp"),
     ("cli/*", "cli"),
     ("examples/*", "examples"),
+    ("e2e_tests/*", "e2e"),
     ("runtime/*", "runtime"),
 )
 """Area of a test file (relative path, fnmatch; first match wins)."""
@@ -558,7 +572,13 @@ def _group_key(message: str) -> str:
     return _NOISE.sub("…", message)[:200]
 
 
-def print_report(areas: dict[str, AreaCount], *, files: bool, outcomes: list[Outcome]) -> None:
+def print_report(
+    areas: dict[str, AreaCount],
+    *,
+    files: bool,
+    outcomes: list[Outcome],
+    excluded: dict[str, str] = EXCLUDED,
+) -> None:
     print(
         "ratio: passed / (passed + failed); contract: without the tests of upstream's "
         "internals;\nopen: without every known failure (internals, by design, not here)\n"
@@ -604,7 +624,7 @@ def print_report(areas: dict[str, AreaCount], *, files: bool, outcomes: list[Out
             for outcome in sorted(items, key=lambda o: o.nodeid):
                 print(f"    {outcome.nodeid}: {outcome.message[:140]}")
     print("\nNot run:")
-    for pattern, reason in EXCLUDED.items():
+    for pattern, reason in excluded.items():
         print(f"  {pattern}: {reason}")
 
 
@@ -616,6 +636,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="build the tree here and keep it")
     parser.add_argument("--files", action="store_true", help="print counts per test file")
     parser.add_argument("--json", type=Path, help="write every outcome to this file")
+    parser.add_argument(
+        "--e2e",
+        action="store_true",
+        help=f"run upstream's end-to-end jobs ({E2E_FOLDER}) instead of its unit tests",
+    )
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
     args = parser.parse_args(argv)
 
@@ -630,7 +655,9 @@ def main(argv: list[str] | None = None) -> int:
         plugin_dir.mkdir()
         (plugin_dir / f"{PLUGIN}.py").write_text(PLUGIN_SOURCE, encoding="utf-8")
         report = workdir / "outcomes.jsonl"
-        ignores = [f"--ignore-glob={tree / 'flink_agents' / pattern}" for pattern in EXCLUDED]
+        excluded = E2E_EXCLUDED if args.e2e else EXCLUDED
+        ignores = [f"--ignore-glob={tree / 'flink_agents' / pattern}" for pattern in excluded]
+        target = tree / "flink_agents" / E2E_FOLDER if args.e2e else tree / "flink_agents"
         env = {
             **os.environ,
             "PYTHONPATH": str(plugin_dir),
@@ -641,7 +668,7 @@ def main(argv: list[str] | None = None) -> int:
             args.python, "-m", "pytest", "-q", "-p", PLUGIN, "-p", "no:cacheprovider",
             "-c", str(tree / "pytest.ini"), "--rootdir", str(tree), "-o", "addopts=",
             "--no-header", "-rN", "--tb=no", "--continue-on-collection-errors",
-            *ignores, *args.pytest_args, str(tree / "flink_agents"),
+            *ignores, *args.pytest_args, str(target),
         ]  # fmt: skip
         subprocess.run(command, cwd=plugin_dir, env=env, check=False)
         outcomes = read_outcomes(report, tree)
@@ -649,7 +676,7 @@ def main(argv: list[str] | None = None) -> int:
             args.json.write_text(
                 json.dumps([o.__dict__ for o in outcomes], indent=1), encoding="utf-8"
             )
-        print_report(summarize(outcomes), files=args.files, outcomes=outcomes)
+        print_report(summarize(outcomes), files=args.files, outcomes=outcomes, excluded=excluded)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return 0
