@@ -642,7 +642,10 @@ def main(argv: list[str] | None = None) -> int:
         help=f"run upstream's end-to-end jobs ({E2E_FOLDER}) instead of its unit tests",
     )
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    split = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:split])  # pytest's arguments go after "--", anywhere
+    args.pytest_args = [*args.pytest_args, *argv[split + 1 :]]
 
     workdir = Path(tempfile.mkdtemp(prefix="upstream-tests-"))
     try:
