@@ -27,6 +27,14 @@ their first error line. Known failures (`KNOWN`: tests of upstream's internals r
 its API, documented differences, upstream features that are not here) are listed apart
 with their reasons; two more ratios leave out the internals, and every known failure.
 `EXCLUDED` lists what is not run and why.
+
+``--e2e`` runs upstream's end-to-end jobs instead (`E2E_FOLDER`, each a PyFlink job on a
+mini-cluster; `E2E_EXCLUDED` leaves out the cross-language ones): only ``e2e_tests/`` is
+copied, and pytest runs in the copy's ``python`` folder, because the jobs' Python workers
+import the copied modules by name and find them from their working directory. That needs
+this package installed editable (``tools/setup.sh``): a namespace ``flink_agents`` folder in
+the working directory then holds the tests while every other ``flink_agents`` module is
+this package's.
 """
 
 from __future__ import annotations
@@ -456,12 +464,15 @@ def _test_dirs(package: Path) -> Iterable[Path]:
             yield path
 
 
-def build_tree(upstream: Path, root: Path) -> Path:
+def build_tree(upstream: Path, root: Path, *, e2e: bool = False) -> Path:
     """Copies upstream's test folders to ROOT/python/flink_agents/... (``__init__.py``
-    renamed) and `REPOSITORY_FILES` to ROOT/...; the ``python`` folder of the copy."""
+    renamed) and `REPOSITORY_FILES` to ROOT/...; the ``python`` folder of the copy. With
+    ``e2e``, only the ``e2e_tests`` folder (see `main`)."""
     package = upstream / "python" / "flink_agents"
     tree = root / "python"
     for folder in _test_dirs(package):
+        if e2e and folder.name != "e2e_tests":
+            continue
         target = tree / "flink_agents" / folder.relative_to(package)
         shutil.copytree(folder, target, ignore=shutil.ignore_patterns("__pycache__"))
         for init in target.rglob("__init__.py"):
@@ -653,7 +664,7 @@ def main(argv: list[str] | None = None) -> int:
         root = args.keep.resolve() if args.keep else workdir / "copy"
         if root.exists():
             shutil.rmtree(root)
-        tree = build_tree(upstream, root)
+        tree = build_tree(upstream, root, e2e=args.e2e)
         plugin_dir = workdir / "plugin"
         plugin_dir.mkdir()
         (plugin_dir / f"{PLUGIN}.py").write_text(PLUGIN_SOURCE, encoding="utf-8")
@@ -668,12 +679,15 @@ def main(argv: list[str] | None = None) -> int:
             "UPSTREAM_TESTS_REPORT": str(report),
         }
         command = [
-            args.python, "-m", "pytest", "-q", "-p", PLUGIN, "-p", "no:cacheprovider",
+            args.python, "-P", "-m", "pytest", "-q", "-p", PLUGIN, "-p", "no:cacheprovider",
             "-c", str(tree / "pytest.ini"), "--rootdir", str(tree), "-o", "addopts=",
             "--no-header", "-rN", "--tb=no", "--continue-on-collection-errors",
             *ignores, *args.pytest_args, str(target),
         ]  # fmt: skip
-        subprocess.run(command, cwd=plugin_dir, env=env, check=False)
+        # The jobs' Python workers import the copied modules by name (cloudpickle ships
+        # their agents by reference) without the plugin: they find them from their working
+        # directory, the tree's (on their sys.path; "-P" keeps it off the tests' own).
+        subprocess.run(command, cwd=tree if args.e2e else plugin_dir, env=env, check=False)
         outcomes = read_outcomes(report, tree)
         if args.json:
             args.json.write_text(
