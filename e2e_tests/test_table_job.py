@@ -31,7 +31,7 @@ def test_table_in_and_out_in_process_mode(stream_env: Callable[..., Any]) -> Non
         ),
     )
     out = (
-        agents_env.from_table(table, key_selector=lambda row: row["id"] % 3)
+        agents_env.from_table(table, key_selector=lambda row: row.id % 3)  # a Row, as upstream
         .apply(UpperAgent())
         .to_table(Types.ROW_NAMED(["id", "reply"], [Types.LONG(), Types.STRING()]))
     )

@@ -1,5 +1,6 @@
-"""A job with upstream's Table and typed-stream entry points, on the quickstart's workflow
-agent: ``from_table``, ``to_table(schema, output_type)`` (``table`` mode; ``external``
+"""A job with upstream's Table and typed-stream entry points, on upstream's table agent
+(``TableReviewAnalysisAgent``: rows reach it as PyFlink ``Row``s, as upstream hands them,
+and its key selector reads ``row.id``): ``from_table``, ``to_table(schema, output_type)`` (``table`` mode; ``external``
 mode: ``output_type=ExternalTypeInfo(RowTypeInfo(...))``, the form upstream's docs show) and
 ``to_datastream(output_type)`` (``stream`` mode). Prints ``RESULT {json}`` per output row.
 
@@ -9,18 +10,26 @@ mode: ``output_type=ExternalTypeInfo(RowTypeInfo(...))``, the form upstream's do
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 QUICKSTART = Path(__file__).resolve().parents[1] / "examples" / "upstream_quickstart"
+UPSTREAM = Path(__file__).resolve().parents[1] / "examples" / "upstream"
 sys.path.insert(0, str(QUICKSTART))
+sys.path.insert(0, str(UPSTREAM))  # upstream's examples, as flink_agents.examples
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(UPSTREAM), *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]]
+)
 
 from _harness import reviews, share_this_folder_with_workers  # noqa: E402
 from custom_types_and_resources import ollama_server_descriptor  # noqa: E402
-from review_analysis_agent import ReviewAnalysisAgent  # noqa: E402
 
 from flink_agents.api.execution_environment import AgentsExecutionEnvironment  # noqa: E402
 from flink_agents.api.resource import ResourceType  # noqa: E402
+from flink_agents.examples.quickstart.agents.table_review_analysis_agent import (  # noqa: E402
+    TableReviewAnalysisAgent,
+)
 
 
 def main(mode: str) -> None:
@@ -48,8 +57,8 @@ def main(mode: str) -> None:
         ),
     )
     output_type = Types.ROW_NAMED(["id", "score"], [Types.STRING(), Types.INT()])
-    builder = agents_env.from_table(table, key_selector=lambda row: row["id"]).apply(
-        ReviewAnalysisAgent()
+    builder = agents_env.from_table(table, key_selector=lambda row: row.id).apply(
+        TableReviewAnalysisAgent()
     )
     if mode == "external":
         output_type = ExternalTypeInfo(

@@ -84,7 +84,7 @@ class KafkaTriageAgent(SupportTriageAgent):
     @staticmethod
     def triage(event: Event, ctx: RunnerContext) -> None:
         value = event.attributes["input"]
-        if isinstance(value, dict):  # a Table row: {"customer", "value"}
+        if not isinstance(value, str):  # a Table row (a PyFlink Row): customer, value
             value = value["value"]
         ticket = Ticket.model_validate_json(value)  # raises on bad JSON or a wrong schema
         ctx.send_event(

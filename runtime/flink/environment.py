@@ -305,10 +305,6 @@ def _identity(value: Any) -> Any:
     return value
 
 
-def _row_to_dict(row: Row) -> dict[str, Any]:
-    return row.as_dict(recursive=True)
-
-
 def _row_type_of(type_info: TypeInformation | None) -> RowTypeInfo | None:
     """The `RowTypeInfo` of an output type: itself, or the one an `ExternalTypeInfo` wraps
     (upstream's documented `ExternalTypeInfo(RowTypeInfo(...))`); None for other types."""
@@ -651,13 +647,14 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
         return AgentStream(self, input, _selector(key_selector))
 
     def from_table(self, input: Table, key_selector: Any = None) -> AgentStream:
-        """Agent input from a Table: each row becomes a dict of its fields (the agent's
-        input and what `key_selector` receives)."""
+        """Agent input from a Table: each row is a PyFlink `Row`, as upstream hands it (the
+        agent's input and what `key_selector` receives): its fields by name, ``row["id"]``
+        or ``row.id``; ``row.as_dict()`` for a dict."""
         if key_selector is None:
             raise ValueError("from_table needs a key_selector")
         rows = self.table_environment.to_data_stream(input)
-        dicts = rows.map(_row_to_dict, output_type=Types.PICKLED_BYTE_ARRAY())
-        return AgentStream(self, dicts, _selector(key_selector))
+        pickled = rows.map(_identity, output_type=Types.PICKLED_BYTE_ARRAY())
+        return AgentStream(self, pickled, _selector(key_selector))
 
     def execute(self, job_name: str | None = None) -> Any:
         """Run the job (blocks until a bounded job ends)."""
