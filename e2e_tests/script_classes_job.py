@@ -7,8 +7,10 @@ The quickstart's shape with every kind of class a script defines: the output sch
 string under `from __future__ import annotations`), a custom event (`Checked`), an enum
 (`Mood`) and the value of a durable call (`Note`). It runs the agent on the local runner or
 as a PyFlink job and prints one line per output: `OUTPUT <json>`, where the JSON says what
-the client received (`Report`, with the very classes of this script). On Flink a `map` right
-after the agent (fused with its operator) checks that it gets the `Report` itself.
+the client received. The local runner's `to_list()` gives the `Report` itself (with the very
+classes of this script); on Flink, `to_datastream()` gives its JSON form, as upstream's does
+(its outputs cross its Java operator as JSON), and a `map` right after the agent (fused with
+its operator) `json.dumps` it as upstream's e2e jobs do.
 """
 
 from __future__ import annotations
@@ -142,21 +144,18 @@ def fake_model(messages: list[ChatMessage], tools: Any) -> Any:
 
 
 def describe(output: Any) -> dict[str, Any]:
-    """What the client received, and whether its classes are this script's."""
+    """What the client received: the `Report` (local runner), with this script's classes,
+    or its JSON form (Flink, after `json.dumps` downstream)."""
+    if isinstance(output, str):
+        return {"form": "json", "value": json.loads(output)}
     return {
+        "form": "model",
         "is_report": type(output) is Report,
         "weather_is_weather": type(output.weather) is Weather,
         "mood_is_mood": type(output.weather.mood) is Mood,
         "note_is_note": type(output.note) is Note,
         "value": output.model_dump(mode="json"),
     }
-
-
-def arrived(output: Any) -> Any:
-    """The next Python operator gets the agent's output itself, a `Report`."""
-    if type(output) is not Report:
-        raise TypeError(f"the operator after the agent got {output!r}")
-    return output
 
 
 def run_locally(store: str | None) -> list[Any]:
@@ -169,6 +168,8 @@ def run_locally(store: str | None) -> list[Any]:
 
 
 def run_on_flink(mode: str, store: str | None) -> list[Any]:
+    from pyflink.common import Types
+
     from flink_agents.runtime.flink import (
         FlinkAgentsExecutionEnvironment,
         create_stream_execution_environment,
@@ -183,7 +184,7 @@ def run_on_flink(mode: str, store: str | None) -> list[Any]:
         agents_env.from_datastream(env.from_collection(INPUTS), key_selector=lambda r: r["key"])
         .apply(ScriptAgent())
         .to_datastream()
-        .map(arrived)  # fused with the agent operator: no pickling in between
+        .map(lambda x: json.dumps(x), Types.STRING())  # as upstream's e2e jobs
     )
     with outputs.execute_and_collect("script-classes") as results:
         return list(results)
@@ -198,8 +199,9 @@ def main() -> None:
         outputs = run_locally(args.durable_store)
     else:
         outputs = run_on_flink(args.mode, args.durable_store)
-    for output in sorted(outputs, key=lambda o: o.weather.city):
-        print("OUTPUT " + json.dumps(describe(output), sort_keys=True), flush=True)
+    described = [describe(output) for output in outputs]
+    for line in sorted(described, key=lambda d: d["value"]["weather"]["city"]):
+        print("OUTPUT " + json.dumps(line, sort_keys=True), flush=True)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,11 @@
 
 `script_classes_job.py` runs as `__main__` (`python script.py`, as a newcomer runs the
 quickstart): its output model, tool argument model, custom event, enum and durable call
-value are classes of the script. The outputs the client receives are the same, of the
-very same classes, on the local runner and on the mini-cluster in thread and process mode
-(thread mode used to fail with `PicklingError: Can't pickle <class '__main__.Weather'>`).
+value are classes of the script. Inside the job they work on the mini-cluster in thread and
+process mode as on the local runner (thread mode used to fail with `PicklingError: Can't
+pickle <class '__main__.Weather'>`): the outputs are the same, the local runner's the very
+`Report` of the script, Flink's its JSON form (`to_datastream()` as upstream's), which
+`json.dumps` takes downstream.
 """
 
 from __future__ import annotations
@@ -60,8 +62,14 @@ def test_script_classes_work_on_flink_as_on_the_local_runner(tmp_path: Path) -> 
         {"city": "Oslo", "summary": "CityQuery Oslo 1", "mood": "grey"},
     ]
     for output in local:
+        assert output["form"] == "model"
         assert output["is_report"] and output["weather_is_weather"]
         assert output["mood_is_mood"] and output["note_is_note"]
         assert output["value"]["checked_as"] == "Checked"  # the custom event's own class
+        assert output["value"]["note"] == {
+            "text": "Weather/" + output["value"]["weather"]["mood"].upper()
+        }  # the durable call got the script's Weather and Mood
     for mode in ("thread", "process"):
-        assert run_job_script(mode, tmp_path) == local, mode
+        on_flink = run_job_script(mode, tmp_path)
+        assert [o["form"] for o in on_flink] == ["json", "json"], mode
+        assert [o["value"] for o in on_flink] == [o["value"] for o in local], mode

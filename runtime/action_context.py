@@ -31,9 +31,9 @@ from flink_agents._compat.pydantic import field_values
 from flink_agents.api._callables import is_async_callable, is_awaitable
 from flink_agents.api._event_ids import COUNTER_BITS, derived_bits, uuid_of
 from flink_agents.api._trusted import trusted_instance
-from flink_agents.api._values import check_state_value
+from flink_agents.api._values import check_state_value, crossing_value
 from flink_agents.api.core_options import AgentConfiguration
-from flink_agents.api.events.event import Event, event_class_for
+from flink_agents.api.events.event import Event, OutputEvent, event_class_for
 from flink_agents.api.events.memory_event import MemoryEvent
 from flink_agents.api.memory.long_term_memory import BaseLongTermMemory
 from flink_agents.api.memory_object import MemoryObject, MemoryType
@@ -75,6 +75,7 @@ __all__ = ["ActionContext", "builtin_action", "event_id_for", "key_digest", "key
 
 T = TypeVar("T")
 _LOG = logging.getLogger(__name__)
+_OUTPUT_TYPE = OutputEvent.EVENT_TYPE
 
 
 def _digest(text: str) -> str:
@@ -269,6 +270,8 @@ class ActionContext(RunnerContext, ExecutionReporter):
             raise TypeError(f"send_event takes an Event, got {type(event).__name__}")
         try:  # refused here, the same on every runner (not when a checkpoint writes it)
             check_state_value(event.attributes, "attribute")
+            if event.type == _OUTPUT_TYPE:  # it crosses to downstream as JSON (Flink)
+                crossing_value(event.attributes.get("output"))
             if type(event) is Event and event_class_for(event.type) is not Event:
                 # Event(type="_chat_request_event", ...): its class's view, as after a restore
                 event = event_class_for(event.type).from_event(event)

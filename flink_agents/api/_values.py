@@ -46,6 +46,12 @@ with sorted keys and compact separators. So it is the same in every process, and
 are equal after a JSON round trip (a tuple and its list, a model and its dict) have the same
 form.
 
+The crossing form (`crossing_value`) is what a value becomes where upstream (Apache Flink
+Agents 0.3 and later) passes it between operators as event JSON: the canonical form, except
+that a PyFlink ``Row`` stays a ``Row`` (of crossing values; upstream writes rows in its event
+JSON with a tag of their own and reads them back). On Flink, `to_datastream()` hands
+downstream the agent's outputs in this form.
+
 `check_state_value` is the door: it refuses, naming where, what agent state cannot keep and
 give back as the same value (inputs are checked when they arrive, events when they are sent).
 """
@@ -73,6 +79,7 @@ __all__ = [
     "canonical_json",
     "canonical_value",
     "check_state_value",
+    "crossing_value",
     "decode_value",
     "encode_value",
     "is_row",
@@ -245,14 +252,21 @@ def _element_refusal(value: Any) -> tuple[str, str] | None:
 class _Writer:
     """One walk for both forms: tagged (`encode_value`) or canonical (`canonical_value`)."""
 
-    __slots__ = ("by_name", "tagged", "unknown")
+    __slots__ = ("by_name", "rows", "tagged", "unknown")
 
     def __init__(
-        self, *, tagged: bool, by_name: bool = False, unknown: Callable[[Any], Any] | None = None
+        self,
+        *,
+        tagged: bool,
+        by_name: bool = False,
+        unknown: Callable[[Any], Any] | None = None,
+        rows: bool = False,
     ) -> None:
         self.tagged = tagged
         self.by_name = by_name
         self.unknown = unknown
+        self.rows = rows
+        """Untagged: PyFlink Rows stay Rows (`crossing_value`)."""
 
     def refuse(self, value: Any, reason: str) -> Any:
         if self.unknown is not None:
@@ -293,6 +307,8 @@ class _Writer:
         if is_row(value):
             items = [self.write(item, depth + 1) for item in value]
             names = _row_names(value)
+            if self.rows:
+                return _make_row(items, names)
             if not self.tagged:
                 return dict(zip(names, items, strict=True)) if names is not None else items
             return {_ROW: items, _ROW_NAMES: names}
@@ -361,6 +377,17 @@ def canonical_json(value: Any, *, unknown: Callable[[Any], Any] | None = None) -
         separators=(",", ":"),
         allow_nan=False,
     )
+
+
+_CROSSING = _Writer(tagged=False, rows=True)
+
+
+def crossing_value(value: Any) -> Any:
+    """``value`` as upstream's event JSON carries it between operators (see the module doc):
+    models as their ``model_dump(mode="json")``, tuples as lists, enum members as their
+    values, UUIDs as their text, Rows kept. `UnencodableValueError` when it has no JSON form
+    (a model whose ``model_dump(mode="json")`` fails, a set, bytes...)."""
+    return _CROSSING.write(value)
 
 
 # ------------------------------------------------------------------ reading

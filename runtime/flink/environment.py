@@ -395,9 +395,8 @@ def keyed_agent_stream(
         raise ProcessModeCheckpointingError(_PROCESS_MODE_CHECKPOINTING)
     configure_python_workers(java_configuration(j_env), execution_mode)
     keyed = _key_by_text(ds, key_selector)
-    pickled = output_type is None or output_type == Types.PICKLED_BYTE_ARRAY()
     out = keyed.process(
-        KeyedAgentOperator(engine_factory, options, pickled_outputs=pickled),
+        KeyedAgentOperator(engine_factory, options),
         output_type=output_type or Types.PICKLED_BYTE_ARRAY(),
     )
     if uid is not None:
@@ -467,9 +466,11 @@ class AgentStream(AgentBuilder):
         return self
 
     def to_datastream(self, output_type: TypeInformation | None = None) -> DataStream:
-        """The agent's outputs (the values of its OutputEvents): Python objects, or of
-        `output_type` when given (upstream's signature; a `RowTypeInfo` turns each output
-        into a row as `to_table` does)."""
+        """The agent's outputs (the values of its OutputEvents) as upstream's JSON crossing
+        leaves them (Apache Flink Agents 0.3+): JSON values, a pydantic model as its
+        ``model_dump(mode="json")`` dict, tuples as lists, enum members as their values,
+        Rows as Rows (`crossing_value`). Of `output_type` when given (upstream's signature;
+        a `RowTypeInfo` turns each output into a row as `to_table` does)."""
         if self._output is None:
             raise RuntimeError("apply(agent) first")
         if output_type is None:
@@ -499,8 +500,8 @@ class AgentStream(AgentBuilder):
         `Schema` and the `RowTypeInfo` of the rows (as is, or wrapped in an
         `ExternalTypeInfo`, the form upstream's docs show).
 
-        Each output becomes a row: a dict or pydantic model by field name, a tuple/list by
-        position, a single value when the row has one field.
+        Each output becomes a row: a dict (a pydantic model's JSON form) by field name, a
+        list (a tuple) by position, a single value when the row has one field.
         """
         t_env = self._environment.table_environment
         if isinstance(schema, RowTypeInfo):

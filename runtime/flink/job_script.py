@@ -13,8 +13,8 @@ Two things would still go wrong there, and this module prepares them when the jo
   ``from __future__ import annotations`` a hint names a class the shipped function's
   globals lack: `ship_tool_type_hints` makes the hints travel resolved.
 
-Outputs that leave the agent operator carry the script's classes by value too
-(`pickled_outputs`).
+Failure records that leave the agent operator carry the script's classes by value too
+(`pickled_outputs`); its outputs leave as JSON values (`crossing_value`).
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from pyflink.datastream import (  # pyright: ignore[reportMissingImports]
 )
 from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor  # pyright: ignore[reportMissingImports]
 
+from flink_agents.api._values import crossing_value
 from flink_agents.api.approvals import ApprovalRequest
 from flink_agents.api.core_options import AgentExecutionOptions
 from flink_agents.runtime.flink.compat.pemja import java_class
@@ -81,10 +82,11 @@ def _unpickled_input(key: str, data: bytes) -> tuple[str, Any]:
         return text, "<an input that cannot be unpickled>"
 
 
-def _routed(outputs: list[Any], pickled: bool) -> Iterator[Any]:
-    """Outputs to the main output, failure records to `ERROR_OUTPUT`, approval requests to
-    `APPROVAL_OUTPUT`; the classes of values that leave as pickled bytes are made to pickle
-    by value (see `pickled_outputs`)."""
+def _routed(outputs: list[Any]) -> Iterator[Any]:
+    """Outputs to the main output in the form upstream's JSON crossing gives them
+    (`crossing_value`: a pydantic model as its JSON dict, Rows kept), failure records to
+    `ERROR_OUTPUT` as they are (their classes made to pickle by value, see
+    `pickled_outputs`), approval requests to `APPROVAL_OUTPUT`."""
     for output in outputs:
         if type(output) is FailedInput:
             pickle_by_value(output.record)
@@ -92,9 +94,7 @@ def _routed(outputs: list[Any], pickled: bool) -> Iterator[Any]:
         elif type(output) is ApprovalRequest:
             yield APPROVAL_OUTPUT, output
         else:
-            if pickled:
-                pickle_by_value(output)
-            yield output
+            yield crossing_value(output)  # checked when its OutputEvent was sent
 
 
 class AgentOperatorOptions(BaseModel):
@@ -324,8 +324,6 @@ class KeyedAgentOperator(KeyedProcessFunction):
     local process mode). So an instance stops its runs when one of its callbacks fails or
     when it is garbage collected, and a new instance of the same operator and subtask stops
     whatever an older one left running.
-
-    `pickled_outputs`: the main output's type is `PICKLED_BYTE_ARRAY` (the default).
     """
 
     def __init__(
@@ -333,10 +331,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
         engine_factory: EngineFactory,
         options: AgentOperatorOptions | None = None,
         state_prefix: str = "agent",
-        *,
-        pickled_outputs: bool = True,
     ) -> None:
-        self._pickled_outputs = pickled_outputs
         self._operator_id = uuid.uuid4().hex
         self._slot: tuple[str, int] | None = None
         self._stop: weakref.finalize | None = None
@@ -477,7 +472,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
         except BaseException:
             self._shutdown(finish_calls=False)  # the task fails: stop its runs now
             raise
-        yield from _routed(outputs, self._pickled_outputs)
+        yield from _routed(outputs)
 
     def on_timer(  # pyright: ignore[reportIncompatibleMethodOverride]
         self, timestamp: int, ctx: Any
@@ -495,7 +490,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
         except BaseException:
             self._shutdown(finish_calls=False)  # the task fails: stop its runs now
             raise
-        yield from _routed(outputs, self._pickled_outputs)
+        yield from _routed(outputs)
 
     def _drain(self, ctx: Any) -> Iterator[Any]:
         """The end-of-input timer: every key's outputs leave as its runs finish (the Java
@@ -524,7 +519,7 @@ class KeyedAgentOperator(KeyedProcessFunction):
             except BaseException:
                 self._shutdown(finish_calls=False)  # the task fails: stop its runs now
                 raise
-            yield from _routed(outputs, self._pickled_outputs)
+            yield from _routed(outputs)
 
     # ------------------------------------------------------------------ metrics
 

@@ -1,22 +1,23 @@
-"""Agent outputs as pickled bytes, with the classes of the job script in them.
+"""Failure records as pickled bytes, with the classes of the job script in them.
 
-The agent operator's outputs (and failure records) leave it as `PICKLED_BYTE_ARRAY`. A job
-script's classes (an output schema `Weather` defined in `__main__`) reach the workers by
-value: cloudpickle ships them with the agent. In thread mode PyFlink pickles an operator's
-outputs with the standard `pickle`, which names a class by module and name and cannot find
-`__main__.Weather` in the TaskManager's interpreter (`PicklingError: Can't pickle <class
-'__main__.Weather'>`).
+The agent operator's side outputs leave it as `PICKLED_BYTE_ARRAY`. Its main outputs are
+JSON values (and Rows) by then (`crossing_value`), but a failure record holds the input as
+it arrived, which may be an object of a job script's class (a `Ticket` defined in
+`__main__`). Such classes reach the workers by value: cloudpickle ships them with the
+agent. In thread mode PyFlink pickles an operator's outputs with the standard `pickle`,
+which names a class by module and name and cannot find `__main__.Ticket` in the
+TaskManager's interpreter (`PicklingError: Can't pickle <class '__main__.Ticket'>`).
 
-So before an output leaves, `pickle_by_value` looks at the classes in it (the value, the
+So before a record leaves, `pickle_by_value` looks at the classes in it (the value, the
 items of its lists, tuples, sets and dicts, the attributes of its objects: a model's fields)
 and gives each class the standard pickle cannot name a reducer (`copyreg`): pickled, such an
 object is cloudpickle's bytes for it and a call that loads them. Whoever unpickles it (the
 next Python operator in another task, the client's `execute_and_collect`) gets the value; in
 the process that shipped the class (the client that ran the job script) it comes back as
-that very class. The output itself is not wrapped: a
-Python operator fused with the agent operator (PyFlink chains them into one) gets it as it is.
+that very class. The record itself is not wrapped: a Python operator fused with the agent
+operator (PyFlink chains them into one) gets it as it is.
 
-Each class is looked at once while reducers are held; at most 10,000 items of an output are.
+Each class is looked at once while reducers are held; at most 10,000 items of a record are.
 
 The reducers are process-wide (`copyreg.dispatch_table`), so they are held: the agent
 operator holds them from `open` to `close` (or until its finalizer stops its runs), and the

@@ -131,6 +131,31 @@ def test_an_event_state_cannot_keep_is_refused_when_it_is_sent() -> None:
     assert message.startswith("key 'k': a report event cannot be sent: attribute['payload']")
 
 
+def test_an_output_without_json_form_is_refused_when_it_is_sent() -> None:
+    """On Flink an output crosses to downstream as JSON (as upstream's, whose OutputEvent
+    refuses it when it is made): refused at the send, on every runner, not on its way out."""
+    refused: list[str] = []
+
+    class Opaque:
+        pass
+
+    class Holder(BaseModel):
+        value: Any
+
+    async def send(event: Event, ctx: RunnerContext) -> None:
+        try:
+            ctx.send_event(OutputEvent(output={"held": Holder(value=Opaque())}))
+        except TypeError as exc:
+            refused.append(str(exc))
+        ctx.send_event(OutputEvent(output=Holder(value=[1])))
+
+    agent = Agent().add_action("send", InputEvent, send)
+    assert _run(AgentEngine(agent), "k", 0) == [Holder(value=[1])]  # a model, as sent
+    [message] = refused
+    assert message.startswith(f"key 'k': a {OutputEvent.EVENT_TYPE} event cannot be sent:")
+    assert "model_dump(mode='json') of" in message and "Opaque()" not in message
+
+
 class Ticket(BaseModel):
     id: str
 

@@ -1,4 +1,5 @@
-"""Outputs leave the agent operator as pickled bytes with the job script's classes in them.
+"""Failure records leave the agent operator as pickled bytes with the job script's classes
+in them (outputs leave as JSON values).
 
 A class that cloudpickle shipped by value (a job script's `__main__` class in a worker) is
 simulated here by a class whose `__module__` is `__main__` under a name `__main__` lacks:
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import copyreg
+import json
 import pickle
 from collections.abc import Iterator
 from typing import Any
@@ -134,7 +136,7 @@ def test_an_output_is_looked_at_up_to_ten_thousand_items() -> None:
         pickle.dumps(output)
 
 
-def test_the_operator_sends_outputs_and_failure_records_as_they_are() -> None:
+def test_the_operator_sends_outputs_as_json_and_failure_records_as_they_are() -> None:
     from flink_agents.runtime.flink.operator import ERROR_OUTPUT, _routed
     from flink_agents.runtime.input_failure import FailedInput
 
@@ -142,12 +144,13 @@ def test_the_operator_sends_outputs_and_failure_records_as_they_are() -> None:
     weather = weather_class(city="Lyon", summary="sunny")
     report = report_class(weather=weather, note="n")
     record = FailedInput({"key": "k", "input": report})
-    routed = list(_routed([weather, "plain", record], pickled=True))
-    assert routed[0] is weather  # a fused downstream function gets the value itself
+    routed = list(_routed([weather, "plain", record]))
+    # An output as upstream's JSON crossing leaves it: json.dumps takes it downstream.
+    assert routed[0] == {"city": "Lyon", "summary": "sunny"}
+    assert json.dumps(routed[0]) == '{"city": "Lyon", "summary": "sunny"}'
     assert routed[1] == "plain"
     tag, failure = routed[2]
-    assert tag is ERROR_OUTPUT and failure is record.record
-    assert pickle.loads(pickle.dumps(routed[0])) == weather
+    assert tag is ERROR_OUTPUT and failure is record.record  # the input as it arrived
     assert pickle.loads(pickle.dumps(failure)) == record.record
 
 
