@@ -129,8 +129,8 @@ class AgentEngine:
     ``call_log`` is the durable call log (`DurableCallLog`, `flink_agents.runtime.durable`)
     that records model and tool calls; ``metrics`` a `MetricGroup` (in memory by default);
     ``event_log`` defaults to the one the options ask for (``baseLogDir``,
-    ``event-log.level``); ``acknowledgments`` hears of acknowledged runs and closes with
-    the engine.
+    ``eventLoggerType``, ``event-log.level``); ``acknowledgments`` hears of acknowledged
+    runs and closes with the engine.
     """
 
     def __init__(
