@@ -194,20 +194,16 @@ class EventLog:
         unknown: a new random one). ``event-log.level: off``: none.
         """
         level = config.get(AgentConfigOptions.EVENT_LOG_LEVEL)
-        if level is EventLogLevel.OFF:
+        kind = cls.configured_kind(config)
+        if kind is None:
             return None
-        directory = (config.get(AgentConfigOptions.BASE_LOG_DIR) or "").strip()
-        logger_type = config.get(AgentConfigOptions.EVENT_LOGGER_TYPE)
-        upstream = logger_type is LoggerType.FILE or (
-            bool(directory) and logger_type is not LoggerType.JSONL
-        )
+        upstream = kind is LoggerType.FILE
+        directory: str | Path = (config.get(AgentConfigOptions.BASE_LOG_DIR) or "").strip()
         if upstream:
             directory = directory or DEFAULT_FILE_LOG_DIR
             file_name = file_event_log_name(
                 job_id or uuid.uuid4().hex, task_name, subtask_index or 0
             )
-        elif not directory:
-            return None
         else:
             file_name = "events.jsonl" if subtask_index is None else f"events-{subtask_index}.jsonl"
         return cls.for_directory(
@@ -218,6 +214,20 @@ class EventLog:
             upstream_records=upstream,
             trace_records=config.get(AgentConfigOptions.EVENT_LOG_TRACE_ENABLED),
         )
+
+    @staticmethod
+    def configured_kind(config: AgentConfiguration) -> LoggerType | None:
+        """The event log the options ask for: `LoggerType.FILE` (upstream's file event log),
+        `LoggerType.JSONL` (this project's), or None (none: see `from_config`)."""
+        if config.get(AgentConfigOptions.EVENT_LOG_LEVEL) is EventLogLevel.OFF:
+            return None
+        has_directory = bool((config.get(AgentConfigOptions.BASE_LOG_DIR) or "").strip())
+        logger_type = config.get(AgentConfigOptions.EVENT_LOGGER_TYPE)
+        if logger_type is LoggerType.JSONL:
+            return LoggerType.JSONL if has_directory else None
+        if logger_type is LoggerType.FILE or has_directory:
+            return LoggerType.FILE
+        return None
 
     @property
     def enabled(self) -> bool:
