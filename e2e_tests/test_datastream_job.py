@@ -69,6 +69,7 @@ def job(stream_env: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory
     tail.apply(SlowModelAgent(TAIL_LATENCY), name="tail")
     parts = agents_env.from_datastream(parts_in, key_selector=lambda r: r["key"])
     parts.apply(TwoPartAgent(), name="parts")
+    agents_env.get_config().set_str("eventLoggerType", "jsonl")  # this project's events.jsonl
     agents_env.get_config().set(AgentConfigOptions.BASE_LOG_DIR, str(log_dir))
     chart = agents_env.from_datastream(chart_in, key_selector=lambda r: r["key"])
     chart.apply(ChartAgent(), name="chart")

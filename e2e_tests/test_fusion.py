@@ -37,6 +37,7 @@ def _agents(
     streams = []
     for name in ("left", "right"):
         if log_dir is not None:  # each agent's event log in a folder of its own
+            agents_env.get_config().set_str("eventLoggerType", "jsonl")
             agents_env.get_config().set(AgentConfigOptions.BASE_LOG_DIR, str(log_dir / name))
         records = env.from_collection([{"id": i, "text": f"{name} {i}"} for i in range(5)])
         agent = agents_env.from_datastream(records, key_selector=lambda r: r["id"])

@@ -129,8 +129,8 @@ class AgentEngine:
     ``call_log`` is the durable call log (`DurableCallLog`, `flink_agents.runtime.durable`)
     that records model and tool calls; ``metrics`` a `MetricGroup` (in memory by default);
     ``event_log`` defaults to the one the options ask for (``baseLogDir``,
-    ``event-log.level``); ``acknowledgments`` hears of acknowledged runs and closes with
-    the engine.
+    ``eventLoggerType``, ``event-log.level``); ``acknowledgments`` hears of acknowledged
+    runs and closes with the engine.
     """
 
     def __init__(
@@ -180,8 +180,13 @@ class AgentEngine:
         )
         """None: a failed run fails the job (`input-failure.policy: fail`); else how often it
         is tried again before it is abandoned."""
-        self.memory = MemorySettings.from_config(self.config, self.plan.may_trigger)
+        logged = event_log is not None or EventLog.configured_kind(self.config) is not None
+        self.memory = MemorySettings.from_config(self.config, self.plan.may_trigger, logged=logged)
         """Memory TTL, memory and run-begin events (`flink_agents.runtime.memory`)."""
+        self._logged_only = frozenset(
+            t for t in self.memory.event_types if not self.plan.may_trigger(t)
+        )
+        """Memory event types made for the event log alone: logged, never queued."""
         self.metrics: MetricGroup = metrics if metrics is not None else InMemoryMetricGroup()
         self._event_log = event_log
         self._event_log_ready = event_log is not None
@@ -556,9 +561,10 @@ class AgentEngine:
         )
         log = self.event_log
         if log is not None:
+            # The InputEvent, then its run-begin event (as upstream's log has them).
+            log.log_event(key, seq, event)
             if begin is not None:
                 log.log_event(key, seq, begin)
-            log.log_event(key, seq, event)
         return run
 
     def _run_begin_event(
@@ -705,10 +711,11 @@ class AgentEngine:
             settle(run, event.id)
         if parked is not None:
             run.approvals[str(event.id)] = parked
+        logged_only = self._logged_only
         for out in sent:
             if out.type == _OUTPUT_TYPE:
                 run.outputs.append(out.attributes.get("output"))
-            else:
+            elif out.type not in logged_only:
                 pending.append(out)
             if log is not None:
                 log.log_event(run.key, run.seq, out)

@@ -7,13 +7,16 @@ level, media blocks anywhere in the attributes lose their data and URL
 `flink_agents.api.redaction.redact`: ``data:`` URLs and long base64 runs inside any
 string, registered secrets (API keys) and credential shapes are masked. At the
 ``standard`` level long strings are then truncated; ``verbose`` keeps them and adds one
-``action`` record per action execution (its error text redacted the same way).
+``action`` record per action execution (its error text redacted the same way). That is
+this project's format, written with ``eventLoggerType: jsonl``.
 
-With upstream's ``eventLoggerType: file`` the log is upstream's file event log instead:
-``events-{jobId}-{taskName}-{subtaskId}.log`` under ``baseLogDir`` (default
-``<temp dir>/flink-agents``), one flat record per event (``timestamp``, ``logLevel``,
-``eventId``, ``eventType``, ``upstreamEventId``, ``upstreamActionName``,
-``eventAttributes``: the attributes sanitized as above), no action records; with
+Otherwise (as upstream: ``baseLogDir`` set, or ``eventLoggerType: file``) the log is
+upstream's file event log: ``events-{jobId}-{taskName}-{subtaskId}.log`` under
+``baseLogDir`` (default ``<temp dir>/flink-agents``), one flat record per event
+(``timestamp``, ``logLevel``, ``eventId``, ``eventType``, ``upstreamEventId``,
+``upstreamActionName``, ``eventAttributes``: the attributes sanitized as above, a long
+string truncated into upstream's ``{"truncatedString": ..., "omittedChars": n}``
+wrapper), no action records; with
 ``event-log.trace.enabled`` also upstream's execution lifecycle records of actions and of
 the model, tool and parser calls they report (`log_execution`,
 `flink_agents.runtime.execution_reports`). Both are read by ``flink_agents.cli.trace_tree``.
@@ -73,6 +76,24 @@ def sanitize_json(value: Any, max_string_length: int | None = None) -> Any:
     when ``max_string_length`` is set, long strings are truncated after redaction.
     """
     return redact_value(value, max_string_length=max_string_length, mapping_hook=_redacted)
+
+
+def _wrap_long_strings(value: Any, max_string_length: int) -> Any:
+    """``value`` with every string longer than ``max_string_length`` (at any depth, keys
+    aside) replaced by upstream's wrapper: ``{"truncatedString": "<first chars>...",
+    "omittedChars": <the rest's length>}``."""
+    if isinstance(value, str):
+        if len(value) <= max_string_length:
+            return value
+        return {
+            "truncatedString": value[:max_string_length] + "...",
+            "omittedChars": len(value) - max_string_length,
+        }
+    if isinstance(value, dict):
+        return {k: _wrap_long_strings(v, max_string_length) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_wrap_long_strings(v, max_string_length) for v in value]
+    return value
 
 
 def _redacted(value: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -166,23 +187,23 @@ class EventLog:
         """The event log the options ask for (None when none), for one subtask of a Flink
         job (``subtask_index`` given) or for the local runner.
 
-        ``eventLoggerType: file``: upstream's file event log, `file_event_log_name` under
-        ``baseLogDir`` or `DEFAULT_FILE_LOG_DIR` (``job_id`` unknown: a new random one).
-        Otherwise, when ``baseLogDir`` is set, this project's ``events.jsonl`` there
-        (``events-<subtask>.jsonl`` for a subtask). ``event-log.level: off``: none.
+        ``eventLoggerType: jsonl``: this project's ``events.jsonl`` under ``baseLogDir``
+        (``events-<subtask>.jsonl`` for a subtask; none when unset). Otherwise, as upstream,
+        ``baseLogDir`` set or ``eventLoggerType: file``: upstream's file event log,
+        `file_event_log_name` under ``baseLogDir`` or `DEFAULT_FILE_LOG_DIR` (``job_id``
+        unknown: a new random one). ``event-log.level: off``: none.
         """
         level = config.get(AgentConfigOptions.EVENT_LOG_LEVEL)
-        if level is EventLogLevel.OFF:
+        kind = cls.configured_kind(config)
+        if kind is None:
             return None
-        directory = config.get(AgentConfigOptions.BASE_LOG_DIR)
-        upstream = config.get(AgentConfigOptions.EVENT_LOGGER_TYPE) is LoggerType.FILE
+        upstream = kind is LoggerType.FILE
+        directory: str | Path = (config.get(AgentConfigOptions.BASE_LOG_DIR) or "").strip()
         if upstream:
             directory = directory or DEFAULT_FILE_LOG_DIR
             file_name = file_event_log_name(
                 job_id or uuid.uuid4().hex, task_name, subtask_index or 0
             )
-        elif not directory:
-            return None
         else:
             file_name = "events.jsonl" if subtask_index is None else f"events-{subtask_index}.jsonl"
         return cls.for_directory(
@@ -194,13 +215,36 @@ class EventLog:
             trace_records=config.get(AgentConfigOptions.EVENT_LOG_TRACE_ENABLED),
         )
 
+    @staticmethod
+    def configured_kind(config: AgentConfiguration) -> LoggerType | None:
+        """The event log the options ask for: `LoggerType.FILE` (upstream's file event log),
+        `LoggerType.JSONL` (this project's), or None (none: see `from_config`)."""
+        if config.get(AgentConfigOptions.EVENT_LOG_LEVEL) is EventLogLevel.OFF:
+            return None
+        has_directory = bool((config.get(AgentConfigOptions.BASE_LOG_DIR) or "").strip())
+        logger_type = config.get(AgentConfigOptions.EVENT_LOGGER_TYPE)
+        if logger_type is LoggerType.JSONL:
+            return LoggerType.JSONL if has_directory else None
+        if logger_type is LoggerType.FILE or has_directory:
+            return LoggerType.FILE
+        return None
+
     @property
     def enabled(self) -> bool:
         """False at level ``off`` or without a stream."""
         return self._stream is not None and self.level is not EventLogLevel.OFF
 
     def _limit(self) -> int | None:
-        return self.max_string_length if self.level is EventLogLevel.STANDARD else None
+        """The length strings are truncated to; None: none (``verbose``, or 0 as upstream)."""
+        if self.level is not EventLogLevel.STANDARD or self.max_string_length <= 0:
+            return None
+        return self.max_string_length
+
+    def _upstream_payload(self, value: Mapping[str, Any]) -> dict[str, Any]:
+        """A payload of upstream's records: sanitized, long strings in upstream's wrapper."""
+        sanitized = sanitize_json(dict(value))
+        limit = self._limit()
+        return sanitized if limit is None else _wrap_long_strings(sanitized, limit)
 
     def log_event(self, key: Any, seq: int, event: Event) -> None:
         """Write one event record."""
@@ -234,7 +278,7 @@ class EventLog:
         ):
             if data[field] is not None:
                 record[name] = data[field]
-        record["eventAttributes"] = sanitize_json(data["attributes"], self._limit())
+        record["eventAttributes"] = self._upstream_payload(data["attributes"])
         return record
 
     @property
@@ -264,13 +308,13 @@ class EventLog:
             "timestamp": _timestamp(),
             "logLevel": self.level.name,
         }
-        record.update(sanitize_json(dict(trace), self._limit()))
+        record.update(sanitize_json(dict(trace)))  # upstream never truncates trace fields
         record["eventId"] = str(uuid.uuid4())
         record["eventType"] = event_type
         record["status"] = status
         if problem_category is not None:
             record["problemCategory"] = problem_category
-        record["eventAttributes"] = sanitize_json(dict(attributes), self._limit())
+        record["eventAttributes"] = self._upstream_payload(attributes)
         self._write(record)
 
     def log_action(

@@ -76,11 +76,15 @@ class LoggerType(str, Enum):
     """Upstream's event logger types (``eventLoggerType``)."""
 
     SLF4J = "slf4j"
-    """Upstream: events to the Java logger. Here: this project's ``events.jsonl`` under
-    ``baseLogDir`` (no event log when it is unset)."""
+    """Upstream: events to the Java logger. Here there is none: no event log unless
+    ``baseLogDir`` is set, which (as upstream) makes it the file event log."""
     FILE = "file"
     """Upstream's file event log: ``events-{jobId}-{taskName}-{subtaskId}.log`` under
     ``baseLogDir`` (default ``<temp dir>/flink-agents``), upstream's flat records."""
+    JSONL = "jsonl"
+    """This project's own (not upstream's): ``events.jsonl`` under ``baseLogDir``
+    (``events-<subtask>.jsonl`` per Flink subtask; none when unset), with each record's run
+    (``key``, ``seq``) and, at ``verbose``, one record per action."""
 
 
 class ConditionEvaluationFailureStrategy(str, Enum):
@@ -350,7 +354,12 @@ class AgentConfigOptions:
         "pipeline's durable records are identified by durable-execution.pipeline-id.",
     )
     BASE_LOG_DIR: ConfigOption[str | None] = ConfigOption(
-        "baseLogDir", str, None, "Directory of the event log (no event log when unset)."
+        "baseLogDir",
+        str,
+        None,
+        "Directory of the event log (no event log when unset, unless eventLoggerType is "
+        "file). As upstream, setting it makes the event log upstream's file event log "
+        "unless eventLoggerType is jsonl.",
     )
     EVENT_LOG_LEVEL: ConfigOption[EventLogLevel] = ConfigOption(
         "event-log.level", EventLogLevel, EventLogLevel.STANDARD, "off | standard | verbose."
@@ -359,7 +368,9 @@ class AgentConfigOptions:
         "event-log.standard.max-string-length",
         int,
         2000,
-        "At the standard level, longer strings are truncated to this many characters.",
+        "At the standard level, longer strings are truncated to this many characters (0: "
+        "none). In the file event log a truncated string is upstream's wrapper "
+        '{"truncatedString": "<first chars>...", "omittedChars": <n>}.',
     )
     EVENT_LOG_MAX_ARRAY_ELEMENTS: ConfigOption[int] = ConfigOption(
         "event-log.standard.max-array-elements",
@@ -380,16 +391,17 @@ class AgentConfigOptions:
         bool,
         False,
         "Execution lifecycle records (actions and the model, tool and parser calls they "
-        "report) in upstream's file event log (eventLoggerType: file), as upstream; "
-        "this project's events.jsonl has none (tracing.enabled: OpenTelemetry spans).",
+        "report) in upstream's file event log, as upstream; this project's events.jsonl "
+        "(eventLoggerType: jsonl) has none (tracing.enabled: OpenTelemetry spans).",
     )
     EVENT_LOGGER_TYPE: ConfigOption[LoggerType] = ConfigOption(
         "eventLoggerType",
         LoggerType,
         LoggerType.SLF4J,
-        "slf4j: the event log is events.jsonl under baseLogDir (none when unset); file: "
-        "upstream's file event log, events-{jobId}-{taskName}-{subtaskId}.log under "
-        "baseLogDir (default <temp dir>/flink-agents), upstream's flat records.",
+        "file: upstream's file event log, events-{jobId}-{taskName}-{subtaskId}.log under "
+        "baseLogDir (default <temp dir>/flink-agents), upstream's flat records; slf4j: "
+        "the same when baseLogDir is set (as upstream), else none (no Java logger here); "
+        "jsonl: this project's events.jsonl under baseLogDir (none when unset).",
     )
     PRETTY_PRINT: ConfigOption[bool] = ConfigOption(
         "prettyPrint",

@@ -11,13 +11,14 @@ instead.
 Three record shapes are read, mixed freely in one file:
 
 - upstream's flat record (``eventId``, ``eventType``, ``upstreamEventId``,
-  ``upstreamActionName``, ``eventAttributes``), which this project writes under
-  ``eventLoggerType: file``;
+  ``upstreamActionName``, ``eventAttributes``), which this project writes with
+  ``baseLogDir`` (or ``eventLoggerType: file``);
 - upstream's earlier nested record (``eventType`` and ``event`` with ``id``,
   ``attributes``, ``upstreamEventId``, ``upstreamActionName``);
-- this project's JSON-lines record (``record: "event"`` with ``id``, ``type``,
-  ``upstream_event_id``, ``upstream_action_name``, ``attributes``); its ``action``
-  records (``verbose`` level) are not events and are passed over.
+- this project's JSON-lines record (``eventLoggerType: jsonl``; ``record: "event"``
+  with ``id``, ``type``, ``upstream_event_id``, ``upstream_action_name``,
+  ``attributes``); its ``action`` records (``verbose`` level) are not events and are
+  passed over.
 
 Upstream's execution lifecycle records (``_execution_*_event`` with their status and
 execution identity) are not part of the trees. An action is not a record of its own: its

@@ -3,7 +3,9 @@
 `AgentEngineFactory` travels with the job (cloudpickle): the agent, its options, an
 optional durable-call-log factory and the job script's classes (`job_script`). In the
 worker it builds one `AgentEngine` per subtask with that subtask's metrics and, when
-`baseLogDir` is set, an event log file of its own (`events-<subtask>.jsonl`). With
+`baseLogDir` is set, an event log file of its own (upstream's
+`events-{jobId}-{taskName}-{subtaskId}.log`; `events-<subtask>.jsonl` with
+``eventLoggerType: jsonl``). With
 `tracing.enabled`, a worker process with no tracer provider gets one from the ``OTEL_*``
 variables first (`flink_agents.runtime.tracing.install_sdk_from_env`). Before it reads any
 state it sets the worker's process up as every runner does

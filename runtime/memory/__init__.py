@@ -482,8 +482,8 @@ class MemorySettings:
     ttl: MemoryTtl | None = None
     """The short-term memory TTL, or None."""
     event_types: frozenset[str] = frozenset()
-    """The memory event types made: enabled by the options and listened to by an action
-    (nothing else would see them)."""
+    """The memory event types made: enabled by the options, and listened to by an action or
+    written to the event log (nothing else would see them)."""
     run_begin: bool = False
     """``agent-run.begin-event`` is on."""
     clock_ms: Callable[[], int] = _wall_clock_ms
@@ -491,10 +491,11 @@ class MemorySettings:
 
     @classmethod
     def from_config(
-        cls, config: AgentConfiguration, listened: Callable[[str], bool]
+        cls, config: AgentConfiguration, listened: Callable[[str], bool], *, logged: bool = False
     ) -> MemorySettings:
         """The settings ``config`` asks for; ``listened(type)`` says whether an action of the
-        agent listens to an event type."""
+        agent listens to an event type, ``logged`` whether events go to an event log (then
+        every kind the options enable is made, as upstream's event log shows them)."""
         kinds = {
             ShortTermWriteEvent.EVENT_TYPE: MemoryEventOptions.SHORT_TERM_WRITE,
             ShortTermReadEvent.EVENT_TYPE: MemoryEventOptions.SHORT_TERM_READ,
@@ -509,7 +510,7 @@ class MemorySettings:
             event_types=frozenset(
                 event_type
                 for event_type, option in kinds.items()
-                if listened(event_type) and MemoryEventOptions.enabled(config, option)
+                if (logged or listened(event_type)) and MemoryEventOptions.enabled(config, option)
             ),
             run_begin=bool(config.get(AgentExecutionOptions.AGENT_RUN_BEGIN_EVENT)),
         )

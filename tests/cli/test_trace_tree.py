@@ -107,7 +107,9 @@ def test_the_tree_of_a_run_with_a_tool_call_from_upstreams_layout(
 
 def test_the_tree_of_a_run_from_this_projects_log(tmp_path: Path, trace_tree: Run) -> None:
     # Verbose: this project's action records are there too, and passed over.
-    run_chat_agent({"baseLogDir": str(tmp_path), "event-log.level": "verbose"})
+    run_chat_agent(
+        {"baseLogDir": str(tmp_path), "eventLoggerType": "jsonl", "event-log.level": "verbose"}
+    )
     records = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
     assert {r["record"] for r in records} == {"event", "action"}
     ids = [r["id"] for r in records if r["record"] == "event"]

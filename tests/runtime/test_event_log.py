@@ -55,6 +55,7 @@ def run_logged(tmp_path: Path, level: str) -> list[dict[str, Any]]:
     env = LocalExecutionEnvironment(
         {
             "baseLogDir": str(tmp_path),
+            "eventLoggerType": "jsonl",
             "event-log.level": level,
             "event-log.standard.max-string-length": 20,
         }
@@ -333,9 +334,9 @@ def test_logger_type_file_writes_upstreams_layout_and_records(
     assert request["upstreamActionName"] == "start"
     tool_image = records[3]["eventAttributes"]["responses"][0]["content"][0]
     assert tool_image["redacted"] is True and tool_image["data"] is None
-    # Long strings are truncated at the standard level, as in this project's records.
+    # Long strings are truncated at the standard level into upstream's wrapper.
     answer = records[4]["eventAttributes"]["response"]["blocks"][0]["text"]
-    assert answer == "x" * 20 + "...<30 more chars>"
+    assert answer == {"truncatedString": "x" * 20 + "...", "omittedChars": 30}
 
 
 def test_upstream_records_at_verbose_have_no_action_records(tmp_path: Path) -> None:
@@ -381,3 +382,77 @@ def test_file_event_log_name_is_upstreams() -> None:
     assert file_event_log_name("j1", "action-execute-operator", 0) == (
         "events-j1-action-execute-operator-0.log"
     )
+
+
+@pytest.mark.parametrize("logger_type", [None, "slf4j", "SLF4J", "file"])
+def test_base_log_dir_makes_the_log_upstreams_file_event_log(
+    tmp_path: Path, logger_type: str | None
+) -> None:
+    """As upstream, ``baseLogDir`` alone (or with ``slf4j``, the default) writes upstream's
+    file event log: its file name and flat records."""
+    options: dict[str, Any] = {"baseLogDir": str(tmp_path)}
+    if logger_type is not None:
+        options["eventLoggerType"] = logger_type
+    log = EventLog.from_config(AgentConfiguration(options), subtask_index=1, job_id="j1")
+    assert log is not None
+    try:
+        log.log_event("k", 0, InputEvent(input="hi"))
+    finally:
+        log.close()
+    (path,) = tmp_path.iterdir()
+    assert path.name == "events-j1-local-runner-1.log"
+    (record,) = [json.loads(line) for line in path.read_text().splitlines()]
+    assert list(record) == ["timestamp", "logLevel", "eventId", "eventType", "eventAttributes"]
+
+
+def test_logger_type_jsonl_keeps_this_projects_log(tmp_path: Path) -> None:
+    config = AgentConfiguration({"baseLogDir": str(tmp_path), "eventLoggerType": "jsonl"})
+    for subtask, name in ((None, "events.jsonl"), (2, "events-2.jsonl")):
+        log = EventLog.from_config(config, subtask_index=subtask)
+        assert log is not None
+        try:
+            log.log_event("k", 0, InputEvent(input="hi"))
+        finally:
+            log.close()
+        (record,) = [json.loads(line) for line in (tmp_path / name).read_text().splitlines()]
+        assert record["record"] == "event" and record["type"] == "_input_event"
+    assert EventLog.from_config(AgentConfiguration({"eventLoggerType": "jsonl"})) is None
+
+
+@pytest.mark.parametrize("upstream", [False, True])
+def test_max_string_length_zero_truncates_nothing(upstream: bool) -> None:
+    """As upstream, ``event-log.standard.max-string-length: 0`` turns truncation off."""
+    stream = io.StringIO()
+    log = EventLog(stream, EventLogLevel.STANDARD, max_string_length=0, upstream_records=upstream)
+    log.log_event("k", 0, InputEvent(input="a long enough input"))
+    (record,) = [json.loads(line) for line in stream.getvalue().splitlines()]
+    attributes = record["eventAttributes" if upstream else "attributes"]
+    assert attributes["input"] == "a long enough input"
+
+
+def test_upstream_truncation_wraps_strings_at_any_depth_and_keeps_trace_fields() -> None:
+    stream = io.StringIO()
+    log = EventLog(
+        stream,
+        EventLogLevel.STANDARD,
+        max_string_length=4,
+        upstream_records=True,
+        trace_records=True,
+    )
+    log.log_event("k", 0, InputEvent(input={"list": ["abcdefg", "ab"], "n": 12345678}))
+    log.log_execution(
+        "_execution_started_event",
+        {"executionId": "e-123456789", "entityName": "a_long_name"},
+        {"note": "abcdef"},
+    )
+    event, execution = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert event["eventAttributes"]["input"] == {
+        "list": [{"truncatedString": "abcd...", "omittedChars": 3}, "ab"],
+        "n": 12345678,
+    }
+    # Trace fields are identities: upstream never truncates them.
+    assert execution["executionId"] == "e-123456789"
+    assert execution["entityName"] == "a_long_name"
+    assert execution["eventAttributes"] == {
+        "note": {"truncatedString": "abcd...", "omittedChars": 2}
+    }

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import io
+import json
+import logging
 from typing import Any, ClassVar
+
+import pytest
 
 from flink_agents.api import Agent, Event, InputEvent, OutputEvent, RunnerContext
 from flink_agents.api.decorators import action
@@ -12,6 +17,7 @@ from flink_agents.api.events.event_type import EventType
 from flink_agents.api.events.memory_event import MemoryEvent, ShortTermWriteEvent
 from flink_agents.api.events.run_event import AgentRunBeginEvent
 from flink_agents.runtime.agent_engine import AgentEngine
+from flink_agents.runtime.event_log import EventLog
 from flink_agents.runtime.run_state import KeyState, RunState
 
 
@@ -256,3 +262,50 @@ def test_no_run_begin_event_unless_enabled() -> None:
     BeginAgent.order = []
     engine, state = AgentEngine(BeginAgent()), KeyState()
     assert [e.type for e in engine.start_run("k", 1, state).pending_events] == ["_input_event"]
+
+
+# ---------------------------------------------------------------- in the event log
+
+
+def test_with_an_event_log_memory_events_are_logged_though_no_action_listens(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """As upstream, the event log shows the memory events the options enable; with no
+    action listening they are logged only: not queued, no "no action handles" warning."""
+
+    def write(event: Event, ctx: RunnerContext) -> None:
+        ctx.short_term_memory.set("user.tier", "gold")
+        ctx.send_event(OutputEvent(output="ok"))
+
+    stream = io.StringIO()
+    agent = Agent().add_action("write", [InputEvent], write)
+    engine = AgentEngine(agent, event_log=EventLog(stream, upstream_records=True))
+    state = KeyState()
+    run = engine.start_run(7, 1, state)
+    with caplog.at_level(logging.WARNING):
+        assert asyncio.run(engine.run(run, state)) == ["ok"]
+    assert run.done and run.pending_events == [] and run.action_steps == 1
+    assert "no action handles" not in caplog.text
+    records = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [r["eventType"] for r in records] == [
+        "_input_event",
+        "_output_event",
+        "_short_term_write_event",
+    ]
+    assert records[2]["eventAttributes"] == {"key": "7", "value": {"user.tier": "gold"}}
+    # Without an event log (and no listener) none is made, as before.
+    assert AgentEngine(agent).memory.event_types == frozenset()
+
+
+def test_the_run_begin_event_is_logged_right_after_its_input_event() -> None:
+    stream = io.StringIO()
+    engine = AgentEngine(
+        BeginAgent(),
+        {"agent-run.begin-event": True},
+        event_log=EventLog(stream, upstream_records=True),
+    )
+    state = KeyState()
+    run_once(engine, state, 1, key="k")
+    records = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [r["eventType"] for r in records[:2]] == ["_input_event", "_agent_run_begin_event"]
+    assert records[1]["upstreamEventId"] == records[0]["eventId"]

@@ -4,7 +4,7 @@ makes, and the lifecycle records of them in upstream's file event log.
 An action context that can report implements `ExecutionReporter` (this runtime's action
 contexts do); code that may run with any `RunnerContext` reports through
 `ExecutionReporters`, which does nothing for a context that cannot report and never lets
-a report's failure reach the action. With ``eventLoggerType: file`` and
+a report's failure reach the action. With upstream's file event log (``baseLogDir``) and
 ``event-log.trace.enabled: true`` each report is one lifecycle record
 (`ExecutionLifecycleEvents`) in the event log (docs/observability.md).
 """

@@ -97,7 +97,7 @@ def test_the_key_is_in_neither_the_response_event_nor_the_event_log(
     monkeypatch.setenv(env_var, ENV_KEY)
     server.enqueue(echo_401(ENV_KEY))
     agent = chat_agent(connect(base_url=server.base_url))  # type: ignore[arg-type]
-    config = {"baseLogDir": str(tmp_path), "event-log.level": "verbose"}
+    config = {"baseLogDir": str(tmp_path), "eventLoggerType": "jsonl", "event-log.level": "verbose"}
 
     outputs, _ = run_local(agent, [{"key": "k", "value": "Hi"}], config)
 

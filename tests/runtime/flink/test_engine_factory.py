@@ -326,7 +326,8 @@ class _ThreadModeContext:
 @pytest.mark.parametrize(
     ("options", "name"),
     [
-        ({}, "events-2.jsonl"),
+        ({"eventLoggerType": "jsonl"}, "events-2.jsonl"),
+        ({}, "events-0123456789abcdef0123456789abcdef-agent -_ Map-2.log"),
         (
             {"eventLoggerType": "file"},
             "events-0123456789abcdef0123456789abcdef-agent -_ Map-2.log",
