@@ -9,6 +9,7 @@ implementation here raises `ResourceUnavailableError` when the plan is built.
 from __future__ import annotations
 
 import importlib
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from flink_agents.api.metric_group import MetricGroup
 
 __all__ = [
+    "UPSTREAM_TUNING_OPTIONS",
     "Resource",
     "ResourceDescriptor",
     "ResourceName",
@@ -38,6 +40,8 @@ __all__ = [
     "release_resource_metric_group",
     "resource_metric_group",
 ]
+
+_LOG = logging.getLogger(__name__)
 
 _REQUEST_METRIC_GROUP: ContextVar[Callable[[], MetricGroup] | None] = ContextVar(
     "flink_agents_request_metric_group", default=None
@@ -87,6 +91,52 @@ class ResourceType(str, Enum):
     SKILLS = "skills"
 
 
+UPSTREAM_TUNING_OPTIONS: frozenset[str] = frozenset(
+    {
+        "extract_reasoning",
+        "json_prefill",
+        "keep_alive",
+        "logprobs",
+        "num_ctx",
+        "reasoning_effort",
+        "request_timeout",
+        "reuse_client",
+        "skip_length_check",
+        "strict",
+        "text_type",
+        "think",
+        "top_logprobs",
+        "truncate",
+    }
+)
+"""Tuning options some of upstream's (Apache Flink Agents') provider classes take (Ollama's
+``think`` and ``keep_alive``, ``extract_reasoning``, ``request_timeout``...). Upstream's
+resources ignore a keyword they do not declare, and its agents pass these to classes that
+have no use for them (an OpenAI setup given ``think=False``): a class here that does not
+take one ignores it with a warning, once per class and option. Any other undeclared
+keyword is refused (`UnknownOptionError`): a misspelt option never passes silently."""
+
+_warned_ignored: set[tuple[str, str]] = set()
+
+
+def _ignored_upstream_options(cls: type[Resource], data: dict[str, Any]) -> list[str]:
+    """The keywords of `UPSTREAM_TUNING_OPTIONS` in ``data`` that ``cls`` does not take
+    (warned about once per class and option)."""
+    if cls.model_config.get("extra") == "allow":
+        return []
+    known = cls.option_names()
+    ignored = [o for o in data if o in UPSTREAM_TUNING_OPTIONS and o not in known]
+    for option in ignored:
+        if (cls.__qualname__, option) not in _warned_ignored:
+            _warned_ignored.add((cls.__qualname__, option))
+            _LOG.warning(
+                "%s does not take upstream's option %r: ignored, as upstream ignores it",
+                cls.__name__,
+                option,
+            )
+    return ignored
+
+
 class Resource(BaseModel, ABC):
     """Base of every resource: a pydantic model that knows its `ResourceType`.
 
@@ -118,6 +168,8 @@ class Resource(BaseModel, ABC):
 
     def __init__(self, /, **data: Any) -> None:
         type(self).check_options(data)
+        for option in _ignored_upstream_options(type(self), data):
+            data.pop(option)
         if "name" not in type(self).model_fields:
             # Upstream's resources take (and ignore) a ``name``: the agent's attribute or
             # `add_resource` names a resource, here as there.
@@ -184,6 +236,8 @@ class Resource(BaseModel, ABC):
         known.setdefault("name", "name")  # upstream's keyword, ignored (see __init__)
         given: dict[str, str] = {}
         for option in options:
+            if option in UPSTREAM_TUNING_OPTIONS and option not in known:
+                continue  # ignored, with a warning (see __init__)
             field_name = known.get(option)
             if field_name is None:
                 public = [name for name in known if name != "get_resource"]

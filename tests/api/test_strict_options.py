@@ -248,3 +248,22 @@ def test_a_typed_option_of_your_own_is_set_and_copied() -> None:
     config = AgentConfiguration().set(mine, "3")
     assert config.get(mine) == 3
     assert config.copy().get(mine) == 3
+
+
+def test_upstream_tuning_options_a_class_does_not_take_are_ignored_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Upstream's long-term memory e2e agent gives an OpenAI setup Ollama's `think` and
+    # `extract_reasoning`; upstream ignores them.
+    with caplog.at_level("WARNING", logger="flink_agents.api.resource"):
+        setup = OpenAIChatModelSetup(connection="c", model="m", extract_reasoning=True, think=False)
+        descriptor = ResourceDescriptor(
+            clazz=OpenAIChatModelSetup, connection="c", model="m", think=False
+        )
+        descriptor.resolve_class().check_options(descriptor.arguments)  # the plan's check
+    assert setup.model == "m"
+    assert "think" not in setup.model_dump()
+    warned = " ".join(record.getMessage() for record in caplog.records)
+    assert "'extract_reasoning': ignored" in warned
+    with pytest.raises(UnknownOptionError, match="thinkk"):
+        OpenAIChatModelSetup(connection="c", model="m", thinkk=False)  # a typo still raises
