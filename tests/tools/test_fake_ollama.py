@@ -195,3 +195,16 @@ def test_e2e_runs_upstreams_jobs_with_the_fake(tmp_path: Path) -> None:
     assert [(o["nodeid"], o["outcome"]) for o in outcomes] == [
         ("e2e_tests/e2e_tests_integration/pull_test.py::test_pull", "passed")
     ]
+
+
+def test_pytest_arguments_after_options(tmp_path: Path) -> None:
+    folder = tmp_path / "upstream" / "python" / "flink_agents" / "e2e_tests"
+    (folder / "e2e_tests_integration").mkdir(parents=True)
+    (folder / "e2e_tests_integration" / "pull_test.py").write_text(_PULL_TEST)
+    (folder / "e2e_tests_integration" / "other_test.py").write_text("def test_x(): pass\n")
+    out = tmp_path / "outcomes.json"
+    argv = [str(tmp_path / "upstream"), "--e2e", "--ollama-port", "0", "--json", str(out)]
+    assert main([*argv, "--", "-k", "other"]) == 0
+    assert [o["nodeid"] for o in json.loads(out.read_text())] == [
+        "e2e_tests/e2e_tests_integration/other_test.py::test_x"
+    ]
