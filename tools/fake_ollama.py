@@ -5,7 +5,8 @@ model: the model connection is the one change (`tools/upstream_tests.py --e2e`).
 ``GET /`` and ``/api/version``, ``GET /api/tags`` (the pulled models), ``POST /api/pull``
 (streamed status lines), ``/api/show``, ``/api/chat`` (streamed or not, tool calls in
 Ollama's format: arguments as an object) and ``/api/embed`` / ``/api/embeddings``. A
-model must be pulled before it chats or embeds (else 404, as Ollama answers).
+model must be pulled before it chats or embeds (else 404, as Ollama answers). Ollama's
+OpenAI-compatible ``/v1/chat/completions`` answers too (any model name, not streamed).
 
 Answers are rule-based and deterministic (`answer`), as a capable model answers the
 prompts of upstream's e2e tests:
@@ -17,6 +18,9 @@ prompts of upstream's e2e tests:
   field, else in a sentence;
 * ``Reply with the numeric result only``: the last number of the message;
 * ``a joke about cats``: a joke about the subject;
+* mem0's fact extraction (``{"facts": [...]}``, each user line) and memory update
+  (``{"memory": [...]}``: a fact sharing most of its words with a memory updates it,
+  another is added);
 * anything else: ``You said: <the last user message>``.
 
 Embeddings are `examples.mock_model_server.embedding_of` (hashed words) in 768 numbers,
@@ -184,6 +188,9 @@ def answer(
         for m in since
         if m.get("role") == "tool" and (found := _NUMBER.search(_text(m)))
     ]
+    memory = _memory_answer(messages, last)
+    if memory is not None:
+        return _assistant(json.dumps(memory))
     if "numeric result only" in last.lower():
         numbers = _NUMBER.findall(last)
         return _assistant(numbers[-1] if numbers else "0")
@@ -206,6 +213,44 @@ def answer(
         subject = joke.group(1).strip()
         return _assistant(f"Why don't {subject} play poker in the jungle? Too many cheetahs!")
     return _assistant(f"You said: {last}")
+
+
+def _memory_answer(messages: Sequence[dict[str, Any]], last: str) -> dict[str, Any] | None:
+    """mem0's two requests: the facts of a conversation (``{"facts": [...]}``: each user
+    line), and the memory update (``{"memory": [...]}``: a fact that shares most of its
+    words with a memory updates it, another fact is added, other memories stay)."""
+    system = " ".join(_text(m) for m in messages if m.get("role") == "system")
+    if last.startswith("Input:\n") and "facts" in system:
+        lines = last.removeprefix("Input:\n").splitlines()
+        facts = [line.split(":", 1)[1].strip() for line in lines if line.startswith("user:")]
+        return {"facts": [fact for fact in facts if fact]}
+    if "new retrieved facts" not in last:
+        return None
+    blocks = re.findall(r"```\s*(.*?)\s*```", last, re.DOTALL)
+    try:
+        facts = [str(f) for f in ast.literal_eval(blocks[-1])]
+        old = ast.literal_eval(blocks[-2]) if "Current memory is empty" not in last else []
+    except (IndexError, ValueError, SyntaxError):
+        return {"memory": []}
+    events: dict[str, dict[str, Any]] = {
+        str(m["id"]): {"id": str(m["id"]), "text": m["text"], "event": "NONE"} for m in old
+    }
+    for fact in facts:
+        match = next(
+            (e for e in events.values() if e["event"] == "NONE" and _similar(e["text"], fact)),
+            None,
+        )
+        if match is not None:
+            match.update(event="UPDATE", old_memory=match["text"], text=fact)
+        else:
+            new_id = str(len(events))
+            events[new_id] = {"id": new_id, "text": fact, "event": "ADD"}
+    return {"memory": list(events.values())}
+
+
+def _similar(one: str, other: str) -> bool:
+    words = [set(re.findall(r"\w+", text.lower())) for text in (one, other)]
+    return len(words[0] & words[1]) >= 0.5 * len(words[0] | words[1])
 
 
 def _assistant(content: str, tool_calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -348,6 +393,8 @@ class FakeOllamaServer:
             return 200, {"models": []}, None
         if path == "/api/pull":
             return self._pull(body)
+        if path == "/v1/chat/completions":
+            return 200, _completion(body), None
         name = body.get("model") or body.get("name") or ""
         if path in ("/api/show", "/api/chat", "/api/embed", "/api/embeddings"):
             with self._lock:
@@ -417,6 +464,45 @@ class FakeOllamaServer:
             )
         chunks.append({**final, "message": {"role": "assistant", "content": ""}})
         return 200, None, chunks
+
+
+def _completion(body: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAI-compatible ``/v1/chat/completions`` answer (Ollama serves one too)."""
+    messages = [
+        {**m, "content": m.get("content") if isinstance(m.get("content"), str) else ""}
+        for m in body.get("messages") or []
+    ]
+    message = answer(messages, body.get("tools") or [])
+    calls = [
+        {
+            "id": f"call_{index}",
+            "type": "function",
+            "function": {
+                "name": call["function"]["name"],
+                "arguments": json.dumps(call["function"]["arguments"]),
+            },
+        }
+        for index, call in enumerate(message.get("tool_calls") or [])
+    ]
+    reply: dict[str, Any] = {"role": "assistant", "content": message["content"] or None}
+    if calls:
+        reply["tool_calls"] = calls
+    prompt_tokens = sum(len(_text(m).split()) for m in messages)
+    completion_tokens = len(message["content"].split()) + 1
+    return {
+        "id": "chatcmpl-fake-ollama",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body.get("model") or "",
+        "choices": [
+            {"index": 0, "message": reply, "finish_reason": "tool_calls" if calls else "stop"}
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
 
 
 def _listed(name: str) -> dict[str, Any]:

@@ -40,8 +40,11 @@ The e2e jobs on Ollama (the ReAct and YAML agents) meet a fake Ollama server
 (tools/fake_ollama.py: rule-based, deterministic answers, hashed-word embeddings), started
 on 127.0.0.1:11434 for the run and stopped after it, and a fake ``ollama`` CLI first on
 ``PATH`` (upstream's ``pull_model`` runs ``ollama pull``; ``OLLAMA_HOST`` names the fake):
-the model connection is the only change. The run stops with a message when port 11434
-is taken; ``--real-ollama`` uses the server (and the ``ollama`` CLI) already there.
+the model connection is the only change. The long-term memory job's chat model (an
+OpenAI-compatible endpoint it reads from ``ACTION_BASE_URL`` and ``ACTION_API_KEY``) is
+pointed at the fake's ``/v1`` too, unless ``ACTION_API_KEY`` is set. The run stops with a
+message when port 11434 is taken; ``--real-ollama`` uses the server (and the ``ollama``
+CLI) already there.
 """
 
 from __future__ import annotations
@@ -725,6 +728,9 @@ def main(argv: list[str] | None = None) -> int:
         if fake_ollama is not None:
             env["PATH"] = os.pathsep.join([str(workdir / "bin"), env.get("PATH", "")])
             env["OLLAMA_HOST"] = fake_ollama.base_url
+            if not env.get("ACTION_API_KEY"):  # the long-term memory job's chat model
+                env["ACTION_BASE_URL"] = f"{fake_ollama.base_url}/v1"
+                env["ACTION_API_KEY"] = "fake-ollama"
         command = [
             args.python, "-P", "-m", "pytest", "-q", "-p", PLUGIN, "-p", "no:cacheprovider",
             "-c", str(tree / "pytest.ini"), "--rootdir", str(tree), "-o", "addopts=",

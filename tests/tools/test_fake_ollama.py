@@ -208,3 +208,56 @@ def test_pytest_arguments_after_options(tmp_path: Path) -> None:
     assert [o["nodeid"] for o in json.loads(out.read_text())] == [
         "e2e_tests/e2e_tests_integration/other_test.py::test_x"
     ]
+
+
+def test_mem0s_fact_extraction_and_memory_update(client: ollama.Client) -> None:
+    from mem0.configs.prompts import get_update_memory_messages
+    from mem0.memory.utils import get_fact_retrieval_messages, parse_messages
+
+    client.pull(_MODEL)
+
+    def ask(messages: list[dict[str, str]]) -> object:
+        return json.loads(client.chat(model=_MODEL, messages=messages).message.content or "")
+
+    said = parse_messages([{"role": "user", "content": "My favorite fruit is bananas."}])
+    system, user = get_fact_retrieval_messages(said)
+    facts = ask([{"role": "system", "content": system}, {"role": "user", "content": user}])
+    assert facts == {"facts": ["My favorite fruit is bananas."]}
+    old = [{"id": "0", "text": "My favorite fruit is watermelon."}]
+    update = get_update_memory_messages(old, ["My favorite fruit is bananas."])
+    assert ask([{"role": "user", "content": update}]) == {
+        "memory": [
+            {
+                "id": "0",
+                "text": "My favorite fruit is bananas.",
+                "event": "UPDATE",
+                "old_memory": "My favorite fruit is watermelon.",
+            }
+        ]
+    }
+    added = get_update_memory_messages([{"id": "0", "text": "I like swimming."}], ["I eat no meat"])
+    assert ask([{"role": "user", "content": added}]) == {
+        "memory": [
+            {"id": "0", "text": "I like swimming.", "event": "NONE"},
+            {"id": "1", "text": "I eat no meat", "event": "ADD"},
+        ]
+    }
+    first = get_update_memory_messages([], ["I like swimming."])
+    assert ask([{"role": "user", "content": first}]) == {
+        "memory": [{"id": "0", "text": "I like swimming.", "event": "ADD"}]
+    }
+
+
+def test_the_openai_compatible_endpoint(server: FakeOllamaServer) -> None:
+    import openai
+
+    chat = openai.OpenAI(base_url=f"{server.base_url}/v1", api_key="fake").chat.completions
+    question = [{"role": "user", "content": "calculate the sum of 1 and 2."}]
+    called = chat.create(model="any", messages=question, tools=[_tool("add")])  # type: ignore[list-item]
+    calls = called.choices[0].message.tool_calls or []
+    assert [(c.function.name, json.loads(c.function.arguments)) for c in calls] == [  # type: ignore[union-attr]
+        ("add", {"a": 1, "b": 2})
+    ]
+    assert called.choices[0].finish_reason == "tool_calls"
+    answered = chat.create(model="any", messages=question)  # type: ignore[arg-type]
+    assert answered.choices[0].message.content == "The answer is 3."
