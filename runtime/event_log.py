@@ -278,7 +278,7 @@ class EventLog:
         ):
             if data[field] is not None:
                 record[name] = data[field]
-        record["eventAttributes"] = self._upstream_payload(data["attributes"])
+        record["eventAttributes"] = self._upstream_payload(_upstream_tool_calls(data["attributes"]))
         return record
 
     @property
@@ -368,3 +368,33 @@ class EventLog:
 
     def __getstate__(self) -> dict[str, Any]:
         raise TypeError("an EventLog holds an open stream; create it where it is used")
+
+
+def _upstream_tool_calls(value: Any) -> Any:
+    """``value`` with each ``tool_calls`` list of tool call blocks (``{"type": "tool_call",
+    "id", "name", "input"}``) in upstream's form, ``{"id", "type": "function", "function":
+    {"name", "arguments"}}``: what readers of upstream's event log (its e2e tests'
+    ``collect_tool_invocations``) take a tool request's calls from."""
+    if isinstance(value, Mapping):
+        return {
+            key: _upstream_call_list(item) if key == "tool_calls" else _upstream_tool_calls(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_upstream_tool_calls(item) for item in value]
+    return value
+
+
+def _upstream_call_list(calls: Any) -> Any:
+    if not isinstance(calls, list):
+        return _upstream_tool_calls(calls)
+    return [
+        {
+            "id": call.get("id"),
+            "type": "function",
+            "function": {"name": call.get("name"), "arguments": call.get("input", {})},
+        }
+        if isinstance(call, Mapping) and call.get("type") == "tool_call"
+        else _upstream_tool_calls(call)
+        for call in calls
+    ]

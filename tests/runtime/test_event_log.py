@@ -332,6 +332,10 @@ def test_logger_type_file_writes_upstreams_layout_and_records(
     assert {r["logLevel"] for r in records} == {"STANDARD"}
     assert request["upstreamEventId"] == root["eventId"]
     assert request["upstreamActionName"] == "start"
+    # A tool request's calls in upstream's form (its e2e tests read function.name there).
+    assert records[2]["eventAttributes"]["tool_calls"] == [
+        {"id": "p1", "type": "function", "function": {"name": "photo_tool", "arguments": {}}}
+    ]
     tool_image = records[3]["eventAttributes"]["responses"][0]["content"][0]
     assert tool_image["redacted"] is True and tool_image["data"] is None
     # Long strings are truncated at the standard level into upstream's wrapper.
