@@ -652,18 +652,29 @@ class FlinkAgentsExecutionEnvironment(AgentsExecutionEnvironment):
 
     def from_table(self, input: Table, key_selector: Any = None) -> AgentStream:
         """Agent input from a Table: each row becomes a dict of its fields (the agent's
-        input and what `key_selector` receives)."""
+        input); `key_selector` receives the row (`_table_key`)."""
         if key_selector is None:
             raise ValueError("from_table needs a key_selector")
         rows = self.table_environment.to_data_stream(input)
         dicts = rows.map(_row_to_dict, output_type=Types.PICKLED_BYTE_ARRAY())
-        return AgentStream(self, dicts, _selector(key_selector))
+        return AgentStream(self, dicts, _table_key(_selector(key_selector)))
 
     def execute(self, job_name: str | None = None) -> Any:
         """Run the job (blocks until a bounded job ends)."""
         if job_name is None:
             return self._env.execute()
         return self._env.execute(job_name)
+
+
+def _table_key(selector: Callable[[Any], Any]) -> Callable[[dict[str, Any]], Any]:
+    """The key of a table row the agent gets as a dict: ``selector`` of the row as a
+    `Row` of those fields, read by position (``row[0]``, upstream's tests), by name
+    (``row["id"]``) or as an attribute (``row.id``)."""
+
+    def key(fields: dict[str, Any]) -> Any:
+        return selector(Row(**fields))
+
+    return key
 
 
 def _selector(key_selector: Any) -> Callable[[Any], Any]:

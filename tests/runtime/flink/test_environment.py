@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from pyflink.common import Row
 from pyflink.datastream.functions import KeySelector
 
-from flink_agents.runtime.flink.environment import _selector, _ToRow, keyed_input
+from flink_agents.runtime.flink.environment import _selector, _table_key, _ToRow, keyed_input
 from flink_agents.runtime.keys import refused_key
 from tests.fakes.values import nested_lists
 
@@ -97,6 +97,22 @@ def test_key_selector_objects_and_functions() -> None:
     assert _selector(len)("abc") == 3
     with pytest.raises(TypeError, match="must be callable or a KeySelector, got 'user'"):
         _selector("user")
+
+
+def test_a_table_key_selector_gets_the_row_by_position_or_by_name() -> None:
+    """from_table's key selector gets the row, as upstream's (whose tests key by
+    ``value[0]``), while the agent gets the dict of its fields."""
+
+    class First(KeySelector):
+        def get_key(self, value: Row) -> int:
+            return value[0]
+
+    fields = {"a": 2, "b": 3, "nested": {"c": 1}}
+    assert _table_key(_selector(First()))(fields) == 2
+    assert _table_key(lambda row: row["b"])(fields) == 3
+    assert _table_key(lambda row: row.nested["c"])(fields) == 1
+    key = cloudpickle.loads(cloudpickle.dumps(_table_key(lambda row: row[1])))
+    assert key(fields) == 3  # shipped to the workers
 
 
 def test_operator_options_come_from_the_agent_options_where_not_given() -> None:
