@@ -34,7 +34,9 @@ copied, and pytest runs in the copy's ``python`` folder, because the jobs' Pytho
 import the copied modules by name and find them from their working directory. That needs
 this package installed editable (``tools/setup.sh``): a namespace ``flink_agents`` folder in
 the working directory then holds the tests while every other ``flink_agents`` module is
-this package's.
+this package's. The provider tests upstream skips without a key run against a local model
+server (`tools/upstream_e2e_models.py`: fake keys, base URLs at 127.0.0.1, and the skills'
+commands allowed).
 """
 
 from __future__ import annotations
@@ -52,8 +54,12 @@ import tempfile
 import textwrap
 from collections import defaultdict
 from collections.abc import Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # run as a script: the checkout
+from tools.upstream_e2e_models import e2e_model_server
 
 __all__ = [
     "AREAS",
@@ -687,7 +693,9 @@ def main(argv: list[str] | None = None) -> int:
         # The jobs' Python workers import the copied modules by name (cloudpickle ships
         # their agents by reference) without the plugin: they find them from their working
         # directory, the tree's (on their sys.path; "-P" keeps it off the tests' own).
-        subprocess.run(command, cwd=tree if args.e2e else plugin_dir, env=env, check=False)
+        with e2e_model_server(workdir) if args.e2e else nullcontext({}) as model_env:
+            env.update(model_env)  # the providers' tests answered by a local model server
+            subprocess.run(command, cwd=tree if args.e2e else plugin_dir, env=env, check=False)
         outcomes = read_outcomes(report, tree)
         if args.json:
             args.json.write_text(
