@@ -5,11 +5,19 @@ real ``openai`` SDK talks HTTP to 127.0.0.1, and this server answers like a
 small, deterministic model:
 
 * when tools are offered and the conversation has no tool result yet, it calls
-  the first tool, filling string parameters from the last user message;
+  the first tool, filling string parameters with the last user message and number
+  parameters with its numbers, in order (its word count when it has too few);
 * otherwise it answers in text, quoting the last tool result (or the user);
 * ``/v1/embeddings`` answers each input with a deterministic unit vector
   (`embedding_of`: hashed words, so texts that share words lie close together) of
   ``dimensions`` numbers (default `EMBEDDING_DIMENSIONS`), as floats or base64.
+
+The same answers come on the paths of Azure OpenAI
+(``/openai/deployments/<name>/chat/completions?api-version=...``) and of DashScope's
+native generation API (``/api/v1/services/aigc/text-generation/generation``,
+`dashscope_reply_to`), so a Tongyi or Azure connection can be pointed at it too. Another
+model can answer instead: ``MockModelServer(reply=...)`` takes the function that turns a
+Chat Completions request body into its response body (`reply_to` by default).
 
 Tests use it as a provider that counts: every request is recorded (its JSON body, when it
 arrived and when its answer was sent), and answers can take a while (``delay``), so calls
@@ -31,14 +39,18 @@ import re
 import struct
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 __all__ = [
+    "DASHSCOPE_GENERATION_PATH",
     "EMBEDDING_DIMENSIONS",
     "MockModelServer",
     "RecordedRequest",
+    "Reply",
+    "dashscope_reply_to",
     "embedding_of",
     "embeddings_reply_to",
     "reply_to",
@@ -49,6 +61,12 @@ EMBEDDING_DIMENSIONS = 64
 
 _ids = itertools.count(1)
 _WORD = re.compile(r"\w+")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+DASHSCOPE_GENERATION_PATH = "/services/aigc/text-generation/generation"
+"""The end of DashScope's native text generation path (after its ``/api/v1`` root)."""
+
+Reply = Callable[[dict[str, Any]], dict[str, Any]]
+"""A model: a Chat Completions request body to its response body."""
 
 
 def _text_of(content: Any) -> str:
@@ -61,13 +79,20 @@ def _text_of(content: Any) -> str:
 
 def _tool_arguments(tool: dict[str, Any], user_text: str) -> dict[str, Any]:
     schema = tool.get("function", {}).get("parameters") or {}
+    properties = schema.get("properties") or {}
+    kinds = {
+        name: spec.get("type") if isinstance(spec, dict) else None
+        for name, spec in properties.items()
+    }
+    numbers = [float(n) for n in _NUMBER.findall(user_text)]
+    wanted = sum(kind in ("integer", "number") for kind in kinds.values())
+    given = iter(numbers if len(numbers) >= wanted else [])
     arguments: dict[str, Any] = {}
-    for name, spec in (schema.get("properties") or {}).items():
-        kind = spec.get("type") if isinstance(spec, dict) else None
+    for name, kind in kinds.items():
         if kind == "integer":
-            arguments[name] = len(user_text.split())
+            arguments[name] = int(next(given, len(user_text.split())))
         elif kind == "number":
-            arguments[name] = float(len(user_text))
+            arguments[name] = next(given, float(len(user_text)))
         elif kind == "boolean":
             arguments[name] = True
         else:
@@ -121,6 +146,28 @@ def reply_to(request: dict[str, Any]) -> dict[str, Any]:
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def dashscope_reply_to(request: dict[str, Any], reply: Reply = reply_to) -> dict[str, Any]:
+    """The response body of DashScope's native generation API (``result_format``
+    ``message``) to its request body: ``reply``'s answer to the same conversation."""
+    parameters = request.get("parameters") or {}
+    chat = {
+        "model": request.get("model"),
+        "messages": (request.get("input") or {}).get("messages") or [],
+        "tools": parameters.get("tools") or [],
+    }
+    answer = reply(chat)
+    usage = answer.get("usage") or {}
+    return {
+        "request_id": answer.get("id"),
+        "output": {"choices": answer["choices"]},
+        "usage": {
+            "input_tokens": usage.get("prompt_tokens", 0),
+            "output_tokens": usage.get("completion_tokens", 0),
+            "total_tokens": usage.get("total_tokens", 0),
         },
     }
 
@@ -196,9 +243,15 @@ class MockModelServer:
         port: the port (0: a free one).
         delay: seconds before each answer: a number, or ``(low, high)`` for a uniform
             random delay in that range.
+        reply: the model: a Chat Completions request body to its response body.
     """
 
-    def __init__(self, port: int = 0, delay: float | tuple[float, float] = 0.0) -> None:
+    def __init__(
+        self,
+        port: int = 0,
+        delay: float | tuple[float, float] = 0.0,
+        reply: Reply = reply_to,
+    ) -> None:
         self.request_count = 0
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
@@ -228,9 +281,11 @@ class MockModelServer:
                 with server._lock:
                     server.request_count += 1
                     server.requests.append(record)
-                route = self.path.rstrip("/")
+                route = self.path.split("?", 1)[0].rstrip("/")
                 if route.endswith("/chat/completions"):
-                    status, payload = 200, reply_to(body)
+                    status, payload = 200, reply(body)
+                elif route.endswith(DASHSCOPE_GENERATION_PATH):
+                    status, payload = 200, dashscope_reply_to(body, reply)
                 elif route.endswith("/embeddings"):
                     status, payload = embeddings_reply_to(body)
                 else:

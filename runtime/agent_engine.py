@@ -12,6 +12,7 @@ runs one run per key at a time, in input order.
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import functools
 import logging
 import threading
@@ -454,7 +455,11 @@ class AgentEngine:
         return key_state.to_json()
 
     def encode_input(self, value: Any) -> str:
-        """An input as JSON; `TypeError` for a value agent state cannot keep."""
+        """An input as JSON (a dataclass instance as the dict of its fields: upstream's
+        events carry it as JSON, so its agents get that dict); `TypeError` for a value
+        agent state cannot keep."""
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            value = dataclasses.asdict(value)
         check_state_value(value, "input")
         return to_json(encode_value(value)).decode("utf-8")
 

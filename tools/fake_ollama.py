@@ -60,6 +60,7 @@ __all__ = [
     "OllamaPortInUseError",
     "answer",
     "main",
+    "memory_answer",
     "model_name",
     "write_cli",
 ]
@@ -188,7 +189,7 @@ def answer(
         for m in since
         if m.get("role") == "tool" and (found := _NUMBER.search(_text(m)))
     ]
-    memory = _memory_answer(messages, last)
+    memory = memory_answer(messages, last)
     if memory is not None:
         return _assistant(json.dumps(memory))
     if "numeric result only" in last.lower():
@@ -215,7 +216,7 @@ def answer(
     return _assistant(f"You said: {last}")
 
 
-def _memory_answer(messages: Sequence[dict[str, Any]], last: str) -> dict[str, Any] | None:
+def memory_answer(messages: Sequence[dict[str, Any]], last: str) -> dict[str, Any] | None:
     """mem0's two requests: the facts of a conversation (``{"facts": [...]}``: each user
     line), and the memory update (``{"memory": [...]}``: a fact that shares most of its
     words with a memory updates it, another fact is added, other memories stay)."""

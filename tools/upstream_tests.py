@@ -40,11 +40,12 @@ The e2e jobs on Ollama (the ReAct and YAML agents) meet a fake Ollama server
 (tools/fake_ollama.py: rule-based, deterministic answers, hashed-word embeddings), started
 on 127.0.0.1:11434 for the run and stopped after it, and a fake ``ollama`` CLI first on
 ``PATH`` (upstream's ``pull_model`` runs ``ollama pull``; ``OLLAMA_HOST`` names the fake):
-the model connection is the only change. The long-term memory job's chat model (an
-OpenAI-compatible endpoint it reads from ``ACTION_BASE_URL`` and ``ACTION_API_KEY``) is
-pointed at the fake's ``/v1`` too, unless ``ACTION_API_KEY`` is set. The run stops with a
-message when port 11434 is taken; ``--real-ollama`` uses the server (and the ``ollama``
-CLI) already there.
+the model connection is the only change. The run stops with a message when port 11434 is
+taken; ``--real-ollama`` uses the server (and the ``ollama`` CLI) already there. The
+provider tests upstream skips without a key (skills, several providers, the long-term
+memory job's OpenAI-compatible chat model) run against a local model server
+(`tools/upstream_e2e_models.py`: fake keys, base URLs at 127.0.0.1, and the skills'
+commands allowed).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ import tempfile
 import textwrap
 from collections import defaultdict
 from collections.abc import Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,6 +77,7 @@ from tools.fake_ollama import (  # noqa: E402
     OllamaPortInUseError,
     write_cli,
 )
+from tools.upstream_e2e_models import e2e_model_server  # noqa: E402
 
 __all__ = [
     "AREAS",
@@ -735,9 +738,6 @@ def main(argv: list[str] | None = None) -> int:
         if fake_ollama is not None:
             env["PATH"] = os.pathsep.join([str(workdir / "bin"), env.get("PATH", "")])
             env["OLLAMA_HOST"] = fake_ollama.base_url
-            if not env.get("ACTION_API_KEY"):  # the long-term memory job's chat model
-                env["ACTION_BASE_URL"] = f"{fake_ollama.base_url}/v1"
-                env["ACTION_API_KEY"] = "fake-ollama"
         command = [
             args.python, "-P", "-m", "pytest", "-q", "-p", PLUGIN, "-p", "no:cacheprovider",
             "-c", str(tree / "pytest.ini"), "--rootdir", str(tree), "-o", "addopts=",
@@ -747,7 +747,9 @@ def main(argv: list[str] | None = None) -> int:
         # The jobs' Python workers import the copied modules by name (cloudpickle ships
         # their agents by reference) without the plugin: they find them from their working
         # directory, the tree's (on their sys.path; "-P" keeps it off the tests' own).
-        subprocess.run(command, cwd=tree if args.e2e else plugin_dir, env=env, check=False)
+        with e2e_model_server(workdir) if args.e2e else nullcontext({}) as model_env:
+            env.update(model_env)  # the providers' tests answered by a local model server
+            subprocess.run(command, cwd=tree if args.e2e else plugin_dir, env=env, check=False)
         outcomes = read_outcomes(report, tree)
         if args.json:
             args.json.write_text(

@@ -152,7 +152,7 @@ class AgentsExecutionEnvironment(ABC):
 
     def from_table(self, input: Any, key_selector: Any = None) -> AgentBuilder:
         """A PyFlink Table as input (Flink environment): each row becomes a dict of its
-        fields, which ``key_selector`` receives."""
+        fields; ``key_selector`` receives the row (a ``Row``: by position or by name)."""
         raise NotImplementedError(f"{type(self).__name__} does not read Tables")
 
     def load_yaml(self, paths: Path | str | Sequence[Path | str]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -224,3 +225,16 @@ def test_a_streaming_caller_gets_the_answers_before_a_refused_input() -> None:
     got, error = asyncio.run(main())
     assert got == ["first"]
     assert isinstance(error, TypeError)  # InputRefusedError is a TypeError, as before
+
+
+@dataclass
+class _Operation:
+    a: int
+    b: list[int]
+
+
+def test_a_dataclass_input_reaches_the_agent_as_the_dict_of_its_fields() -> None:
+    """As upstream's (its events carry an input as JSON): upstream's skills test sends
+    dataclass instances and reads them back as dicts."""
+    outputs, errors = _skip([{"key": "k", "value": _Operation(a=2, b=[3])}])
+    assert (outputs, errors) == ([{"k": {"a": 2, "b": [3]}}], [])

@@ -26,6 +26,7 @@ from flink_agents.api.chat_models.chat_model import BaseChatModelConnection, Too
 from flink_agents.api.chat_result import ChatResult
 from flink_agents.api.message import ChatMessage
 from flink_agents.integrations._openai_client import OpenAIClient
+from flink_agents.integrations._provider_client import UpstreamTimeoutName, timeout_field
 
 __all__ = ["OpenAIApi", "OpenAIConnection"]
 
@@ -46,12 +47,16 @@ class OpenAIApi:
     """Its wire module's ``parse_response(answer)``."""
 
 
-class OpenAIConnection(BaseChatModelConnection, OpenAIClient):
+class OpenAIConnection(UpstreamTimeoutName, BaseChatModelConnection, OpenAIClient):
     """A chat connection through ``openai.AsyncOpenAI`` (`OpenAIClient`: ``api_key``
     defaults to ``OPENAI_API_KEY``), to the API its class names (`api`)."""
 
     api: ClassVar[OpenAIApi]
     """The API this connection sends to."""
+
+    timeout: float = timeout_field(60.0)
+    """Seconds one call may take in all (also taken as ``request_timeout``, the name
+    upstream's other connections use, and its own tests give this one)."""
 
     async def achat(
         self,

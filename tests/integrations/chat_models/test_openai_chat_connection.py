@@ -498,6 +498,14 @@ async def test_timeout_is_retryable(server: FakeProviderServer) -> None:
     assert (info.value.kind, info.value.retryable) == ("timeout", True)
 
 
+def test_upstreams_request_timeout_is_the_timeout() -> None:
+    """Upstream's own tests make this connection with ``request_timeout`` (its other
+    connections' name for the timeout): here it is the timeout, as ``timeout`` is."""
+    connection = OpenAIChatModelConnection(api_key=API_KEY, request_timeout=300)
+    assert (connection.timeout, connection.request_timeout) == (300, 300)
+    assert OpenAIChatModelConnection(api_key=API_KEY, timeout=5).request_timeout == 5
+
+
 @pytest.mark.parametrize(
     "body",
     ["{not json", '{"object": "chat.completion", "choices": []}', "[1, 2]"],
