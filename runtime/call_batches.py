@@ -16,7 +16,12 @@ calls that come until one of them is answered, and goes then. A full batch
 idle waits for nothing but the end of its turn, and under load the batches grow with the
 rate of calls: each caller waits at most for one batch ahead of it, and for no more than
 ``stall_s`` seconds (a batch out longer, a hung store's, no longer holds the next one
-back). Each
+back). A group may also space its batches (``submit``'s ``interval_s``): a batch goes no
+sooner than that after the group's previous one went out, gathering the calls that come
+meanwhile; a call that comes later goes at once, as above. Against a fast provider the
+previous batch is answered before the next call comes, and batches stay of one or two
+items, each costing a whole request's CPU; spaced, they grow with the rate of calls
+(the context retrieval action's ``rag.batch-interval-s``). Each
 caller awaits its own item's result. Batching changes what is sent, never what a caller
 gets or what is recorded: each run's durable call records its own result.
 
@@ -63,13 +68,20 @@ def not_retryable(exc: Exception) -> bool:
 
 
 class _Group(Generic[ItemT, ResultT]):
-    """A group's batch gathering calls, and how many of its batches are out."""
+    """A group's batch gathering calls, how many of its batches are out, and when the last
+    one went."""
 
-    __slots__ = ("gathering", "in_flight")
+    __slots__ = ("gathering", "in_flight", "interval_s", "last_sent", "timer")
 
     def __init__(self) -> None:
         self.gathering: _Batch[ItemT, ResultT] | None = None
         self.in_flight = 0
+        self.interval_s = 0.0
+        """Seconds between two of its batches going out, at least."""
+        self.last_sent = float("-inf")
+        """Loop time its last batch went out."""
+        self.timer: asyncio.TimerHandle | None = None
+        """Wakes it when ``interval_s`` has passed since ``last_sent``."""
 
 
 class _Batch(Generic[ItemT, ResultT]):
@@ -106,10 +118,16 @@ class CallBatcher(Generic[ItemT, ResultT]):
         self._sending: set[asyncio.Task[None]] = set()
 
     async def submit(
-        self, group: Hashable, item: ItemT, call: BatchCall[ItemT, ResultT]
+        self,
+        group: Hashable,
+        item: ItemT,
+        call: BatchCall[ItemT, ResultT],
+        interval_s: float = 0.0,
     ) -> ResultT:
         """``item``'s result from ``call`` (``call([item, ...])``, shared with the other
-        items of ``group`` of its batch; the first's ``call`` is the one made)."""
+        items of ``group`` of its batch; the first's ``call`` is the one made).
+        ``interval_s``: the group's batches go at least this far apart (module doc; the
+        last call's value holds)."""
         loop = asyncio.get_running_loop()
         groups = self._groups.get(loop)
         if groups is None:
@@ -117,6 +135,7 @@ class CallBatcher(Generic[ItemT, ResultT]):
         state = groups.get(group)
         if state is None:
             state = groups[group] = _Group()
+        state.interval_s = interval_s
         batch = state.gathering
         if batch is None:
             batch = state.gathering = _Batch(call)
@@ -136,9 +155,41 @@ class CallBatcher(Generic[ItemT, ResultT]):
         batch: _Batch[ItemT, ResultT],
     ) -> None:
         """The turn ``batch`` was opened in ended: send it unless enough are out (then
-        the next answer sends it)."""
-        if state.gathering is batch and state.in_flight < self._max_in_flight:
+        the next answer sends it) or the group's last batch went too recently (then its
+        timer does)."""
+        if state.gathering is batch:
+            self._next(groups, group, state)
+
+    def _next(
+        self,
+        groups: dict[Hashable, _Group[ItemT, ResultT]],
+        group: Hashable,
+        state: _Group[ItemT, ResultT],
+    ) -> None:
+        """What the group does now that a turn ended, a batch came back or its timer
+        fired: send what gathers if it may, else forget the group once it is idle."""
+        if state.gathering is not None and state.in_flight >= self._max_in_flight:
+            return  # the next answer comes back here
+        if state.gathering is None and state.in_flight > 0:
+            return
+        loop = asyncio.get_running_loop()
+        wait = state.last_sent + state.interval_s - loop.time()
+        if wait > 0:  # too soon after the last batch (or to forget it)
+            if state.timer is None:
+                state.timer = loop.call_later(wait, self._woken, groups, group, state)
+        elif state.gathering is not None:
             self._send(groups, group, state)
+        elif groups.get(group) is state:
+            del groups[group]
+
+    def _woken(
+        self,
+        groups: dict[Hashable, _Group[ItemT, ResultT]],
+        group: Hashable,
+        state: _Group[ItemT, ResultT],
+    ) -> None:
+        state.timer = None
+        self._next(groups, group, state)
 
     def _send(
         self,
@@ -152,6 +203,7 @@ class CallBatcher(Generic[ItemT, ResultT]):
             return
         state.in_flight += 1
         loop = asyncio.get_running_loop()
+        state.last_sent = loop.time()
         task = loop.create_task(_send(batch, self._item_fault))
         self._sending.add(task)
         counted = True  # against max_in_flight
@@ -163,11 +215,7 @@ class CallBatcher(Generic[ItemT, ResultT]):
                 return
             counted = False
             state.in_flight -= 1
-            if state.gathering is not None:
-                if state.in_flight < self._max_in_flight:
-                    self._send(groups, group, state)  # what gathered meanwhile
-            elif state.in_flight == 0 and groups.get(group) is state:
-                del groups[group]
+            self._next(groups, group, state)  # send what gathered meanwhile
 
         stalled = loop.call_later(self._stall_s, let_go)
 

@@ -202,3 +202,40 @@ def test_a_batch_out_too_long_no_longer_holds_the_next_one_back() -> None:
     second, batches = asyncio.run(scenario())
     assert second == 4
     assert batches == [[1], [2]]
+
+
+class ClockLoop(asyncio.SelectorEventLoop):
+    """An event loop on a clock the test moves (its timers fire when it passes them)."""
+
+    now = 0.0
+
+    def time(self) -> float:
+        return self.now
+
+
+def test_an_interval_spaces_a_groups_batches_gathering_the_calls_that_come_meanwhile() -> None:
+    # Against a fast provider each batch is answered before the next call comes: without
+    # an interval every call would go alone.
+    async def scenario(loop: ClockLoop) -> tuple[list[Any], list[list[Any]]]:
+        call = Recorder()
+        batcher: CallBatcher[int, int] = CallBatcher()
+        first = await batcher.submit("g", 1, call, interval_s=1.0)  # an idle group: at once
+        loop.now = 0.5
+        waiting = [asyncio.ensure_future(batcher.submit("g", i, call, 1.0)) for i in (2, 3)]
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert call.batches == [[1]]  # too soon after the first: 2 and 3 wait together
+        assert not any(future.done() for future in waiting)
+        loop.now = 1.0  # the interval has passed: they go
+        gathered = await asyncio.gather(*waiting)
+        loop.now = 5.0
+        later = await batcher.submit("g", 4, call, interval_s=1.0)  # long after: at once
+        return [first, *gathered, later], call.batches
+
+    loop = ClockLoop()
+    try:
+        results, batches = loop.run_until_complete(scenario(loop))
+    finally:
+        loop.close()
+    assert results == [2, 4, 6, 8]
+    assert batches == [[1], [2, 3], [4]]
