@@ -21,7 +21,10 @@ sooner than that after the group's previous one went out, gathering the calls th
 meanwhile; a call that comes later goes at once, as above. Against a fast provider the
 previous batch is answered before the next call comes, and batches stay of one or two
 items, each costing a whole request's CPU; spaced, they grow with the rate of calls
-(the context retrieval action's ``rag.batch-interval-s``). Each
+(the context retrieval action's ``rag.batch-interval-s``). Waiting is only worth it while
+others may join: a batch that holds a call of every caller the group had in the last
+`CALLERS_SEEN_S` (``submit``'s ``caller``: a run's key, whose calls come one after
+another) goes at once, so a lone key's calls never wait for the interval. Each
 caller awaits its own item's result. Batching changes what is sent, never what a caller
 gets or what is recorded: each run's durable call records its own result.
 
@@ -40,6 +43,7 @@ from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any, Generic, TypeVar
 
 __all__ = [
+    "CALLERS_SEEN_S",
     "DEFAULT_MAX_BATCH",
     "DEFAULT_MAX_IN_FLIGHT",
     "DEFAULT_STALL_S",
@@ -57,6 +61,9 @@ DEFAULT_MAX_IN_FLIGHT = 1
 """Batches of one group out at once (beyond those sent full or out too long)."""
 DEFAULT_STALL_S = 1.0
 """Seconds a batch out holds the next one back at most."""
+CALLERS_SEEN_S = 1.0
+"""Seconds a group counts a caller among those that may still join a batch after its last
+call."""
 
 BatchCall = Callable[[list[ItemT]], Awaitable[Sequence[ResultT]]]
 """Sends a batch: one result per item, in order."""
@@ -71,7 +78,7 @@ class _Group(Generic[ItemT, ResultT]):
     """A group's batch gathering calls, how many of its batches are out, and when the last
     one went."""
 
-    __slots__ = ("gathering", "in_flight", "interval_s", "last_sent", "timer")
+    __slots__ = ("callers", "gathering", "in_flight", "interval_s", "last_sent", "timer")
 
     def __init__(self) -> None:
         self.gathering: _Batch[ItemT, ResultT] | None = None
@@ -82,15 +89,36 @@ class _Group(Generic[ItemT, ResultT]):
         """Loop time its last batch went out."""
         self.timer: asyncio.TimerHandle | None = None
         """Wakes it when ``interval_s`` has passed since ``last_sent``."""
+        self.callers: dict[Hashable, float] = {}
+        """Its callers of the last `CALLERS_SEEN_S`: caller -> loop time of its last call,
+        the least recent first."""
+
+    def everyone_in(self, batch: _Batch[ItemT, ResultT], now: float) -> bool:
+        """Whether ``batch`` holds a call of every recent caller (none may join it)."""
+        if batch.anonymous:
+            return False
+        callers = self.callers
+        seen = now - CALLERS_SEEN_S
+        while callers:  # forget those gone quiet
+            caller = next(iter(callers))
+            if callers[caller] >= seen:
+                break
+            del callers[caller]
+        return len(batch.callers) >= len(callers)
 
 
 class _Batch(Generic[ItemT, ResultT]):
-    __slots__ = ("call", "futures", "items")
+    __slots__ = ("anonymous", "call", "callers", "futures", "items", "spaced")
 
     def __init__(self, call: BatchCall[ItemT, ResultT]) -> None:
         self.call = call
         self.items: list[ItemT] = []
         self.futures: list[asyncio.Future[ResultT]] = []
+        self.callers: set[Hashable] = set()
+        self.anonymous = False
+        """Whether it holds a call of no given caller."""
+        self.spaced = False
+        """Whether it waits for the group's interval to pass."""
 
 
 class CallBatcher(Generic[ItemT, ResultT]):
@@ -123,11 +151,13 @@ class CallBatcher(Generic[ItemT, ResultT]):
         item: ItemT,
         call: BatchCall[ItemT, ResultT],
         interval_s: float = 0.0,
+        caller: Hashable | None = None,
     ) -> ResultT:
         """``item``'s result from ``call`` (``call([item, ...])``, shared with the other
         items of ``group`` of its batch; the first's ``call`` is the one made).
-        ``interval_s``: the group's batches go at least this far apart (module doc; the
-        last call's value holds)."""
+        ``interval_s``: the group's batches go at least this far apart unless everyone is
+        in (module doc; the last call's value holds); ``caller``: who calls, whose calls
+        come one after another (None: unknown)."""
         loop = asyncio.get_running_loop()
         groups = self._groups.get(loop)
         if groups is None:
@@ -143,8 +173,16 @@ class CallBatcher(Generic[ItemT, ResultT]):
         future: asyncio.Future[ResultT] = loop.create_future()
         batch.items.append(item)
         batch.futures.append(future)
+        if caller is None:
+            batch.anonymous = True
+        else:
+            state.callers.pop(caller, None)
+            state.callers[caller] = loop.time()
+            batch.callers.add(caller)
         if len(batch.items) >= self._max_batch:
             self._send(groups, group, state)
+        elif batch.spaced:
+            self._next(groups, group, state)  # everyone in yet?
         return await future
 
     def _turn_ended(
@@ -173,8 +211,13 @@ class CallBatcher(Generic[ItemT, ResultT]):
         if state.gathering is None and state.in_flight > 0:
             return
         loop = asyncio.get_running_loop()
-        wait = state.last_sent + state.interval_s - loop.time()
-        if wait > 0:  # too soon after the last batch (or to forget it)
+        now = loop.time()
+        wait = state.last_sent + state.interval_s - now
+        gathering = state.gathering
+        if wait > 0 and not (gathering is not None and state.everyone_in(gathering, now)):
+            # too soon after the last batch (or to forget it)
+            if gathering is not None:
+                gathering.spaced = True
             if state.timer is None:
                 state.timer = loop.call_later(wait, self._woken, groups, group, state)
         elif state.gathering is not None:

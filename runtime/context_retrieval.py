@@ -16,7 +16,8 @@ Many runs in flight ask at once: their calls go out batched
 (`flink_agents.runtime.call_batches`: those of one turn of the event loop, and those that
 come while the previous batch is out): one embedding request for the queries of one
 store, one lookup for the vectors of one store and ``max_results``; a store's batches go
-at least ``rag.batch-interval-s`` apart, so under load they grow. Each run still
+at least ``rag.batch-interval-s`` apart unless they hold a request of every key that asked
+lately, so under load they grow and a lone key never waits. Each run still
 records its own calls; a query that makes a batch fail for a reason of its own (not a
 retryable one) is tried alone, so it fails only its own request.
 
@@ -51,7 +52,7 @@ from flink_agents.api.vector_stores.vector_store import (
     VectorStoreQuery,
 )
 from flink_agents.plan.agent_plan import ActionSpec
-from flink_agents.runtime.action_context import ActionContext, builtin_action
+from flink_agents.runtime.action_context import ActionContext, builtin_action, key_text
 from flink_agents.runtime.call_batches import CallBatcher
 
 __all__ = ["CONTEXT_RETRIEVAL_ACTION", "context_retrieval_action", "context_retrieval_spec"]
@@ -67,9 +68,10 @@ _LOOKUPS: CallBatcher[tuple[list[float], str], list[dict[str, Any]]] = CallBatch
     item_fault=lambda exc: not isinstance(exc, VectorStoreUnavailableError)
 )
 """The store lookups asked together, one per store and ``max_results``."""
-_BATCH_INTERVAL: ContextVar[float] = ContextVar("_BATCH_INTERVAL", default=0.0)
-"""The running request's ``rag.batch-interval-s``: how far apart its store's batches go
-(not an argument of the durable calls, whose identity is what they ask)."""
+_BATCHING: ContextVar[tuple[float, str | None]] = ContextVar("_BATCHING", default=(0.0, None))
+"""The running request's ``rag.batch-interval-s`` and its run's key (the `CallBatcher`'s
+``interval_s`` and ``caller``): not arguments of the durable calls, whose identity is what
+they ask."""
 
 
 def context_retrieval_spec() -> ActionSpec:
@@ -92,7 +94,9 @@ async def context_retrieval_action(event: Event, ctx: ActionContext) -> None:
     model = store.embedding_model_name
     first_call = ctx.next_call_index
     identity = (name, model, event.query, event.max_results)
-    interval = _BATCH_INTERVAL.set(ctx.config.get(AgentExecutionOptions.RAG_BATCH_INTERVAL))
+    batching = _BATCHING.set(
+        (ctx.config.get(AgentExecutionOptions.RAG_BATCH_INTERVAL), key_text(ctx.key))
+    )
     try:
         embedding = await ctx.durable_execute_async(
             functools.partial(_embed_query, store), *identity
@@ -105,7 +109,7 @@ async def context_retrieval_action(event: Event, ctx: ActionContext) -> None:
         await ctx.forget_durable_calls(first_call)
         raise _retrieval_error(exc, name, model) from exc
     finally:
-        _BATCH_INTERVAL.reset(interval)
+        _BATCHING.reset(batching)
     documents = _DOCUMENTS.validate_python(raw)
     response = ContextRetrievalResponseEvent(
         request_id=event.id, query=event.query, documents=documents
@@ -135,7 +139,7 @@ async def _embed_query(
     Awaited on the loop, as a chat request is: it takes no action thread, and the queries
     asked at once go in one request."""
     return await _EMBEDDINGS.submit(
-        id(store), query, functools.partial(_embed_queries, store), _BATCH_INTERVAL.get()
+        id(store), query, functools.partial(_embed_queries, store), *_BATCHING.get()
     )
 
 
@@ -165,7 +169,7 @@ async def _search(
         (id(store), max_results),
         (embedding, query),
         functools.partial(_search_many, store, max_results),
-        _BATCH_INTERVAL.get(),
+        *_BATCHING.get(),
     )
 
 

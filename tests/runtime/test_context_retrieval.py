@@ -179,13 +179,20 @@ def test_the_batch_interval_option_spaces_the_stores_batches(
     kb: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     intervals: list[float] = []
+    callers: list[Any] = []
     submit = CallBatcher.submit
 
     async def recording(
-        self: CallBatcher[Any, Any], group: Any, item: Any, call: Any, interval_s: float = 0.0
+        self: CallBatcher[Any, Any],
+        group: Any,
+        item: Any,
+        call: Any,
+        interval_s: float = 0.0,
+        caller: Any = None,
     ) -> Any:
         intervals.append(interval_s)
-        return await submit(self, group, item, call, interval_s)
+        callers.append(caller)
+        return await submit(self, group, item, call, interval_s, caller)
 
     monkeypatch.setattr(CallBatcher, "submit", recording)
     inputs = [{"key": "alice", "value": "refund please"}]
@@ -194,6 +201,7 @@ def test_the_batch_interval_option_spaces_the_stores_batches(
     intervals.clear()
     run_local(rag_agent(kb), inputs)
     assert intervals == [0.02, 0.02]  # the default
+    assert callers == ["alice"] * 4  # each run's calls come one after another
 
 
 def test_an_empty_query_is_refused_at_the_door() -> None:
