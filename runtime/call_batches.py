@@ -16,7 +16,15 @@ calls that come until one of them is answered, and goes then. A full batch
 idle waits for nothing but the end of its turn, and under load the batches grow with the
 rate of calls: each caller waits at most for one batch ahead of it, and for no more than
 ``stall_s`` seconds (a batch out longer, a hung store's, no longer holds the next one
-back). Each
+back). A group may also space its batches (``submit``'s ``interval_s``): a batch goes no
+sooner than that after the group's previous one went out, gathering the calls that come
+meanwhile; a call that comes later goes at once, as above. Against a fast provider the
+previous batch is answered before the next call comes, and batches stay of one or two
+items, each costing a whole request's CPU; spaced, they grow with the rate of calls
+(the context retrieval action's ``rag.batch-interval-s``). Waiting is only worth it while
+others may join: a batch that holds a call of every caller the group had in the last
+`CALLERS_SEEN_S` (``submit``'s ``caller``: a run's key, whose calls come one after
+another) goes at once, so a lone key's calls never wait for the interval. Each
 caller awaits its own item's result. Batching changes what is sent, never what a caller
 gets or what is recorded: each run's durable call records its own result.
 
@@ -35,6 +43,7 @@ from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any, Generic, TypeVar
 
 __all__ = [
+    "CALLERS_SEEN_S",
     "DEFAULT_MAX_BATCH",
     "DEFAULT_MAX_IN_FLIGHT",
     "DEFAULT_STALL_S",
@@ -52,6 +61,9 @@ DEFAULT_MAX_IN_FLIGHT = 1
 """Batches of one group out at once (beyond those sent full or out too long)."""
 DEFAULT_STALL_S = 1.0
 """Seconds a batch out holds the next one back at most."""
+CALLERS_SEEN_S = 1.0
+"""Seconds a group counts a caller among those that may still join a batch after its last
+call."""
 
 BatchCall = Callable[[list[ItemT]], Awaitable[Sequence[ResultT]]]
 """Sends a batch: one result per item, in order."""
@@ -63,22 +75,50 @@ def not_retryable(exc: Exception) -> bool:
 
 
 class _Group(Generic[ItemT, ResultT]):
-    """A group's batch gathering calls, and how many of its batches are out."""
+    """A group's batch gathering calls, how many of its batches are out, and when the last
+    one went."""
 
-    __slots__ = ("gathering", "in_flight")
+    __slots__ = ("callers", "gathering", "in_flight", "interval_s", "last_sent", "timer")
 
     def __init__(self) -> None:
         self.gathering: _Batch[ItemT, ResultT] | None = None
         self.in_flight = 0
+        self.interval_s = 0.0
+        """Seconds between two of its batches going out, at least."""
+        self.last_sent = float("-inf")
+        """Loop time its last batch went out."""
+        self.timer: asyncio.TimerHandle | None = None
+        """Wakes it when ``interval_s`` has passed since ``last_sent``."""
+        self.callers: dict[Hashable, float] = {}
+        """Its callers of the last `CALLERS_SEEN_S`: caller -> loop time of its last call,
+        the least recent first."""
+
+    def everyone_in(self, batch: _Batch[ItemT, ResultT], now: float) -> bool:
+        """Whether ``batch`` holds a call of every recent caller (none may join it)."""
+        if batch.anonymous:
+            return False
+        callers = self.callers
+        seen = now - CALLERS_SEEN_S
+        while callers:  # forget those gone quiet
+            caller = next(iter(callers))
+            if callers[caller] >= seen:
+                break
+            del callers[caller]
+        return len(batch.callers) >= len(callers)
 
 
 class _Batch(Generic[ItemT, ResultT]):
-    __slots__ = ("call", "futures", "items")
+    __slots__ = ("anonymous", "call", "callers", "futures", "items", "spaced")
 
     def __init__(self, call: BatchCall[ItemT, ResultT]) -> None:
         self.call = call
         self.items: list[ItemT] = []
         self.futures: list[asyncio.Future[ResultT]] = []
+        self.callers: set[Hashable] = set()
+        self.anonymous = False
+        """Whether it holds a call of no given caller."""
+        self.spaced = False
+        """Whether it waits for the group's interval to pass."""
 
 
 class CallBatcher(Generic[ItemT, ResultT]):
@@ -106,10 +146,18 @@ class CallBatcher(Generic[ItemT, ResultT]):
         self._sending: set[asyncio.Task[None]] = set()
 
     async def submit(
-        self, group: Hashable, item: ItemT, call: BatchCall[ItemT, ResultT]
+        self,
+        group: Hashable,
+        item: ItemT,
+        call: BatchCall[ItemT, ResultT],
+        interval_s: float = 0.0,
+        caller: Hashable | None = None,
     ) -> ResultT:
         """``item``'s result from ``call`` (``call([item, ...])``, shared with the other
-        items of ``group`` of its batch; the first's ``call`` is the one made)."""
+        items of ``group`` of its batch; the first's ``call`` is the one made).
+        ``interval_s``: the group's batches go at least this far apart unless everyone is
+        in (module doc; the last call's value holds); ``caller``: who calls, whose calls
+        come one after another (None: unknown)."""
         loop = asyncio.get_running_loop()
         groups = self._groups.get(loop)
         if groups is None:
@@ -117,6 +165,7 @@ class CallBatcher(Generic[ItemT, ResultT]):
         state = groups.get(group)
         if state is None:
             state = groups[group] = _Group()
+        state.interval_s = interval_s
         batch = state.gathering
         if batch is None:
             batch = state.gathering = _Batch(call)
@@ -124,8 +173,16 @@ class CallBatcher(Generic[ItemT, ResultT]):
         future: asyncio.Future[ResultT] = loop.create_future()
         batch.items.append(item)
         batch.futures.append(future)
+        if caller is None:
+            batch.anonymous = True
+        else:
+            state.callers.pop(caller, None)
+            state.callers[caller] = loop.time()
+            batch.callers.add(caller)
         if len(batch.items) >= self._max_batch:
             self._send(groups, group, state)
+        elif batch.spaced:
+            self._next(groups, group, state)  # everyone in yet?
         return await future
 
     def _turn_ended(
@@ -136,9 +193,46 @@ class CallBatcher(Generic[ItemT, ResultT]):
         batch: _Batch[ItemT, ResultT],
     ) -> None:
         """The turn ``batch`` was opened in ended: send it unless enough are out (then
-        the next answer sends it)."""
-        if state.gathering is batch and state.in_flight < self._max_in_flight:
+        the next answer sends it) or the group's last batch went too recently (then its
+        timer does)."""
+        if state.gathering is batch:
+            self._next(groups, group, state)
+
+    def _next(
+        self,
+        groups: dict[Hashable, _Group[ItemT, ResultT]],
+        group: Hashable,
+        state: _Group[ItemT, ResultT],
+    ) -> None:
+        """What the group does now that a turn ended, a batch came back or its timer
+        fired: send what gathers if it may, else forget the group once it is idle."""
+        if state.gathering is not None and state.in_flight >= self._max_in_flight:
+            return  # the next answer comes back here
+        if state.gathering is None and state.in_flight > 0:
+            return
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        wait = state.last_sent + state.interval_s - now
+        gathering = state.gathering
+        if wait > 0 and not (gathering is not None and state.everyone_in(gathering, now)):
+            # too soon after the last batch (or to forget it)
+            if gathering is not None:
+                gathering.spaced = True
+            if state.timer is None:
+                state.timer = loop.call_later(wait, self._woken, groups, group, state)
+        elif state.gathering is not None:
             self._send(groups, group, state)
+        elif groups.get(group) is state:
+            del groups[group]
+
+    def _woken(
+        self,
+        groups: dict[Hashable, _Group[ItemT, ResultT]],
+        group: Hashable,
+        state: _Group[ItemT, ResultT],
+    ) -> None:
+        state.timer = None
+        self._next(groups, group, state)
 
     def _send(
         self,
@@ -152,6 +246,7 @@ class CallBatcher(Generic[ItemT, ResultT]):
             return
         state.in_flight += 1
         loop = asyncio.get_running_loop()
+        state.last_sent = loop.time()
         task = loop.create_task(_send(batch, self._item_fault))
         self._sending.add(task)
         counted = True  # against max_in_flight
@@ -163,11 +258,7 @@ class CallBatcher(Generic[ItemT, ResultT]):
                 return
             counted = False
             state.in_flight -= 1
-            if state.gathering is not None:
-                if state.in_flight < self._max_in_flight:
-                    self._send(groups, group, state)  # what gathered meanwhile
-            elif state.in_flight == 0 and groups.get(group) is state:
-                del groups[group]
+            self._next(groups, group, state)  # send what gathered meanwhile
 
         stalled = loop.call_later(self._stall_s, let_go)
 

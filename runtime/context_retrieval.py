@@ -15,7 +15,9 @@ record plain JSON (the vector; the documents' dicts), nothing else of the store.
 Many runs in flight ask at once: their calls go out batched
 (`flink_agents.runtime.call_batches`: those of one turn of the event loop, and those that
 come while the previous batch is out): one embedding request for the queries of one
-store, one lookup for the vectors of one store and ``max_results``. Each run still
+store, one lookup for the vectors of one store and ``max_results``; a store's batches go
+at least ``rag.batch-interval-s`` apart unless they hold a request of every key that asked
+lately, so under load they grow and a lone key never waits. Each run still
 records its own calls; a query that makes a batch fail for a reason of its own (not a
 retryable one) is tried alone, so it fails only its own request.
 
@@ -30,10 +32,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from contextvars import ContextVar
 from typing import Any
 
 from pydantic import TypeAdapter
 
+from flink_agents.api.core_options import AgentExecutionOptions
 from flink_agents.api.errors import VectorStoreError, VectorStoreUnavailableError
 from flink_agents.api.events.context_retrieval_event import (
     ContextRetrievalRequestEvent,
@@ -48,7 +52,7 @@ from flink_agents.api.vector_stores.vector_store import (
     VectorStoreQuery,
 )
 from flink_agents.plan.agent_plan import ActionSpec
-from flink_agents.runtime.action_context import ActionContext, builtin_action
+from flink_agents.runtime.action_context import ActionContext, builtin_action, key_text
 from flink_agents.runtime.call_batches import CallBatcher
 
 __all__ = ["CONTEXT_RETRIEVAL_ACTION", "context_retrieval_action", "context_retrieval_spec"]
@@ -64,6 +68,10 @@ _LOOKUPS: CallBatcher[tuple[list[float], str], list[dict[str, Any]]] = CallBatch
     item_fault=lambda exc: not isinstance(exc, VectorStoreUnavailableError)
 )
 """The store lookups asked together, one per store and ``max_results``."""
+_BATCHING: ContextVar[tuple[float, str | None]] = ContextVar("_BATCHING", default=(0.0, None))
+"""The running request's ``rag.batch-interval-s`` and its run's key (the `CallBatcher`'s
+``interval_s`` and ``caller``): not arguments of the durable calls, whose identity is what
+they ask."""
 
 
 def context_retrieval_spec() -> ActionSpec:
@@ -86,6 +94,9 @@ async def context_retrieval_action(event: Event, ctx: ActionContext) -> None:
     model = store.embedding_model_name
     first_call = ctx.next_call_index
     identity = (name, model, event.query, event.max_results)
+    batching = _BATCHING.set(
+        (ctx.config.get(AgentExecutionOptions.RAG_BATCH_INTERVAL), key_text(ctx.key))
+    )
     try:
         embedding = await ctx.durable_execute_async(
             functools.partial(_embed_query, store), *identity
@@ -97,6 +108,8 @@ async def context_retrieval_action(event: Event, ctx: ActionContext) -> None:
         # A failed request fails its run: after a restart its calls are made again.
         await ctx.forget_durable_calls(first_call)
         raise _retrieval_error(exc, name, model) from exc
+    finally:
+        _BATCHING.reset(batching)
     documents = _DOCUMENTS.validate_python(raw)
     response = ContextRetrievalResponseEvent(
         request_id=event.id, query=event.query, documents=documents
@@ -125,7 +138,9 @@ async def _embed_query(
     """Durable call 1: the query's vector (the arguments after ``store`` are its identity).
     Awaited on the loop, as a chat request is: it takes no action thread, and the queries
     asked at once go in one request."""
-    return await _EMBEDDINGS.submit(id(store), query, functools.partial(_embed_queries, store))
+    return await _EMBEDDINGS.submit(
+        id(store), query, functools.partial(_embed_queries, store), *_BATCHING.get()
+    )
 
 
 async def _embed_queries(store: BaseVectorStore, queries: list[str]) -> list[list[float]]:
@@ -154,6 +169,7 @@ async def _search(
         (id(store), max_results),
         (embedding, query),
         functools.partial(_search_many, store, max_results),
+        *_BATCHING.get(),
     )
 
 

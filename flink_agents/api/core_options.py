@@ -279,6 +279,18 @@ class AgentExecutionOptions:
         "Upstream: run context retrieval asynchronously. No vector stores here (false is "
         "accepted with a warning).",
     )
+    # Batched context retrieval (docs/rag.md).
+    RAG_BATCH_INTERVAL: ConfigOption[float] = ConfigOption(
+        "rag.batch-interval-s",
+        float,
+        0.02,
+        "Seconds at least between two batched calls of the context retrieval action for "
+        "one vector store (query embeddings, store lookups): a request that comes sooner "
+        "after the last one went waits the rest of it with those that come meanwhile "
+        "(unless every key that asked in the last second is in); one that comes later goes "
+        "at once. 0: a batch goes as soon as the previous one is answered (small batches "
+        "against a fast provider, each costing a whole request).",
+    )
     INPUT_FAILURE_POLICY: ConfigOption[InputFailurePolicy] = ConfigOption(
         "input-failure.policy",
         InputFailurePolicy,

@@ -4,6 +4,7 @@ one item's fault fails only its caller."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -202,3 +203,83 @@ def test_a_batch_out_too_long_no_longer_holds_the_next_one_back() -> None:
     second, batches = asyncio.run(scenario())
     assert second == 4
     assert batches == [[1], [2]]
+
+
+class ClockLoop(asyncio.SelectorEventLoop):
+    """An event loop on a clock the test moves (its timers fire when it passes them)."""
+
+    now = 0.0
+
+    def time(self) -> float:
+        return self.now
+
+
+def _on_clock(scenario: Callable[[ClockLoop], Awaitable[Any]]) -> Any:
+    loop = ClockLoop()
+    try:
+        return loop.run_until_complete(scenario(loop))
+    finally:
+        loop.close()
+
+
+async def _turns() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+def test_an_interval_spaces_a_groups_batches_gathering_the_calls_that_come_meanwhile() -> None:
+    # Against a fast provider each batch is answered before the next call comes: without
+    # an interval every call would go alone.
+    async def scenario(loop: ClockLoop) -> tuple[list[Any], list[list[Any]]]:
+        call = Recorder()
+        batcher: CallBatcher[int, int] = CallBatcher()
+        first = await batcher.submit("g", 1, call, interval_s=1.0)  # an idle group: at once
+        loop.now = 0.5
+        waiting = [asyncio.ensure_future(batcher.submit("g", i, call, 1.0)) for i in (2, 3)]
+        await _turns()
+        assert call.batches == [[1]]  # too soon after the first: 2 and 3 wait together
+        assert not any(future.done() for future in waiting)
+        loop.now = 1.0  # the interval has passed: they go
+        gathered = await asyncio.gather(*waiting)
+        loop.now = 5.0
+        later = await batcher.submit("g", 4, call, interval_s=1.0)  # long after: at once
+        return [first, *gathered, later], call.batches
+
+    results, batches = _on_clock(scenario)
+    assert results == [2, 4, 6, 8]
+    assert batches == [[1], [2, 3], [4]]
+
+
+def test_a_spaced_batch_goes_once_every_recent_caller_is_in() -> None:
+    async def scenario(loop: ClockLoop) -> list[list[Any]]:
+        call = Recorder()
+        batcher: CallBatcher[int, int] = CallBatcher()
+        await asyncio.gather(
+            batcher.submit("g", 1, call, 5.0, caller="a"),
+            batcher.submit("g", 2, call, 5.0, caller="b"),
+        )
+        loop.now = 0.5
+        waiting = asyncio.ensure_future(batcher.submit("g", 3, call, 5.0, caller="a"))
+        await _turns()
+        assert call.batches == [[1, 2]]  # "b" asked 0.5 s ago and may join
+        assert await batcher.submit("g", 4, call, 5.0, caller="b") == 8  # everyone in: it goes
+        assert await waiting == 6
+        loop.now = 2.0  # "b" has been quiet for longer than CALLERS_SEEN_S
+        assert await batcher.submit("g", 5, call, 5.0, caller="a") == 10
+        return call.batches
+
+    assert _on_clock(scenario) == [[1, 2], [3, 4], [5]]
+
+
+def test_a_lone_callers_calls_go_at_once_whatever_the_interval() -> None:
+    # A key's calls come one after another: waiting for others that are not there would
+    # only slow it down.
+    async def scenario(loop: ClockLoop) -> list[list[Any]]:
+        call = Recorder()
+        batcher: CallBatcher[int, int] = CallBatcher()
+        for item in (1, 2, 3):
+            assert await batcher.submit("g", item, call, 5.0, caller="a") == item * 2
+            loop.now += 0.01
+        return call.batches
+
+    assert _on_clock(scenario) == [[1], [2], [3]]

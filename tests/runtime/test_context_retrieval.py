@@ -33,6 +33,7 @@ from flink_agents.api.vector_stores.vector_store import Document
 from flink_agents.integrations.vector_stores.chroma.chroma_vector_store import (
     ChromaVectorStore,
 )
+from flink_agents.runtime.call_batches import CallBatcher
 from flink_agents.runtime.errors import ActionExecutionError
 from tests.integrations.vector_stores.words_embedding import WordsEmbeddingSetup
 from tests.runtime.chat_agents import run_local
@@ -131,9 +132,11 @@ def test_each_key_gets_the_documents_nearest_its_own_query(kb: Path) -> None:
     assert sorted(WordsEmbeddingSetup.embedded) == ["my password", "refund please"]
 
 
-def _run_with_store(agent: Agent, url: str, inputs: list[dict[str, Any]]) -> list[Any]:
+def _run_with_store(
+    agent: Agent, url: str, inputs: list[dict[str, Any]], config: dict[str, Any] | None = None
+) -> list[Any]:
     env = AgentsExecutionEnvironment.get_execution_environment(
-        config={"durable-execution.store": url}
+        config={"durable-execution.store": url, **(config or {})}
     )
     results = env.from_list(inputs).apply(agent).to_list()
     env.execute()
@@ -159,6 +162,46 @@ def test_a_recorded_answer_never_answers_another_query(kb: Path, tmp_path: Path)
     [(query, ids)] = _run_with_store(rag_agent(kb), url, [{"key": "alice", "value": "my password"}])
     assert query == "my password" and ids[0] == "passwords"
     assert WordsEmbeddingSetup.embedded == ["refund please", "my password"]
+
+
+def test_a_rerun_with_another_batch_interval_replays_its_records(kb: Path, tmp_path: Path) -> None:
+    # How far apart batches go is not part of what a call asks: changing it between two
+    # runs of a job makes no recorded call again.
+    url = f"sqlite:///{tmp_path}/calls.db"
+    inputs = [{"key": "alice", "value": "refund please"}]
+    first = _run_with_store(rag_agent(kb), url, inputs, {"rag.batch-interval-s": 0.0})
+    again = _run_with_store(rag_agent(kb), url, inputs, {"rag.batch-interval-s": 0.5})
+    assert again == first
+    assert WordsEmbeddingSetup.embedded == ["refund please"]
+
+
+def test_the_batch_interval_option_spaces_the_stores_batches(
+    kb: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    intervals: list[float] = []
+    callers: list[Any] = []
+    submit = CallBatcher.submit
+
+    async def recording(
+        self: CallBatcher[Any, Any],
+        group: Any,
+        item: Any,
+        call: Any,
+        interval_s: float = 0.0,
+        caller: Any = None,
+    ) -> Any:
+        intervals.append(interval_s)
+        callers.append(caller)
+        return await submit(self, group, item, call, interval_s, caller)
+
+    monkeypatch.setattr(CallBatcher, "submit", recording)
+    inputs = [{"key": "alice", "value": "refund please"}]
+    run_local(rag_agent(kb), inputs, {AgentExecutionOptions.RAG_BATCH_INTERVAL.key: 0.25})
+    assert intervals == [0.25, 0.25]  # the embedding request and the lookup
+    intervals.clear()
+    run_local(rag_agent(kb), inputs)
+    assert intervals == [0.02, 0.02]  # the default
+    assert callers == ["alice"] * 4  # each run's calls come one after another
 
 
 def test_an_empty_query_is_refused_at_the_door() -> None:
