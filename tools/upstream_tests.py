@@ -98,8 +98,8 @@ __all__ = [
 
 EXCLUDED: dict[str, str] = {
     "e2e_tests/*": (
-        "end-to-end jobs: they need upstream's Java runtime jar on a Flink cluster and a "
-        "live Ollama or provider (copied only for the helpers other tests import)"
+        "end-to-end jobs, each a PyFlink job on a mini-cluster: run them with --e2e (copied "
+        "here only for the helpers other tests import)"
     ),
 }
 """Upstream test paths (relative to ``python/flink_agents/``, fnmatch) that are not run."""
