@@ -272,13 +272,6 @@ KNOWN: dict[str, tuple[str, str]] = {
         "other defaults (newer default models; max_retries 0, the runtime retries) and "
         "no constants for them (providers.md)",
     ),
-    "e2e_tests/e2e_tests_integration/long_term_memory_test.py::*": (
-        BY_DESIGN,
-        "gives options its OpenAI connection and setup and Ollama embedding setup do not "
-        "declare (request_timeout, extract_reasoning, think), which upstream drops "
-        "silently; here options are strict (UnknownOptionError). Without them, and with "
-        "to_datastream's outputs in their JSON form, it passes against the fake Ollama",
-    ),
     "integrations/chat_models/*/tests/test_*native_structured_output.py::*": (
         NOT_HERE,
         "native structured output (AUTO or PROMPT here)",
