@@ -20,7 +20,9 @@ process (`mock_answer` on the benches' `fake_provider.FakeProvider`: the answers
   WordLlama model in the process instead of the provider (what the store and the
   runtime cost, without an embedding request);
 - ``chroma-aiohttp``, ``pgvector-aiohttp``: the first two with the embedding connection on
-  the SDK's aiohttp client (``http_transport="aiohttp"``) instead of its default httpx one.
+  the SDK's aiohttp client (``http_transport="aiohttp"``, the default) instead of its httpx
+  one (``http_transport="httpx"``, what the other retrieval lines' embedding connection
+  sends through; the chat connection of every line has the default).
 
 The lines take turns (`--runs` each, the best kept). Printed per line: records/s,
 us/record, the ratio to the ``chat`` line's records/s and, for the retrieval lines, the
@@ -341,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
                         store = stores[kind] = pgvector_store(
                             args.postgres_url, table, args.documents, local
                         )
-                    transport = "aiohttp" if name.endswith("-aiohttp") else None
+                    transport = "aiohttp" if name.endswith("-aiohttp") else "httpx"
                     lines[name] = functools.partial(rag_agent, server.base_url, store, transport)
             return _measure(args, names, lines)
         finally:
