@@ -1,6 +1,6 @@
 """The SDK's aiohttp transport in a Flink job: `ToolChatAgent` through the real
-`OpenAIChatModelConnection` with ``http_transport="aiohttp"`` (a setting: it travels to the
-workers with the connection, where each SDK client gets its own aiohttp client) on the
+`OpenAIChatModelConnection` with its default transport (the SDK's aiohttp client: each SDK
+client on a worker gets its own, closed when the worker's loop shuts down) on the
 mini-cluster, two subtasks, against the mock model server. Every input answered, each with
 its two model calls and its tool call."""
 
@@ -16,7 +16,6 @@ from e2e_tests.durable_job import ToolChatAgent
 from examples.mock_model_server import MockModelServer
 
 pytestmark = pytest.mark.flink
-pytest.importorskip("aiohttp")
 
 KEYS, INPUTS = 6, 5
 
@@ -32,7 +31,7 @@ def test_a_job_sends_through_the_aiohttp_transport(stream_env: Callable[..., Any
         env = stream_env(parallelism=2)
         agents_env = FlinkAgentsExecutionEnvironment(env)
         source = env.from_collection(list(range(KEYS * INPUTS))).map(_record)
-        agent = ToolChatAgent(server.base_url, http_transport="aiohttp")
+        agent = ToolChatAgent(server.base_url)  # http_transport: None, the default
         out = (
             agents_env.from_datastream(source, key_selector=lambda r: r["key"])
             .apply(agent)

@@ -64,7 +64,7 @@ HttpClient = Any
 ``openai`` SDKs of 2026; ``openai`` also takes an ``httpx.AsyncClient``)."""
 
 
-HttpTransport = Literal["aiohttp"]
+HttpTransport = Literal["aiohttp", "httpx"]
 """An HTTP transport of the SDK's own that a connection can choose by name."""
 
 
@@ -135,10 +135,11 @@ class ProviderClient(BaseModel, Generic[ClientT]):
     not pickle. A function is called for each new SDK client (one per event loop), and
     travels to Flink workers with the connection. None: the SDK makes its own."""
     http_transport: HttpTransport | None = None
-    """``"aiohttp"``: the SDK sends through its aiohttp client (``DefaultAioHttpClient`` of
-    the ``anthropic`` and ``openai`` SDKs; needs the ``aiohttp`` package, the ``aiohttp``
-    extra), which takes much less CPU per call than the SDK's default httpx client when many
-    calls are in flight. None: the SDK's default (or ``http_client``)."""
+    """The SDK's own HTTP client to send through. None (the default): its aiohttp client
+    (``DefaultAioHttpClient`` of the ``anthropic`` and ``openai`` SDKs), which takes much
+    less CPU per call than its httpx client when many calls are in flight, for a connection
+    whose SDK has one and without an ``http_client``; else the SDK's default. ``"aiohttp"``:
+    that client, always. ``"httpx"``: the SDK's default httpx client."""
 
     @field_validator("http_client")
     @classmethod
@@ -161,10 +162,10 @@ class ProviderClient(BaseModel, Generic[ClientT]):
             raise ValueError(f"{name} has no http_transport of its SDK to choose")
         if self.http_client is not None:
             raise ValueError(f"{name}: give http_client or http_transport, not both")
-        if importlib.util.find_spec("aiohttp") is None:
+        if self.http_transport == "aiohttp" and importlib.util.find_spec("aiohttp") is None:
             raise ValueError(
                 f"{name}: http_transport='aiohttp' needs the aiohttp package "
-                "(pip install 'pyflink-agents[aiohttp]')"
+                "(pip install aiohttp: a dependency of pyflink-agents)"
             )
         return self
 
@@ -192,9 +193,20 @@ class ProviderClient(BaseModel, Generic[ClientT]):
             freeze(options),
             environment,
             freeze(self.http_client),
-            self.http_transport,
+            self._transport(),
         )
-        return sdk_clients.get(key, lambda: self._new_client(options))
+        return sdk_clients.get(
+            key, lambda: self._new_client(options), close_at_loop_end=self._transport() == "aiohttp"
+        )
+
+    def _transport(self) -> HttpTransport | None:
+        """The SDK's HTTP client this connection sends through: ``"aiohttp"``, ``"httpx"``
+        (the SDK's default), or None (``http_client``, or an SDK without an aiohttp client)."""
+        if self.http_transport is not None:
+            return self.http_transport
+        if self.http_client is not None or self.aiohttp_client_class is None:
+            return None
+        return "aiohttp" if _AIOHTTP_INSTALLED else "httpx"
 
     def _has_credentials(self) -> bool:
         """Whether the SDK will find credentials: ``api_key``, one of the
@@ -232,10 +244,10 @@ class ProviderClient(BaseModel, Generic[ClientT]):
 
     def _new_http_client(self) -> HttpClient | None:
         """The HTTP client a new SDK client sends through: ``http_client`` itself, or what
-        the function given as ``http_client`` makes, or the SDK's aiohttp client
-        (``http_transport``), or None."""
+        the function given as ``http_client`` makes, or the SDK's aiohttp client (`_transport`),
+        or None (the SDK's default)."""
         http_client = self.http_client
-        if http_client is None and self.http_transport is not None:
+        if self._transport() == "aiohttp":
             assert self.aiohttp_client_class is not None  # checked when the connection was built
             return self.aiohttp_client_class()
         if http_client is not None and not _is_http_client(http_client):
@@ -295,6 +307,9 @@ class ProviderClient(BaseModel, Generic[ClientT]):
             )
         return super().__getstate__()
 
+
+_AIOHTTP_INSTALLED = importlib.util.find_spec("aiohttp") is not None
+"""Whether the SDKs' aiohttp client can be the default (``aiohttp`` is a dependency)."""
 
 _AUTHORIZATION_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-goog-api-key"})
 """Headers that carry credentials themselves (an SDK then needs no key)."""

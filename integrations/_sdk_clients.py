@@ -7,14 +7,19 @@ loop; connections whose settings differ in anything (key, URL, timeout, headers,
 injected HTTP client, the environment the SDK reads) never do. Nothing here travels
 with a pickled connection: a worker makes its own clients on first use. Clients of a
 loop that has closed are forgotten when the next client is made, and let go of on a thread
-of their own (`_release_elsewhere`).
+of their own (`_release_elsewhere`). A client made with ``close_at_loop_end`` (one on the
+SDK's aiohttp client, whose session logs "Unclosed client session" when it is let go of
+open) is closed on its loop when the loop shuts down (`asyncio.run`'s end, the Flink
+operator's loop thread: their ``shutdown_asyncgens``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sys
 import threading
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import AsyncGenerator, Callable, Hashable, Mapping
 from typing import Any, TypeVar
 
 __all__ = ["SdkClientCache", "freeze", "sdk_clients"]
@@ -54,10 +59,14 @@ class SdkClientCache:
 
     def __init__(self) -> None:
         self._clients: dict[tuple[asyncio.AbstractEventLoop, Hashable], Any] = {}
+        self._to_close: dict[asyncio.AbstractEventLoop, list[Any]] = {}
+        self._closers: dict[asyncio.AbstractEventLoop, AsyncGenerator[None, None]] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable, make: Callable[[], _C]) -> _C:
-        """The client for ``key`` on the running loop, made by ``make`` the first time.
+    def get(self, key: Hashable, make: Callable[[], _C], *, close_at_loop_end: bool = False) -> _C:
+        """The client for ``key`` on the running loop, made by ``make`` the first time;
+        ``close_at_loop_end``: its ``close()`` is awaited on the loop when the loop shuts
+        down.
 
         Raises ``RuntimeError`` outside a running loop (the clients are async).
         """
@@ -69,9 +78,48 @@ class SdkClientCache:
                 retired = self._forget_closed_loops()
                 client = make()
                 self._clients[(loop, key)] = client
+                if close_at_loop_end:
+                    self._close_at_loop_end(loop, client)
         if retired:
             _release_elsewhere(retired)
         return client
+
+    def _close_at_loop_end(self, loop: asyncio.AbstractEventLoop, client: Any) -> None:
+        """Have ``client`` closed on ``loop`` when it shuts down: the loop's first such client
+        starts an async generator on it (run to its first ``yield`` here, on the loop's
+        thread, which registers it with the loop), and the loop's ``shutdown_asyncgens``
+        closes it, running its ``finally``."""
+        self._to_close.setdefault(loop, []).append(client)
+        if loop in self._closers:
+            return
+        closer = self._closing(loop)
+        self._closers[loop] = closer  # held: the loop keeps its generators weakly
+        # The loop's hooks register the generator with it; this thread's are not the loop's
+        # when the Flink operator thread runs the loop's callbacks itself (its inline runs).
+        hooks = sys.get_asyncgen_hooks()
+        sys.set_asyncgen_hooks(
+            firstiter=getattr(loop, "_asyncgen_firstiter_hook", hooks.firstiter),
+            finalizer=getattr(loop, "_asyncgen_finalizer_hook", hooks.finalizer),
+        )
+        try:
+            with contextlib.suppress(StopIteration):
+                closer.__anext__().send(None)
+        finally:
+            sys.set_asyncgen_hooks(*hooks)
+
+    async def _closing(self, loop: asyncio.AbstractEventLoop) -> AsyncGenerator[None, None]:
+        try:
+            yield
+        finally:
+            with self._lock:
+                clients = self._to_close.pop(loop, [])
+                self._closers.pop(loop, None)
+                for entry in [entry for entry in self._clients if entry[0] is loop]:
+                    if self._clients[entry] in clients:
+                        del self._clients[entry]
+            for client in clients:
+                with contextlib.suppress(Exception):
+                    await client.close()
 
     def forget(self, client: object) -> None:
         """Drop ``client`` from the cache (after closing it, say)."""
@@ -87,6 +135,9 @@ class SdkClientCache:
     def _forget_closed_loops(self) -> list[Any]:
         """Drop the clients of closed loops from the cache; they are returned."""
         closed = [entry for entry in self._clients if entry[0].is_closed()]
+        for loop in [loop for loop in self._closers if loop.is_closed()]:
+            del self._closers[loop]  # shut down without shutdown_asyncgens: nothing runs
+            self._to_close.pop(loop, None)
         return [self._clients.pop(entry) for entry in closed]
 
 

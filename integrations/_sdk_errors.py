@@ -194,7 +194,7 @@ def chat_model_error_from_sdk(
         response = getattr(exc, "response", None)
         headers = getattr(response, "headers", None)
         return status_error(provider, status, _status_message(exc), headers=headers)
-    if "APITimeoutError" in names:
+    if "APITimeoutError" in names and not _refused(exc):
         return timeout_error(provider)
     if "APIConnectionError" in names:
         return connection_error(provider, exc)
@@ -206,6 +206,20 @@ def chat_model_error_from_sdk(
             kind="malformed_response",
         )
     return call_failed(provider, exc)
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether ``exc`` was caused by a connection that could not be made: the SDKs' aiohttp
+    client reports one as a connect timeout (``openai``'s), caused by aiohttp's
+    ``ClientConnectorError``."""
+    cause = exc.__cause__ or exc.__context__
+    for _ in range(8):  # the chain: the SDK's error, httpx2's, aiohttp's
+        if cause is None:
+            return False
+        if any(cls.__name__ == "ClientConnectorError" for cls in type(cause).__mro__):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def timeout_error(provider: str, seconds: float | None = None) -> ChatModelError:

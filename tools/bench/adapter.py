@@ -7,10 +7,10 @@ connections, taking turns in one run:
 - ``function``: `FunctionChatModelConnection` (the engine alone: no HTTP, no SDK);
 - ``openai``: `OpenAIChatModelConnection`, the official ``openai`` SDK sending Chat
   Completions requests over HTTP to a fake server on 127.0.0.1, in a process of its own
-  (on another CPU where there is one), that answers as the function does after the latency;
+  (on another CPU where there is one), that answers as the function does after the
+  latency, through the SDK's httpx client (what ``http_transport="httpx"`` sends through);
 - ``openai+aiohttp``: the same through the SDK's ``DefaultAioHttpClient`` (what a
-  connection's ``http_transport="aiohttp"`` sends through) instead of its default httpx
-  client; needs ``aiohttp`` installed;
+  connection sends through by default) instead;
 - ``anthropic``, ``anthropic+aiohttp``: `AnthropicChatModelConnection` (the official
   ``anthropic`` SDK, Messages requests) to the same server, with either transport.
 

@@ -19,8 +19,9 @@ process (`mock_answer` on the benches' `fake_provider.FakeProvider`: the answers
 - ``chroma-local``, ``pgvector-local``: the same two, the question embedded by the local
   WordLlama model in the process instead of the provider (what the store and the
   runtime cost, without an embedding request);
-- ``chroma-aiohttp``, ``pgvector-aiohttp``: the first two with the embedding connection on
-  the SDK's aiohttp client (``http_transport="aiohttp"``) instead of its default httpx one.
+- ``chroma-httpx``, ``pgvector-httpx``: the first two with the embedding connection on the
+  SDK's httpx client (``http_transport="httpx"``) instead of its aiohttp one (the default,
+  which every other line has, the chat connection of every line too).
 
 The lines take turns (`--runs` each, the best kept). Printed per line: records/s,
 us/record, the ratio to the ``chat`` line's records/s and, for the retrieval lines, the
@@ -289,8 +290,8 @@ LINES = (
     "pgvector",
     "chroma-local",
     "pgvector-local",
-    "chroma-aiohttp",
-    "pgvector-aiohttp",
+    "chroma-httpx",
+    "pgvector-httpx",
 )
 """The lines, by the names `--lines` takes."""
 
@@ -341,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
                         store = stores[kind] = pgvector_store(
                             args.postgres_url, table, args.documents, local
                         )
-                    transport = "aiohttp" if name.endswith("-aiohttp") else None
+                    transport = "httpx" if name.endswith("-httpx") else None
                     lines[name] = functools.partial(rag_agent, server.base_url, store, transport)
             return _measure(args, names, lines)
         finally:

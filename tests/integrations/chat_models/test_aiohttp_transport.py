@@ -11,6 +11,7 @@ job through it: `e2e_tests/test_aiohttp_job.py`.)
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import anthropic
@@ -123,11 +124,72 @@ async def test_many_concurrent_calls_share_one_sdk_client(server: FakeProviderSe
 async def test_the_transport_is_part_of_the_sdk_client_key(server: FakeProviderServer) -> None:
     default = OpenAIChatModelConnection(api_key=API_KEY, base_url=server.base_url)
     aiohttp = _openai(server.base_url)
+    httpx = OpenAIChatModelConnection(
+        api_key=API_KEY, base_url=server.base_url, http_transport="httpx"
+    )
     try:
-        assert default._sdk_client() is not aiohttp._sdk_client()
+        assert default._sdk_client() is aiohttp._sdk_client()  # aiohttp is the default
+        assert httpx._sdk_client() is not aiohttp._sdk_client()
+    finally:
+        await close_sdk_client(aiohttp)
+        await close_sdk_client(httpx)
+
+
+@pytest.mark.parametrize(
+    ("connection_class", "sdk"),
+    [(OpenAIChatModelConnection, openai), (AnthropicChatModelConnection, anthropic)],
+    ids=["openai", "anthropic"],
+)
+async def test_the_default_transport_is_the_sdks_aiohttp_client_and_httpx_is_a_setting(
+    connection_class: Any, sdk: Any
+) -> None:
+    default = connection_class(api_key=API_KEY, base_url="http://127.0.0.1:1")
+    httpx = connection_class(api_key=API_KEY, base_url="http://127.0.0.1:1", http_transport="httpx")
+    try:
+        assert default.http_transport is None  # nothing to pickle: the worker resolves it
+        assert isinstance(default._sdk_client()._client, sdk.DefaultAioHttpClient)
+        made = httpx._sdk_client()._client
+        assert not isinstance(made, sdk.DefaultAioHttpClient)
+        assert isinstance(made, httpx2.AsyncClient)
     finally:
         await close_sdk_client(default)
-        await close_sdk_client(aiohttp)
+        await close_sdk_client(httpx)
+
+
+async def test_an_http_client_of_your_own_wins_over_the_default_transport() -> None:
+    mine = httpx2.AsyncClient()
+    connection = OpenAIChatModelConnection(
+        api_key=API_KEY, base_url="http://127.0.0.1:1", http_client=mine
+    )
+    try:
+        client: Any = connection._sdk_client()
+        assert client._client is mine
+    finally:
+        await mine.aclose()
+
+
+@pytest.mark.parametrize(
+    ("connect", "reply"),
+    [(_openai, COMPLETION), (_anthropic, MESSAGE)],
+    ids=["openai", "anthropic"],
+)
+def test_the_aiohttp_session_is_closed_when_its_loop_shuts_down(
+    server: FakeProviderServer, connect: Any, reply: dict[str, Any]
+) -> None:
+    """Left open, an aiohttp session logs "Unclosed client session" (at ERROR) when it is
+    collected; the cache closes it on its loop when `asyncio.run` shuts the loop down."""
+    connection = connect(server.base_url)
+    made: list[Any] = []
+
+    async def ask() -> None:
+        await connection.achat([ChatMessage.user("Color?")], model="m")
+        made.append(connection._sdk_client()._client)
+
+    server.enqueue(reply)
+    asyncio.run(ask())
+    [http_client] = made
+    assert http_client.is_closed
+    assert http_client._transport.client.closed  # the aiohttp session itself
 
 
 @pytest.mark.parametrize(
@@ -162,10 +224,11 @@ async def test_a_refused_connection_is_a_retryable_chat_model_error(connect: Any
             await connection.achat([ChatMessage.user("hi")], model="m")
     finally:
         await close_sdk_client(connection)
-    # openai's aiohttp transport reports a refused connection as a timeout, anthropic's
-    # as a connection error: either way the chat action retries it.
+    # openai's aiohttp transport reports a refused connection as a connect timeout (caused
+    # by aiohttp's ClientConnectorError), anthropic's as a connection error: both read as
+    # what happened, retryable.
     assert raised.value.retryable
-    assert raised.value.kind in ("connection", "timeout")
+    assert raised.value.kind == "connection"
     assert API_KEY not in str(raised.value)
 
 
@@ -202,5 +265,31 @@ def test_without_aiohttp_installed_the_setting_says_what_to_install(
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "aiohttp" else real(name, *a)
     )
-    with pytest.raises(ValidationError, match=r"pip install 'pyflink-agents\[aiohttp\]'"):
+    with pytest.raises(ValidationError, match="pip install aiohttp"):
         _openai("http://127.0.0.1:1/v1")
+
+
+def test_a_session_made_by_the_flink_operator_thread_is_closed_with_the_loop_thread() -> None:
+    """The operator thread runs the loop's callbacks itself (`LoopThread`'s inline runs),
+    where the loop's async generator hooks are not set: the session made there is still
+    closed when the loop thread shuts the loop down."""
+    from flink_agents.runtime.flink.loop_thread import LoopThread
+
+    loop_thread = LoopThread(inline=True)
+    loop_thread.start()
+    made: list[tuple[Any, bool]] = []
+    done = threading.Event()
+
+    def make_client() -> None:  # on the loop, inline: on this thread
+        connection = _openai("http://127.0.0.1:1/v1")
+        made.append((connection._sdk_client()._client, loop_thread.on_loop_thread()))
+        done.set()
+
+    try:
+        loop_thread.launch(make_client)
+        assert done.wait(5.0)
+    finally:
+        loop_thread.close()
+    [(http_client, on_loop_thread)] = made
+    assert not on_loop_thread  # the inline path
+    assert http_client.is_closed
