@@ -43,7 +43,6 @@ from pydantic import (
 )
 
 from flink_agents.api.errors import ChatModelError
-from flink_agents.integrations._compat.stainless import preset_platform
 from flink_agents.integrations._sdk_clients import freeze, sdk_clients
 from flink_agents.integrations._sdk_errors import (
     chat_model_error_from_sdk,
@@ -234,7 +233,6 @@ class ProviderClient(BaseModel, Generic[ClientT]):
     def _new_client(self, options: dict[str, Any]) -> Any:
         self._check_credentials()
         client = self.sdk_client_class(**options, http_client=self._new_http_client())
-        preset_platform(client)  # not one thread per call of a burst at its first requests
         register_client_secrets(client)  # the key it resolved, maybe from the environment
         return client
 

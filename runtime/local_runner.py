@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
@@ -80,26 +79,7 @@ _PLAIN_KEYS = (str, int, float, bool)
 """Key types (exactly these, no subclass) that are their own text read back."""
 
 _READ_BATCH = 32
-"""Most inputs read before the runs started get a turn on the loop."""
-_TURN_BUDGET_S = 0.006
-"""What a batch of inputs' first steps may take before the loop turns: a batch after which
-the rest of the turn took longer halves the next one (down to one input), one under half
-of it doubles the next (up to `_READ_BATCH`); the first batch is one input. Runs whose
-first steps are dear (an SDK building its request: about a millisecond) then start a few
-at a time, and the loop sends their requests and reads the answers (a provider's 429)
-between them instead of after the whole burst (`tools/bench/rate_limits.py`)."""
-_clock = time.perf_counter
-"""What `produce` times a loop turn with (tests put a fake clock here)."""
-
-
-def _next_batch(batch: int, took_s: float) -> int:
-    """The next read batch after one of ``batch`` inputs after which the rest of the loop
-    turn took ``took_s``."""
-    if took_s > _TURN_BUDGET_S:
-        return max(1, batch // 2)
-    if took_s < _TURN_BUDGET_S / 2:
-        return min(_READ_BATCH, batch * 2)
-    return batch
+"""Inputs read before the runs started get a turn on the loop."""
 
 
 class _ParkedKey(NamedTuple):
@@ -264,17 +244,14 @@ class LocalRunner:
             create(text, None)
 
         async def produce() -> None:
-            batch, read = 1, 0
+            admitted = 0
             async for key, value in _records(inputs):
-                read += 1
-                if read >= batch:
+                admitted += 1
+                if admitted % _READ_BATCH == 0:
                     # Let the runs started so far take their first steps (and send their
                     # model calls) before reading on: a long input list does not hold back
-                    # the first call until all of it is read; the batch follows what the
-                    # rest of the turn took (`_next_batch`; not the wait for the source).
-                    yielded = _clock()
+                    # the first call until all of it is read.
                     await asyncio.sleep(0)
-                    batch, read = _next_batch(batch, _clock() - yielded), 0
                 key = agent_key(key)  # a UUID (upstream's key type) is its text
                 try:  # refused at the door, as on Flink (where inputs wait in keyed state)
                     text = accept_key(key)

@@ -6,8 +6,6 @@ both use):
 
 - `flink_agents._compat.pydantic`: pydantic's instance slots (trusted instances, field
   writes without validation).
-- `flink_agents.integrations._compat.stainless`: the openai and anthropic SDKs' client
-  platform (an optimisation: a broken assumption only loses it, and its test fails).
 - `flink_agents.runtime.compat.asyncio`: the loop's ready queue, for the loop thread.
 - `flink_agents.runtime.flink.compat.pyflink`, `.py4j`, `.beam`, `.pemja`: PyFlink's
   private attributes and Java classes, py4j's call path, Beam's logger, pemja's jar.

@@ -21,7 +21,6 @@ from flink_agents.api import (
     ResourceType,
     RunnerContext,
 )
-from flink_agents.runtime import local_runner
 from flink_agents.runtime.errors import ActionExecutionError
 from flink_agents.runtime.local_runner import AgentOutput, LocalExecutionEnvironment, LocalRunner
 from flink_agents.runtime.scheduler import RUN_BYTES
@@ -115,56 +114,6 @@ def test_runs_start_while_a_long_input_list_is_read() -> None:
     outputs = run(Agent().add_action("work", InputEvent, work), inputs())
     assert sorted(o.value for o in outputs) == list(range(500))
     assert read_when_first_ran[0] < 100
-
-
-class _Turns:
-    """Counts the event loop's turns (a callback that schedules itself again each turn) and
-    keeps a fake clock that runs advance."""
-
-    def __init__(self) -> None:
-        self.turn = 0
-        self.now = 0.0
-        self._handle: asyncio.Handle | None = None
-
-    def start(self) -> None:
-        self.turn += 1
-        self._handle = asyncio.get_running_loop().call_soon(self.start)
-
-    def stop(self) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-
-
-@pytest.mark.parametrize(
-    ("step_s", "most_per_turn"), [(0.0, range(32, 33)), (0.002, range(1, 4))], ids=["cheap", "dear"]
-)
-def test_inputs_whose_first_steps_are_dear_start_a_few_per_loop_turn(
-    monkeypatch: pytest.MonkeyPatch, step_s: float, most_per_turn: range
-) -> None:
-    # A run's first step that takes 2 ms (an SDK building a request) on a fake clock: the
-    # runner reads so few inputs between two loop turns that the loop still turns every
-    # few milliseconds (it sends the requests and reads their answers, a provider's 429,
-    # between them); cheap first steps still start 32 a turn.
-    turns = _Turns()
-    monkeypatch.setattr(local_runner, "_clock", lambda: turns.now)
-    started_in_turn: dict[int, int] = {}
-
-    async def work(event: Event, ctx: RunnerContext) -> None:
-        turns.now += step_s
-        started_in_turn[turns.turn] = started_in_turn.get(turns.turn, 0) + 1
-        ctx.send_event(OutputEvent(output=event.attributes["input"]))
-
-    async def main() -> list[AgentOutput]:
-        turns.start()
-        try:
-            runner = LocalRunner(Agent().add_action("work", InputEvent, work))
-            return await runner.run([{"key": i, "value": i} for i in range(400)])
-        finally:
-            turns.stop()
-
-    outputs = asyncio.run(main())
-    assert sorted(o.value for o in outputs) == list(range(400))
-    assert max(started_in_turn.values()) in most_per_turn
 
 
 @pytest.mark.parametrize(

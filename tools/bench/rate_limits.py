@@ -13,7 +13,8 @@ local runner, three times:
 - ``configured``: ``requests_per_second`` set to the provider's rate.
 
 Printed side by side: inputs answered (with the default ``max-retries``), requests and
-the share of 429s, wall time, answers per second and their ratio to the provider's rate.
+the share of 429s, wall time, answers per second and their ratio to the provider's rate,
+and the seconds from the start to the provider's first request.
 
     python tools/bench/rate_limits.py
     python tools/bench/rate_limits.py --latency-ms 1000 --inputs 600
@@ -60,6 +61,8 @@ class LimitedProvider(FakeProvider):
         self.rate = rate
         self.latency_s = latency_s
         self.rejected = 0
+        self.first_request_at: float | None = None
+        """`time.perf_counter` when the first request came."""
         self._tokens = rate
         self._at = time.monotonic()
 
@@ -74,6 +77,8 @@ class LimitedProvider(FakeProvider):
         return False
 
     async def _answer(self, path: str, body: dict[str, Any]) -> Reply:
+        if self.first_request_at is None:
+            self.first_request_at = time.perf_counter()
         if not self._admit():
             return Reply(429, _RATE_LIMITED, {"retry-after": "1"})
         await asyncio.sleep(self.latency_s)
@@ -155,6 +160,7 @@ class Result:
     rejected: int
     wall_s: float
     rate: float
+    first_request_s: float
 
     @property
     def rejected_share(self) -> float:
@@ -168,7 +174,7 @@ class Result:
         return (
             f"{self.mode:>10}  {self.answered:4d}/{self.inputs:<4d}  {self.requests:5d}  "
             f"{self.rejected_share:6.1%}  {self.wall_s:6.1f}  {self.answers_per_s:6.1f}  "
-            f"{self.answers_per_s / self.rate:5.2f}"
+            f"{self.answers_per_s / self.rate:5.2f}  {self.first_request_s:7.3f}"
         )
 
 
@@ -196,6 +202,7 @@ async def run_mode(mode: str, args: argparse.Namespace) -> Result:
             rejected=provider.rejected,
             wall_s=wall,
             rate=args.rate,
+            first_request_s=(provider.first_request_at or started) - started,
         )
 
 
@@ -213,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         f"provider: {args.rate:g} requests/s (429 retry-after 1 beyond), "
         f"{args.latency_ms:g} ms per answer; max-retries {retries}"
     )
-    print("      mode  answered  reqs    429s  wall s  ans/s  ratio")
+    print("      mode  answered  reqs    429s  wall s  ans/s  ratio  1st req s")
     for mode in args.modes:
         print(asyncio.run(run_mode(mode, args)).line(), flush=True)
     return 0
