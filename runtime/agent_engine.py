@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic_core import from_json, to_json
 
+from flink_agents._compat.pydantic import field_values
 from flink_agents.api._trusted import trusted_instance
 from flink_agents.api._values import check_state_value, decode_value, encode_value
 from flink_agents.api.agents.agent import Agent
@@ -117,6 +118,11 @@ class ResourceSource(Protocol):
 
 _OFFERED_TYPES = (ResourceType.TOOL, ResourceType.PROMPT)
 """The types a name of which may come from a `ResourceSource`."""
+
+
+def _no_conditions(spec: ActionSpec, condition: TriggerCondition, exc: Exception) -> None:
+    """The condition handler of a plan without conditions (never called)."""
+    raise AssertionError("a plan without trigger conditions evaluated one") from exc
 
 
 class AgentEngine:
@@ -510,7 +516,7 @@ class AgentEngine:
 
     def pending_approvals(self, run: RunState) -> list[ApprovalRequest]:
         """The requests of `run`'s calls still undecided."""
-        return approvals.pending_requests(run)
+        return approvals.pending_requests(run) if run.approvals else []
 
     def _approval_spans(self, run: RunState) -> None:
         tracing = self.tracing
@@ -642,7 +648,10 @@ class AgentEngine:
         event = run.pending_events[0]
         tracing = self.tracing
         try:
-            specs = self.plan.actions_for_event(event, self._condition_failed_handler(run))
+            plan = self.plan
+            # A plan without conditions never calls the handler: none is built per step.
+            handler = self._condition_failed_handler(run) if plan.conditioned else _no_conditions
+            specs = plan.actions_for_event(event, handler)
         except TriggerConditionFailedError as error:
             if tracing is not None:
                 tracing.end_run(run, error)
@@ -724,8 +733,11 @@ class AgentEngine:
                 pending.append(out)
             if log is not None:
                 log.log_event(run.key, run.seq, out)
-        run.action_steps += len(specs)
-        run.done = done = not pending and not (run.approvals and is_parked(run))
+        # Written straight to the run's fields: pydantic's assignment checks nothing here
+        # (no validate_assignment) and costs more than the rest of these lines.
+        fields = field_values(run)
+        fields["action_steps"] = run.action_steps + len(specs)
+        fields["done"] = done = not pending and not (run.approvals and is_parked(run))
         if done:
             if not run.outputs:
                 self._ended_without_output(run)

@@ -39,4 +39,9 @@ def is_awaitable(value: object) -> TypeIs[Awaitable[Any]]:
         return True
     if kind is types.GeneratorType:
         return inspect.isawaitable(value)
-    return hasattr(kind, "__await__")
+    # What `await` looks up: ``__await__`` in a class of the type's MRO (not `hasattr`,
+    # which on a pydantic model class runs its metaclass's ``__getattr__`` and raises).
+    for base in kind.__mro__:  # noqa: SIM110 (any() over a generator: twice the time)
+        if "__await__" in base.__dict__:
+            return True
+    return False

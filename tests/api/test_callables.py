@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from flink_agents.api._callables import is_async_callable
 
@@ -100,13 +101,29 @@ def test_is_awaitable_takes_what_await_takes() -> None:
         def __await__(self) -> Any:
             return iter(())
 
+    class InheritsAwait(HasAwait):
+        pass
+
+    class AwaitableClasses(type):
+        def __await__(cls) -> Any:
+            return iter(())
+
+    class ByMetaclass(metaclass=AwaitableClasses):
+        pass
+
+    class Model(BaseModel):
+        text: str = ""
+
     coroutine, old_style, generator = native(), generator_based(), plain_generator()
     loop = asyncio.new_event_loop()
     try:
         future = loop.create_future()
         assert is_awaitable(coroutine) and is_awaitable(old_style) and is_awaitable(future)
-        assert is_awaitable(HasAwait())
-        for value in ("text", {"a": 1}, [1], None, 3, generator, HasAwait, native):
+        assert is_awaitable(HasAwait()) and is_awaitable(InheritsAwait())
+        # A class with an awaitable metaclass is awaitable, its instances are not (await
+        # looks at the instance's type, not at what the type's own type has).
+        assert is_awaitable(ByMetaclass) and not is_awaitable(ByMetaclass())
+        for value in ("text", {"a": 1}, [1], None, 3, generator, HasAwait, native, Model()):
             assert not is_awaitable(value), value
     finally:
         coroutine.close()

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field, PrivateAttr
 
+from flink_agents._compat.pydantic import private_values
+
 if TYPE_CHECKING:
     from flink_agents.api.chat_models.chat_model import ToolSpec
     from flink_agents.api.chat_result import ChatResult
@@ -78,7 +80,9 @@ class RequestLimitOptions(BaseModel):
     @property
     def request_gate(self) -> RequestGate | None:
         """What this connection's calls go through (None: nothing, they go at once)."""
-        return self._request_gate
+        # Read on every call: from the private values, not through pydantic's __getattr__.
+        private = private_values(self)
+        return private.get("_request_gate") if private else None
 
     def use_request_gate(self, gate: RequestGate | None) -> None:
         """Send this connection's calls through ``gate`` (the runtime's request limiter)."""

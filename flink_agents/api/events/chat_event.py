@@ -69,6 +69,8 @@ def _model_class(output_schema: Any) -> type[BaseModel] | None:
     """A request's output schema: a pydantic model class, or upstream's
     ``OutputSchema(output_schema=Model)`` of one. A ``RowTypeInfo`` is refused, saying
     what to use."""
+    if output_schema is None:  # most requests: no import on every one
+        return None
     from flink_agents.api.agents.types import OutputSchema, is_row_type_info
 
     if isinstance(output_schema, OutputSchema):

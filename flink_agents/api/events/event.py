@@ -477,9 +477,13 @@ def _check_made(cls: type[Event], event_type: Any, attributes: Mapping[str, Any]
     # Events are made on every step: only the values of attributes without a declared
     # type are looked at, and those of JSON-native types or models need no walk.
     typed = cls._typed_names
-    for name in (attributes.keys() - typed) if typed else attributes:
-        value = attributes[name]
-        if value is not None and type(value) not in _NATIVE and not isinstance(value, BaseModel):
+    for name, value in attributes.items():
+        if (
+            value is not None
+            and type(value) not in _NATIVE
+            and name not in typed
+            and not isinstance(value, BaseModel)
+        ):
             break
     else:
         return
