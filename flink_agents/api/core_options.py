@@ -255,8 +255,7 @@ class AgentExecutionOptions:
         int,
         (os.cpu_count() or 1) * 2,
         "Threads for synchronous actions at most; synchronous tools get as many threads of "
-        "their own. A call waiting for a thread gets a new one once every running call has "
-        "run 1 ms (calls that hold the GIL gain nothing from a second thread).",
+        "their own. A pool starts a thread when a call waits and none is idle.",
     )
     CHAT_ASYNC: ConfigOption[bool] = ConfigOption(
         "chat.async",
