@@ -27,6 +27,7 @@ class OpenAIClient(ProviderClient[openai.AsyncOpenAI]):
 
     sdk_client_class: ClassVar[Callable[..., Any]] = openai.AsyncOpenAI
     aiohttp_client_class: ClassVar[Callable[[], Any] | None] = openai.DefaultAioHttpClient
+    httpx_client_class: ClassVar[Callable[[], Any] | None] = openai.DefaultAsyncHttpxClient
     sdk_error = openai.OpenAIError
     sdk_environment: ClassVar[tuple[str, ...]] = (
         "OPENAI_API_KEY",

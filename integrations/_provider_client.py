@@ -42,19 +42,29 @@ from pydantic import (
     model_validator,
 )
 
+from flink_agents.api.chat_models.rate_limit import report_used_up_limit
 from flink_agents.api.errors import ChatModelError
 from flink_agents.integrations._sdk_clients import freeze, sdk_clients
 from flink_agents.integrations._sdk_errors import (
     chat_model_error_from_sdk,
     malformed_response,
     timeout_error,
+    used_up_limit_wait,
 )
 from flink_agents.integrations._secrets import (
     register_client_secrets,
     register_provider_secrets,
 )
 
-__all__ = ["HttpClient", "HttpTransport", "ProviderClient", "UpstreamTimeoutName", "timeout_field"]
+__all__ = [
+    "HttpClient",
+    "HttpTransport",
+    "ProviderClient",
+    "UpstreamTimeoutName",
+    "hear_used_up_limits",
+    "listen_for_used_up_limits",
+    "timeout_field",
+]
 
 ClientT = TypeVar("ClientT")
 _T = TypeVar("_T")
@@ -112,6 +122,10 @@ class ProviderClient(BaseModel, Generic[ClientT]):
     aiohttp_client_class: ClassVar[Callable[[], Any] | None] = None
     """The SDK's HTTP client class on aiohttp (``http_transport="aiohttp"``); None: the SDK
     has none."""
+    httpx_client_class: ClassVar[Callable[[], Any] | None] = None
+    """The SDK's default HTTP client class on httpx (``http_transport="httpx"``), made here
+    so that it reads the rate-limit headers of answers (`_new_http_client`); None: the SDK
+    makes its own."""
     secret_fields: ClassVar[tuple[str, ...]] = ("api_key",)
     """The fields that hold credentials: their values are registered with the redactor."""
 
@@ -244,14 +258,20 @@ class ProviderClient(BaseModel, Generic[ClientT]):
 
     def _new_http_client(self) -> HttpClient | None:
         """The HTTP client a new SDK client sends through: ``http_client`` itself, or what
-        the function given as ``http_client`` makes, or the SDK's aiohttp client (`_transport`),
-        or None (the SDK's default)."""
+        the function given as ``http_client`` makes, or the SDK's aiohttp or httpx client
+        (`_transport`), or None (the SDK's default). One with httpx's event hooks reads the
+        rate-limit headers of every successful answer (`hear_used_up_limits`)."""
         http_client = self.http_client
-        if self._transport() == "aiohttp":
+        transport = self._transport()
+        if transport == "aiohttp":
             assert self.aiohttp_client_class is not None  # checked when the connection was built
-            return self.aiohttp_client_class()
-        if http_client is not None and not _is_http_client(http_client):
+            http_client = self.aiohttp_client_class()
+        elif transport == "httpx" and http_client is None and self.httpx_client_class:
+            http_client = self.httpx_client_class()
+        elif http_client is not None and not _is_http_client(http_client):
             http_client = http_client()  # a function that makes the HTTP client
+        if http_client is not None:
+            listen_for_used_up_limits(http_client)
         return http_client
 
     async def _send(self, call: Callable[[ClientT], Awaitable[_T]]) -> _T:
@@ -329,6 +349,30 @@ def _travels(cls: type) -> bool:
     except (ImportError, AttributeError):
         return False
     return found is cls
+
+
+async def hear_used_up_limits(response: Any) -> None:
+    """An HTTP client's response hook: a successful answer whose rate-limit headers say a
+    limit is used up (`used_up_limit_wait`) is reported to the call's gate
+    (`report_used_up_limit`), which pauses the connection until the provider takes a
+    request again and lowers its adaptive limit. A refusal's headers are read where it is
+    raised (`chat_model_error_from_sdk`)."""
+    if response.status_code < 400:
+        wait = used_up_limit_wait(response.headers)
+        if wait is not None:
+            report_used_up_limit(wait)
+
+
+def listen_for_used_up_limits(http_client: Any) -> None:
+    """Add `hear_used_up_limits` to ``http_client``'s response hooks (httpx's event hooks;
+    once, however many connections share the client); a client without them is left as
+    it is."""
+    hooks = getattr(http_client, "event_hooks", None)
+    if not isinstance(hooks, dict):
+        return
+    responses = hooks.get("response")
+    if isinstance(responses, list) and hear_used_up_limits not in responses:
+        responses.append(hear_used_up_limits)
 
 
 def _is_http_client(value: object) -> bool:

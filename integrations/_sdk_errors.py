@@ -8,7 +8,9 @@ function serves both. `status_error` is the error for an HTTP error status, what
 SDK reported it (the ``ollama`` and ``dashscope`` adapters map their own exceptions
 through it); `malformed_response` is the error for a response the adapter cannot
 read; `timeout_error`, `connection_error` and `call_failed` are the errors every SDK's
-timeouts, unreachable servers and other failures map to. Every message goes through
+timeouts, unreachable servers and other failures map to. The providers' rate-limit
+headers are read here too: for a refusal's wait (`parse_retry_after`) and, on a successful
+answer, for a used-up limit (`used_up_limit_wait`). Every message goes through
 `flink_agents.api.redaction.redact`, after the connection's key is registered: an API
 key the server echoes never reaches the error, whatever its shape.
 """
@@ -36,6 +38,7 @@ __all__ = [
     "parse_retry_after",
     "status_error",
     "timeout_error",
+    "used_up_limit_wait",
 ]
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
@@ -81,15 +84,36 @@ def _retry_after(headers: Any, now: float | None) -> float | None:
 
 _LIMIT_HEADERS = (
     # OpenAI (and the APIs that copy it): a duration, "1s", "6m0s", "20ms".
-    ("x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"),
-    ("x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
+    (
+        "x-ratelimit-remaining-requests",
+        "x-ratelimit-reset-requests",
+        "x-ratelimit-limit-requests",
+    ),
+    ("x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens", "x-ratelimit-limit-tokens"),
     # Anthropic: an RFC 3339 time.
-    ("anthropic-ratelimit-requests-remaining", "anthropic-ratelimit-requests-reset"),
-    ("anthropic-ratelimit-tokens-remaining", "anthropic-ratelimit-tokens-reset"),
-    ("anthropic-ratelimit-input-tokens-remaining", "anthropic-ratelimit-input-tokens-reset"),
-    ("anthropic-ratelimit-output-tokens-remaining", "anthropic-ratelimit-output-tokens-reset"),
+    (
+        "anthropic-ratelimit-requests-remaining",
+        "anthropic-ratelimit-requests-reset",
+        "anthropic-ratelimit-requests-limit",
+    ),
+    (
+        "anthropic-ratelimit-tokens-remaining",
+        "anthropic-ratelimit-tokens-reset",
+        "anthropic-ratelimit-tokens-limit",
+    ),
+    (
+        "anthropic-ratelimit-input-tokens-remaining",
+        "anthropic-ratelimit-input-tokens-reset",
+        "anthropic-ratelimit-input-tokens-limit",
+    ),
+    (
+        "anthropic-ratelimit-output-tokens-remaining",
+        "anthropic-ratelimit-output-tokens-reset",
+        "anthropic-ratelimit-output-tokens-limit",
+    ),
 )
-"""(remaining, reset) header pairs of the providers' rate limits."""
+"""(remaining, reset, limit) headers of the providers' rate limits: what is left, when
+the limit is whole again, how much it holds."""
 _DURATION = re.compile(
     r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?"
 )
@@ -103,11 +127,35 @@ def exhausted_limit_reset(headers: Any, *, now: float | None = None) -> float | 
     if headers is None:
         return None
     longest: float | None = None
-    for remaining, reset in _LIMIT_HEADERS:
+    for remaining, reset, _ in _LIMIT_HEADERS:
         if str(headers.get(remaining, "")).strip() != "0":
             continue
         seconds = _reset_seconds(headers.get(reset), now)
         if seconds is not None and (longest is None or seconds > longest):
+            longest = seconds
+    return longest
+
+
+def used_up_limit_wait(headers: Any, *, now: float | None = None) -> float | None:
+    """For a successful answer: seconds until the provider takes a request again, when
+    its headers say a rate limit is used up (a remaining count of 0); None when none is
+    (or its reset does not parse). A limit comes back over its reset time, so with the
+    limit's size known (``x-ratelimit-limit-requests``, Anthropic's ``-limit``) that is the
+    time one request's (one token's) worth takes, ``reset / limit``; without it, the
+    reset. The longest over the used-up limits."""
+    if headers is None:
+        return None
+    longest: float | None = None
+    for remaining, reset, limit in _LIMIT_HEADERS:
+        if str(headers.get(remaining, "")).strip() != "0":
+            continue
+        seconds = _reset_seconds(headers.get(reset), now)
+        if seconds is None:
+            continue
+        size = _finite(headers.get(limit))
+        if size is not None and size >= 1.0:
+            seconds /= size
+        if longest is None or seconds > longest:
             longest = seconds
     return longest
 

@@ -9,6 +9,8 @@ multiplicative decrease), with no slow start:
   made once for all the calls that met the same overload), and each later refusal of a
   call started in an earlier epoch takes one call off what the provider took and lowers
   the limit with it;
+- an answer saying the provider's limit is used up (its rate-limit headers: the call was
+  taken, the next would not be) decreases the same way, counting that call as taken;
 - while the limit is reached, every ``limit`` answers add one (one per round trip).
 
 Pure state, no clock, no lock: `RequestLimiter` (`flink_agents.runtime.request_limiter`)
@@ -70,5 +72,21 @@ class AdaptiveConcurrency:
         else:
             # A call in flight at the last decrease refused too: one fewer taken.
             self._not_refused = max(0, self._not_refused - 1)
+        self._decrease()
+
+    def limit_used_up(self, started_epoch: int, in_flight: int) -> None:
+        """A call started in ``started_epoch`` was answered, and the answer said the
+        provider's limit is used up; ``in_flight`` calls (this one included) were in
+        flight. The first such answer since the last decrease opens a new one, with every
+        call in flight taken; later ones of calls started before it change nothing (the
+        provider took them)."""
+        if started_epoch != self.epoch:
+            return
+        self._not_refused = int(min(self.limit, float(in_flight)))
+        self._successes = 0
+        self.epoch += 1
+        self._decrease()
+
+    def _decrease(self) -> None:
         decreased = float(int(self._not_refused * DECREASE_FACTOR))
         self.limit = max(1.0, min(self.limit, decreased))

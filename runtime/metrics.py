@@ -419,7 +419,8 @@ def record_request_limits(group: MetricGroup, connection: str, report: LimitRepo
     """What a connection's limiter did to one model call, under
     ``chatModelConnection.<connection>``: ``concurrencyLimit`` (the limit now; no value
     while unlimited), ``limiterWaits`` and ``limiterWaitMs`` (calls that waited for their
-    turn, and how long), ``overloads`` (429, 529 and ``overloaded`` answers)."""
+    turn, and how long), ``overloads`` (429, 529 and ``overloaded`` answers),
+    ``usedUpLimits`` (answers whose rate-limit headers said a limit was used up)."""
     limiter = report.limiter
     if limiter is None:
         return
@@ -430,6 +431,8 @@ def record_request_limits(group: MetricGroup, connection: str, report: LimitRepo
         handles.histogram("limiterWaitMs").update(report.wait_s * 1000.0)
     if report.overloads:
         handles.counter("overloads").inc(report.overloads)
+    if report.used_up:
+        handles.counter("usedUpLimits").inc(report.used_up)
 
 
 def record_tool_call(group: MetricGroup, tool: str, success: bool, duration_s: float) -> None:

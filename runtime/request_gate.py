@@ -22,7 +22,11 @@ from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from flink_agents.api.chat_models.rate_limit import RequestLimitOptions
+from flink_agents.api.chat_models.rate_limit import (
+    RequestLimitOptions,
+    bind_used_up_limits,
+    release_used_up_limits,
+)
 from flink_agents.api.chat_result import Usage
 from flink_agents.api.errors import ChatModelError
 from flink_agents.runtime.request_limiter import RequestLimiter, RequestLimits, is_overload
@@ -64,6 +68,8 @@ class LimitReport:
     """Seconds they waited."""
     overloads: int = 0
     """Calls the provider answered with an overload."""
+    used_up: int = 0
+    """Answers whose rate-limit headers said a limit was used up."""
     paced: bool = False
     """Whether the last overload paused the connection (a retry then waits its turn
     instead of a backoff of its own)."""
@@ -123,6 +129,8 @@ async def call_within_limits(
         if permit.queued:
             report.waits += 1
             report.wait_s += permit.waited_s
+    # A connection that reads rate-limit headers tells the permit of a used-up limit.
+    heard = bind_used_up_limits(permit.limit_used_up)
     try:
         result = await call()
     except ChatModelError as exc:
@@ -134,7 +142,11 @@ async def call_within_limits(
     except BaseException:
         permit.release()
         raise
+    finally:
+        release_used_up_limits(heard)
     permit.succeeded(usage_of(result))
+    if report is not None and permit.limit_was_used_up:
+        report.used_up += 1
     return result
 
 

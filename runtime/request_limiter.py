@@ -12,6 +12,10 @@ answers:
 - after an overload no call starts until the ``retry-after`` the provider sent has passed
   (`OVERLOAD_PAUSE_S` when it sent none; at most the caller's ``max_pause_s``,
   `MAX_PAUSE_S` by default);
+- an answer whose rate-limit headers say a limit is used up (`RequestPermit.limit_used_up`:
+  the provider took this call, the next would be refused) lowers the limit as an overload
+  does, counting the call as taken, and pauses the connection until the provider takes a
+  request again;
 - while calls wait, their starts are spread over a call's latency (``latency / limit``
   apart) instead of going in waves, which a provider counts as bursts.
 
@@ -114,7 +118,17 @@ class RequestPermit:
     """One request's place in its limiter: report how it went exactly once (`succeeded`,
     `failed` or `release`); later reports are ignored."""
 
-    __slots__ = ("_done", "_limiter", "epoch", "queued", "started_at", "tokens", "waited_s")
+    __slots__ = (
+        "_done",
+        "_limiter",
+        "epoch",
+        "limit_was_used_up",
+        "max_pause_s",
+        "queued",
+        "started_at",
+        "tokens",
+        "waited_s",
+    )
 
     def __init__(
         self,
@@ -124,9 +138,14 @@ class RequestPermit:
         queued: bool,
         waited_s: float,
         started_at: float,
+        max_pause_s: float | None = None,
     ) -> None:
         self._limiter = limiter
         self._done = False
+        self.max_pause_s = max_pause_s
+        """The longest pause its caller takes (None: `MAX_PAUSE_S`)."""
+        self.limit_was_used_up = False
+        """Whether its answer said a limit is used up (`limit_used_up`)."""
         self.started_at = started_at
         """The limiter's clock when it started."""
         self.tokens = tokens
@@ -152,6 +171,14 @@ class RequestPermit:
             self._limiter._finish(
                 self, usage=None, error=error, answered=False, max_pause_s=max_pause_s
             )
+
+    def limit_used_up(self, wait_s: float) -> None:
+        """The provider's answer to this call says one of its rate limits is used up: no
+        request is taken for ``wait_s`` seconds (`report_used_up_limit`). Heard at once,
+        while the call goes on (the answer's body may still be coming)."""
+        if not self._done:
+            self.limit_was_used_up = True
+            self._limiter._limit_used_up(self, wait_s)
 
     def release(self) -> None:
         """The call ended without an answer to learn from (cancelled, say)."""
@@ -199,6 +226,8 @@ class RequestLimiter:
         """Seconds calls waited, summed."""
         self.overloads = 0
         """Calls the provider answered with an overload (429, 529, overloaded)."""
+        self.used_up = 0
+        """Answers whose rate-limit headers said a limit was used up."""
 
     # ------------------------------------------------------------------ state
 
@@ -263,7 +292,7 @@ class RequestLimiter:
             started = self._clock()
             pause_end = math.inf if max_pause_s is None else started + max(0.0, max_pause_s)
             if not self._queue and self._delay(tokens, started, pause_end) == 0.0:
-                return self._take(tokens, started, None)
+                return self._take(tokens, started, None, max_pause_s)
             waiter = _Waiter(tokens)
             self._queue.append(waiter)
         try:
@@ -276,7 +305,7 @@ class RequestLimiter:
                         delay = self._delay(tokens, now, pause_end)
                         if delay == 0.0:
                             self._queue.popleft()
-                            permit = self._take(tokens, now, now - started)
+                            permit = self._take(tokens, now, now - started, max_pause_s)
                             self._wake_head()
                             return permit
                     waiter.loop = loop
@@ -317,7 +346,9 @@ class RequestLimiter:
             return self._next_start - now
         return self._tokens.wait_s(tokens, now)
 
-    def _take(self, tokens: int, now: float, waited_s: float | None) -> RequestPermit:
+    def _take(
+        self, tokens: int, now: float, waited_s: float | None, max_pause_s: float | None
+    ) -> RequestPermit:
         """Start a call that waited ``waited_s`` in the queue (None: it did not queue).
         Under the lock."""
         self._in_flight += 1
@@ -329,7 +360,9 @@ class RequestLimiter:
             self.waits += 1
             self.wait_s += waited_s
         epoch = self._adaptive.epoch if self._adaptive is not None else 0
-        return RequestPermit(self, tokens, epoch, waited_s is not None, waited_s or 0.0, now)
+        return RequestPermit(
+            self, tokens, epoch, waited_s is not None, waited_s or 0.0, now, max_pause_s
+        )
 
     def _spacing(self) -> float:
         """Seconds until the next call may start: ``1 / requests_per_second``; and while
@@ -385,7 +418,12 @@ class RequestLimiter:
                 self._latency_s = latency if mean is None else 0.9 * mean + 0.1 * latency
             if error is not None and is_overload(error):
                 self._overloaded(permit, error, now, max_pause_s)
-            elif answered and self._adaptive is not None and limit_reached:
+            elif (
+                answered
+                and self._adaptive is not None
+                and limit_reached
+                and not permit.limit_was_used_up  # it lowered the limit: it adds nothing
+            ):
                 self._adaptive.answered_at_limit()
             self._wake_head()
 
@@ -396,11 +434,25 @@ class RequestLimiter:
         if not self.limits.adaptive:
             return
         retry_after = error.retry_after if isinstance(error, ChatModelError) else None
-        pause = OVERLOAD_PAUSE_S if retry_after is None else retry_after
-        cap = MAX_PAUSE_S if max_pause_s is None else max_pause_s
-        self._paused_until = max(self._paused_until, now + max(0.0, min(cap, pause)))
+        self._pause(now, OVERLOAD_PAUSE_S if retry_after is None else retry_after, max_pause_s)
         if self._adaptive is not None:
             self._adaptive.overloaded(permit.epoch, self._in_flight + 1)
+
+    def _limit_used_up(self, permit: RequestPermit, wait_s: float) -> None:
+        """`RequestPermit.limit_used_up`: the call was taken, the next would not be."""
+        with self._lock:
+            self.used_up += 1
+            if not self.limits.adaptive:
+                return
+            self._pause(self._clock(), wait_s, permit.max_pause_s)
+            if self._adaptive is not None:
+                self._adaptive.limit_used_up(permit.epoch, self._in_flight)
+
+    def _pause(self, now: float, seconds: float, max_pause_s: float | None) -> None:
+        """No call starts for ``seconds`` from ``now`` (at most ``max_pause_s``, None:
+        `MAX_PAUSE_S`). Under the lock."""
+        cap = MAX_PAUSE_S if max_pause_s is None else max_pause_s
+        self._paused_until = max(self._paused_until, now + max(0.0, min(cap, seconds)))
 
 
 def _resolve(future: asyncio.Future[None]) -> None:

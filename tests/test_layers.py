@@ -242,9 +242,16 @@ def test_importing_the_integrations_and_the_runtime_outside_flink_loads_no_pyfli
 
 def test_the_api_declares_request_limits_and_the_runtime_keeps_them() -> None:
     """The API's rate-limit module is what a connection declares (its options and the
-    gate its calls go through); the limiter itself is the runtime's."""
+    gate its calls go through) and what it says of an answer (a used-up limit, heard by
+    whatever the gate binds); the limiter itself is the runtime's."""
     from flink_agents.api.chat_models import rate_limit
 
-    assert sorted(rate_limit.__all__) == ["RequestGate", "RequestLimitOptions"]
+    assert sorted(rate_limit.__all__) == [
+        "RequestGate",
+        "RequestLimitOptions",
+        "bind_used_up_limits",
+        "release_used_up_limits",
+        "report_used_up_limit",
+    ]
     limiter = ROOT / "runtime" / "request_limiter.py"
     assert "class RequestLimiter" in limiter.read_text()

@@ -4,9 +4,12 @@ limiter's work shows in the metrics."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from flink_agents.api import ChatModelError, ScriptedChatModelConnection
+from flink_agents.api.chat_models.rate_limit import report_used_up_limit
 from flink_agents.runtime import builtin_actions
 from flink_agents.runtime.metrics import InMemoryMetricGroup
 from flink_agents.runtime.request_gate import LimiterGate, limiter_for, use_limiter
@@ -99,3 +102,27 @@ def test_the_engine_gives_a_connection_with_limits_its_limiter() -> None:
     gate = model.request_gate  # given when the engine built the connection's resource
     assert isinstance(gate, LimiterGate) and gate.limiter is limiter_for(model)
     assert gate.limiter.limit == 1 and gate.limiter.in_flight == 0
+
+
+class UsedUpConnection(ScriptedChatModelConnection):
+    """Answers as scripted, and says (as a provider's headers would) that its limit is
+    used up for a second."""
+
+    def _reply(self, messages: Any, tools: Any) -> Any:
+        report_used_up_limit(1.0)
+        return super()._reply(messages, tools)
+
+
+def test_an_answer_saying_a_limit_is_used_up_is_counted_and_lowers_the_limit() -> None:
+    model = UsedUpConnection(replies=["ok"], adaptive_limit=True)
+    clock = SkippingClock()
+    limiter = RequestLimiter(RequestLimits(), clock=clock, sleep=clock.sleep)
+    use_limiter(model, limiter)
+    outputs, runner = run_local(chat_agent(model), [{"key": "k", "value": "x"}])
+    assert only_response(outputs).ok
+    assert limiter.used_up == 1 and limiter.paused_until is not None
+    metrics = runner.metrics
+    assert isinstance(metrics, InMemoryMetricGroup)
+    limits = metrics.snapshot()["chatModelConnection"][CONNECTION]
+    assert limits["usedUpLimits"] == 1 and limits["concurrencyLimit"] == 1
+    assert "overloads" not in limits

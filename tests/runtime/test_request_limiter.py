@@ -397,6 +397,51 @@ async def test_not_adaptive_an_overload_is_only_counted() -> None:
     assert lim.paused_until is None and lim.overloads == 1 and not lim.paces_overloads
 
 
+async def test_an_answer_saying_a_limit_is_used_up_lowers_the_limit_and_pauses() -> None:
+    clock = FakeClock(start=0.0)
+    lim = limiter(clock)
+    starts = Starts(lim, clock)
+    await starts.calls(10)
+    # The provider took call 0, and its headers say the next request would be refused.
+    starts.permits[0].limit_used_up(1.5)
+    assert lim.limit == int(10 * DECREASE_FACTOR) == 7  # every call in flight was taken
+    assert lim.paused_until == 1.5 and lim.used_up == 1 and lim.overloads == 0
+    starts.permits[1].limit_used_up(1.5)  # in flight at the decrease: no second one
+    assert lim.limit == 7 and lim.used_up == 2
+    for i in range(10):
+        starts.permits[i].succeeded()  # the answers that lowered it add nothing
+    await starts.calls(1)
+    await clock.advance(1.499)
+    assert 10 not in starts.times  # held until the provider takes requests again
+    await clock.advance(0.001)
+    assert starts.times[10] == 1.5
+    starts.permits[10].limit_used_up(0.0)  # started after the decrease: a new one
+    assert lim.limit == 1
+
+
+async def test_a_used_up_limit_pauses_at_most_the_callers_max_pause() -> None:
+    clock = FakeClock(start=0.0)
+    lim = limiter(clock)
+    (await lim.acquire(max_pause_s=2.0)).limit_used_up(3600.0)
+    assert lim.paused_until == 2.0
+
+
+async def test_a_used_up_limit_after_the_answer_was_reported_is_ignored() -> None:
+    clock = FakeClock(start=0.0)
+    lim = limiter(clock)
+    permit = await lim.acquire()
+    permit.succeeded()
+    permit.limit_used_up(5.0)
+    assert lim.limit is None and lim.paused_until is None and lim.used_up == 0
+
+
+async def test_not_adaptive_a_used_up_limit_is_only_counted() -> None:
+    clock = FakeClock(start=0.0)
+    lim = limiter(clock, max_concurrent_requests=3, adaptive=False)
+    (await lim.acquire()).limit_used_up(5.0)
+    assert lim.limit == 3 and lim.paused_until is None and lim.used_up == 1
+
+
 # ---------------------------------------------------------------------------- classification
 
 

@@ -14,10 +14,13 @@ local runner, three times:
 
 Printed side by side: inputs answered (with the default ``max-retries``), requests and
 the share of 429s, wall time, answers per second and their ratio to the provider's rate,
-and the seconds from the start to the provider's first request.
+and the seconds from the start to the provider's first request. With ``--limit-headers``
+the provider's answers carry OpenAI's ``x-ratelimit-*-requests`` headers (a connection
+lowers its limit and pauses when one says the bucket is empty).
 
     python tools/bench/rate_limits.py
     python tools/bench/rate_limits.py --latency-ms 1000 --inputs 600
+    python tools/bench/rate_limits.py --modes adaptive --limit-headers
 
 Targets (issue 14), against 20 requests/s: adaptive, every input answered, at most 25%
 429s, at least 0.7 of the rate; configured, at most 3% 429s, at least 0.85 of the rate.
@@ -56,10 +59,13 @@ class LimitedProvider(FakeProvider):
     requests per second (a token bucket holding one second's worth), and 429 with
     ``retry-after: 1`` at once beyond it; counts the refusals."""
 
-    def __init__(self, rate: float, latency_s: float) -> None:
+    def __init__(self, rate: float, latency_s: float, limit_headers: bool = False) -> None:
         super().__init__(self._answer)
         self.rate = rate
         self.latency_s = latency_s
+        self.limit_headers = limit_headers
+        """Whether answers carry OpenAI's ``x-ratelimit-*-requests`` headers (the bucket
+        when the request came: its size, what is left, the time until it is full)."""
         self.rejected = 0
         self.first_request_at: float | None = None
         """`time.perf_counter` when the first request came."""
@@ -81,8 +87,16 @@ class LimitedProvider(FakeProvider):
             self.first_request_at = time.perf_counter()
         if not self._admit():
             return Reply(429, _RATE_LIMITED, {"retry-after": "1"})
+        headers: dict[str, str] = {}
+        if self.limit_headers:
+            left = int(self._tokens)
+            headers = {
+                "x-ratelimit-limit-requests": f"{self.rate:g}",
+                "x-ratelimit-remaining-requests": str(left),
+                "x-ratelimit-reset-requests": f"{(self.rate - self._tokens) / self.rate:.3f}s",
+            }
         await asyncio.sleep(self.latency_s)
-        return json_reply(_completion(body))
+        return json_reply(_completion(body), headers=headers)
 
 
 _RATE_LIMITED = json.dumps(
@@ -183,7 +197,7 @@ async def run_mode(mode: str, args: argparse.Namespace) -> Result:
     if "requests_per_second" in limits:
         limits["requests_per_second"] = args.rate
     inputs = [{"key": f"k{i}", "value": f"question {i}"} for i in range(args.inputs)]
-    with LimitedProvider(args.rate, args.latency_ms / 1000.0) as provider:
+    with LimitedProvider(args.rate, args.latency_ms / 1000.0, args.limit_headers) as provider:
         config: dict[str, Any] = {
             AgentExecutionOptions.MAX_IN_FLIGHT_RUNS.key: max(1000, args.inputs)
         }
@@ -213,12 +227,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency-ms", type=float, default=200.0, help="answer latency")
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
     parser.add_argument("--max-retries", type=int, help="the chat action's (default: 3)")
+    parser.add_argument(
+        "--limit-headers",
+        action="store_true",
+        help="answers carry x-ratelimit-*-requests headers, as OpenAI's do",
+    )
     args = parser.parse_args(argv)
     retries = "default" if args.max_retries is None else str(args.max_retries)
     print(
         f"python {sys.version.split()[0]}, {args.inputs} inputs on {args.inputs} keys at once; "
         f"provider: {args.rate:g} requests/s (429 retry-after 1 beyond), "
         f"{args.latency_ms:g} ms per answer; max-retries {retries}"
+        + ("; x-ratelimit headers on answers" if args.limit_headers else "")
     )
     print("      mode  answered  reqs    429s  wall s  ans/s  ratio  1st req s")
     for mode in args.modes:

@@ -7,11 +7,16 @@ each connection it builds a `RequestGate` (its request limiter,
 ``flink_agents.runtime.request_limiter``), and the chat and embedding model setups send
 every call through their connection's gate. A connection with no gate (one that limits
 nothing, or that no runtime built) sends at once.
+
+A connection that reads a provider's rate-limit headers on a successful answer says so
+with `report_used_up_limit` when one of the provider's limits is used up (the next request
+would be refused): the gate of the call in progress takes it as an overload.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar, Token
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field, PrivateAttr
@@ -24,7 +29,43 @@ if TYPE_CHECKING:
     from flink_agents.api.embedding_models.embedding_model import EmbeddingResult
     from flink_agents.api.message import ChatMessage
 
-__all__ = ["RequestGate", "RequestLimitOptions"]
+__all__ = [
+    "RequestGate",
+    "RequestLimitOptions",
+    "bind_used_up_limits",
+    "release_used_up_limits",
+    "report_used_up_limit",
+]
+
+UsedUpLimits = Callable[[float], None]
+"""What hears of a used-up limit: called with the seconds until the provider takes a
+request again."""
+
+_USED_UP_LIMITS: ContextVar[UsedUpLimits | None] = ContextVar(
+    "flink_agents_used_up_limits", default=None
+)
+
+
+def report_used_up_limit(wait_s: float) -> None:
+    """An answer the provider gave said one of its rate limits is used up (its remaining
+    count is 0): no request will be taken for ``wait_s`` seconds. Called by a connection
+    while its call is in progress; the call's gate (`bind_used_up_limits`) takes it as an
+    overload. Outside a gated call it does nothing."""
+    heard = _USED_UP_LIMITS.get()
+    if heard is not None:
+        heard(wait_s)
+
+
+def bind_used_up_limits(heard: UsedUpLimits) -> Token[UsedUpLimits | None]:
+    """While a call is in progress (in this context and copies of it), `report_used_up_limit`
+    goes to ``heard``, until `release_used_up_limits` gets the token back (a gate's
+    per-call path)."""
+    return _USED_UP_LIMITS.set(heard)
+
+
+def release_used_up_limits(token: Token[UsedUpLimits | None]) -> None:
+    """Ends the binding `bind_used_up_limits` made (in the same context)."""
+    _USED_UP_LIMITS.reset(token)
 
 
 class RequestGate(Protocol):

@@ -39,6 +39,7 @@ class AnthropicChatModelConnection(ProviderConnection[anthropic.AsyncAnthropic])
     provider_name: ClassVar[str] = PROVIDER
     sdk_client_class: ClassVar[Callable[..., Any]] = anthropic.AsyncAnthropic
     aiohttp_client_class: ClassVar[Callable[[], Any] | None] = anthropic.DefaultAioHttpClient
+    httpx_client_class: ClassVar[Callable[[], Any] | None] = anthropic.DefaultAsyncHttpxClient
     sdk_error = anthropic.AnthropicError
     sdk_environment: ClassVar[tuple[str, ...]] = (
         "ANTHROPIC_API_KEY",
