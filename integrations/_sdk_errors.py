@@ -21,6 +21,7 @@ import email.utils
 import math
 import re
 import time
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
 
@@ -124,16 +125,7 @@ def exhausted_limit_reset(headers: Any, *, now: float | None = None) -> float | 
     give as 0 (OpenAI's ``x-ratelimit-remaining-requests: 0`` with
     ``x-ratelimit-reset-requests: 1s``, Anthropic's ``anthropic-ratelimit-*``); None when
     no limit is used up or its reset does not parse."""
-    if headers is None:
-        return None
-    longest: float | None = None
-    for remaining, reset, _ in _LIMIT_HEADERS:
-        if str(headers.get(remaining, "")).strip() != "0":
-            continue
-        seconds = _reset_seconds(headers.get(reset), now)
-        if seconds is not None and (longest is None or seconds > longest):
-            longest = seconds
-    return longest
+    return max((reset for reset, _ in _used_up_limits(headers, now)), default=None)
 
 
 def used_up_limit_wait(headers: Any, *, now: float | None = None) -> float | None:
@@ -143,21 +135,24 @@ def used_up_limit_wait(headers: Any, *, now: float | None = None) -> float | Non
     limit's size known (``x-ratelimit-limit-requests``, Anthropic's ``-limit``) that is the
     time one request's (one token's) worth takes, ``reset / limit``; without it, the
     reset. The longest over the used-up limits."""
+    return max(
+        (reset if size is None else reset / size for reset, size in _used_up_limits(headers, now)),
+        default=None,
+    )
+
+
+def _used_up_limits(headers: Any, now: float | None) -> Iterator[tuple[float, float | None]]:
+    """(seconds until its reset, its size if given and at least 1) of each rate limit the
+    headers say is used up and whose reset parses."""
     if headers is None:
-        return None
-    longest: float | None = None
+        return
     for remaining, reset, limit in _LIMIT_HEADERS:
         if str(headers.get(remaining, "")).strip() != "0":
             continue
         seconds = _reset_seconds(headers.get(reset), now)
-        if seconds is None:
-            continue
-        size = _finite(headers.get(limit))
-        if size is not None and size >= 1.0:
-            seconds /= size
-        if longest is None or seconds > longest:
-            longest = seconds
-    return longest
+        if seconds is not None:
+            size = _finite(headers.get(limit))
+            yield seconds, size if size is not None and size >= 1.0 else None
 
 
 def _reset_seconds(raw: Any, now: float | None) -> float | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import time
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
@@ -25,6 +27,9 @@ from flink_agents.integrations.chat_models.anthropic import (
     AnthropicChatModelConnection,
     AnthropicChatModelSetup,
 )
+from flink_agents.runtime.request_gate import limits_of, use_limiter
+from flink_agents.runtime.request_limiter import RequestLimiter
+from tests.api.fake_clock import FakeClock
 from tests.fakes.http_server import FakeProviderServer, ScriptedResponse
 from tests.fakes.images import red_png
 
@@ -531,3 +536,30 @@ def test_anthropic_reads_image_returned_by_tool() -> None:
 
     answer = asyncio.run(run())
     assert "red" in answer.lower()
+
+
+async def test_an_answer_saying_its_tokens_are_used_up_pauses_the_connection(
+    server: FakeProviderServer, connection: AnthropicChatModelConnection
+) -> None:
+    # The reset is a time: 30 s on for 60 tokens, one back every 0.5 s.
+    reset = datetime.fromtimestamp(time.time() + 30.0, timezone.utc).isoformat()
+    server.enqueue(
+        ScriptedResponse(
+            body=_response(),
+            headers={
+                "anthropic-ratelimit-tokens-limit": "60",
+                "anthropic-ratelimit-tokens-remaining": "0",
+                "anthropic-ratelimit-tokens-reset": reset,
+            },
+        )
+    )
+    clock = FakeClock(start=0.0)
+    limiter = RequestLimiter(limits_of(connection), clock=clock, sleep=clock.sleep)
+    use_limiter(connection, limiter)
+    setup = AnthropicChatModelSetup(
+        connection="conn", model=MODEL, get_resource=lambda name, kind: connection
+    )
+    await setup.achat([ChatMessage.user("hi")])
+    assert limiter.used_up == 1 and limiter.limit == 1
+    paused = limiter.paused_until
+    assert paused is not None and 0.45 < paused <= 0.5  # read against the real time

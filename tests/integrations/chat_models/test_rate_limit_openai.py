@@ -1,12 +1,16 @@
 """A provider connection's limiter through the real ``openai`` SDK on a local fake server:
-the 429's ``retry-after`` header reaches the limiter, the reported usage corrects the
-token estimate. Time is a fake clock."""
+the 429's ``retry-after`` header reaches the limiter, so do the headers of an answer that
+say a limit is used up (on every transport), the reported usage corrects the token
+estimate. Time is a fake clock."""
 
 from __future__ import annotations
 
 import asyncio
 import pickle
 from typing import Any
+
+import httpx2
+import pytest
 
 from flink_agents.api.errors import ChatModelError
 from flink_agents.api.message import ChatMessage
@@ -86,6 +90,57 @@ async def test_a_429_without_retry_after_pauses_until_the_used_up_limit_resets()
         except ChatModelError as exc:
             assert exc.retry_after == 2.5
         assert limiter.paused_until == 2.5
+
+
+USED_UP = {
+    # 10 requests a window that is whole again in 20 s: one comes back every 2 s.
+    "x-ratelimit-limit-requests": "10",
+    "x-ratelimit-remaining-requests": "0",
+    "x-ratelimit-reset-requests": "20s",
+}
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},  # the default transport: the SDK's aiohttp client
+        {"http_transport": "httpx"},
+        {"http_client": lambda: httpx2.AsyncClient()},  # the user's own client
+    ],
+    ids=["aiohttp", "httpx", "own-client"],
+)
+async def test_an_answer_saying_a_limit_is_used_up_pauses_the_connection(
+    settings: dict[str, Any],
+) -> None:
+    clock = FakeClock(start=0.0)
+    with FakeProviderServer() as server:
+        server.enqueue(ScriptedResponse(body=REPLY, headers=USED_UP), REPLY)
+        connection = OpenAIChatModelConnection(
+            base_url=server.base_url, api_key=API_KEY, **settings
+        )
+        limiter = RequestLimiter(limits_of(connection), clock=clock, sleep=clock.sleep)
+        use_limiter(connection, limiter)
+        model = setup_for(connection)
+        assert (await model.achat([ChatMessage.user("hi")])).message.text == "ok"
+        assert limiter.used_up == 1 and limiter.overloads == 0
+        assert limiter.paused_until == 2.0 and limiter.limit == 1
+        call = asyncio.ensure_future(model.achat([ChatMessage.user("again")]))
+        await clock.advance(1.9)
+        assert not call.done() and len(server.requests) == 1  # held back, nothing sent
+        await clock.advance(0.1)
+        assert (await call).message.text == "ok" and len(server.requests) == 2
+
+
+async def test_an_answer_with_requests_left_changes_nothing() -> None:
+    clock = FakeClock(start=0.0)
+    with FakeProviderServer() as server:
+        left = {**USED_UP, "x-ratelimit-remaining-requests": "1"}
+        server.enqueue(ScriptedResponse(body=REPLY, headers=left))
+        connection = OpenAIChatModelConnection(base_url=server.base_url, api_key=API_KEY)
+        limiter = RequestLimiter(limits_of(connection), clock=clock, sleep=clock.sleep)
+        use_limiter(connection, limiter)
+        await setup_for(connection).achat([ChatMessage.user("hi")])
+        assert limiter.used_up == 0 and limiter.limit is None and limiter.paused_until is None
 
 
 async def test_tokens_per_minute_counts_the_usage_the_provider_reports() -> None:

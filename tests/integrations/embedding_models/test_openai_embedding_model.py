@@ -22,6 +22,9 @@ from flink_agents.integrations.embedding_models.openai_embedding_model import (
     OpenAIEmbeddingModelConnection,
     OpenAIEmbeddingModelSetup,
 )
+from flink_agents.runtime.request_gate import limits_of, use_limiter
+from flink_agents.runtime.request_limiter import RequestLimiter
+from tests.api.fake_clock import FakeClock
 from tests.fakes.http_server import FakeProviderServer, ScriptedResponse
 from tests.integrations.chat_models.provider_helpers import held_server, refused_url
 from tests.integrations.embedding_models.embedding_helpers import bound, embed_once
@@ -229,3 +232,21 @@ def test_a_client_put_in_place_of_the_sdks_is_the_one_called(server: FakeProvide
     with pytest.raises(EmbeddingModelError) as failed:
         setup.embed("hello")
     assert failed.value.retryable and failed.value.kind == "connection"
+
+
+async def test_an_answer_saying_a_limit_is_used_up_pauses_the_connection(
+    server: FakeProviderServer,
+) -> None:
+    used_up = {
+        "x-ratelimit-limit-requests": "10",
+        "x-ratelimit-remaining-requests": "0",
+        "x-ratelimit-reset-requests": "20s",
+    }
+    server.enqueue(ScriptedResponse(body=answer([0.5, 1.0]), headers=used_up))
+    connection = connect(server.base_url)
+    clock = FakeClock(start=0.0)
+    limiter = RequestLimiter(limits_of(connection), clock=clock, sleep=clock.sleep)
+    use_limiter(connection, limiter)
+    setup = bound(OpenAIEmbeddingModelSetup, connection, model=MODEL)
+    assert (await embed_once(setup, ["hi"])).embeddings == [[0.5, 1.0]]
+    assert limiter.used_up == 1 and limiter.paused_until == 2.0  # one of 10 back in 20 s
