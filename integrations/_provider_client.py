@@ -266,7 +266,7 @@ class ProviderClient(BaseModel, Generic[ClientT]):
         if transport == "aiohttp":
             assert self.aiohttp_client_class is not None  # checked when the connection was built
             http_client = self.aiohttp_client_class()
-        elif transport == "httpx" and http_client is None and self.httpx_client_class:
+        elif transport == "httpx" and self.httpx_client_class is not None:  # no http_client
             http_client = self.httpx_client_class()
         elif http_client is not None and not _is_http_client(http_client):
             http_client = http_client()  # a function that makes the HTTP client

@@ -85,32 +85,14 @@ def _retry_after(headers: Any, now: float | None) -> float | None:
 
 _LIMIT_HEADERS = (
     # OpenAI (and the APIs that copy it): a duration, "1s", "6m0s", "20ms".
-    (
-        "x-ratelimit-remaining-requests",
-        "x-ratelimit-reset-requests",
-        "x-ratelimit-limit-requests",
+    *(
+        tuple(f"x-ratelimit-{part}-{kind}" for part in ("remaining", "reset", "limit"))
+        for kind in ("requests", "tokens")
     ),
-    ("x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens", "x-ratelimit-limit-tokens"),
     # Anthropic: an RFC 3339 time.
-    (
-        "anthropic-ratelimit-requests-remaining",
-        "anthropic-ratelimit-requests-reset",
-        "anthropic-ratelimit-requests-limit",
-    ),
-    (
-        "anthropic-ratelimit-tokens-remaining",
-        "anthropic-ratelimit-tokens-reset",
-        "anthropic-ratelimit-tokens-limit",
-    ),
-    (
-        "anthropic-ratelimit-input-tokens-remaining",
-        "anthropic-ratelimit-input-tokens-reset",
-        "anthropic-ratelimit-input-tokens-limit",
-    ),
-    (
-        "anthropic-ratelimit-output-tokens-remaining",
-        "anthropic-ratelimit-output-tokens-reset",
-        "anthropic-ratelimit-output-tokens-limit",
+    *(
+        tuple(f"anthropic-ratelimit-{kind}-{part}" for part in ("remaining", "reset", "limit"))
+        for kind in ("requests", "tokens", "input-tokens", "output-tokens")
     ),
 )
 """(remaining, reset, limit) headers of the providers' rate limits: what is left, when

@@ -648,10 +648,7 @@ class AgentEngine:
         event = run.pending_events[0]
         tracing = self.tracing
         try:
-            plan = self.plan
-            # A plan without conditions never calls the handler: none is built per step.
-            handler = self._condition_failed_handler(run) if plan.conditioned else _no_conditions
-            specs = plan.actions_for_event(event, handler)
+            specs = self.plan.actions_for_event(event, self._condition_failed_handler(run))
         except TriggerConditionFailedError as error:
             if tracing is not None:
                 tracing.end_run(run, error)
@@ -774,7 +771,10 @@ class AgentEngine:
     def _condition_failed_handler(self, run: RunState) -> ConditionErrorHandler:
         """What a trigger condition that cannot be evaluated does
         (``action.trigger-condition.evaluate-failure-strategy``): fail the run, or a
-        warning (once per action and expression) and the condition counts as false."""
+        warning (once per action and expression) and the condition counts as false. A plan
+        without conditions never calls it: no handler is built for its every step."""
+        if not self.plan.conditioned:
+            return _no_conditions
 
         def failed(spec: ActionSpec, condition: TriggerCondition, exc: Exception) -> None:
             event_type = run.pending_events[0].type
