@@ -11,7 +11,9 @@ Lines (`--lines`, each in a child process with a JVM of its own, after a 500-key
 job, printed side by side): NAME[@LATENCY_S][+FIX...]
 
 - `read`: the same source, map and `key_by` into a trivial keyed function (no agent): how
-  fast the input can be read at all;
+  fast the input can be read at all; `read+state`: the function makes the keyed-state and
+  timer calls the agent operator makes for an input whose run waits (`_trivial_function`),
+  and none of its Python work;
 - `tuned`: run slots for every key: `max-in-flight-runs` and the operator's
   `AgentOperatorOptions(max_in_flight, max_buffered)` above the number of keys;
 - `config`: only the agent option `max-in-flight-runs` (what `config.yaml` can set); the
@@ -408,16 +410,24 @@ class BenchEngineFactory:
       and write them there when an engine closes (the operator's close);
     - `gc_prototype`: a fix tried without changing the runtime: no automatic full
       collections in the worker's interpreter (`gc.set_threshold(700, 10, 1_000_000)`;
-      young collections as before).
+      young collections as before);
+    - `switch_s`: the interpreter's switch interval (`sys.setswitchinterval`; the `switch`
+      fix tries 0.5 ms).
     """
 
-    def __init__(self, inner: Any, trace_dir: str | None, gc_prototype: bool) -> None:
+    def __init__(
+        self, inner: Any, trace_dir: str | None, gc_prototype: bool, switch_s: float = 0.005
+    ) -> None:
         self.inner = inner
         self.trace_dir = trace_dir
         self.gc_prototype = gc_prototype
+        self.switch_s = switch_s
 
     def __call__(self, context: Any) -> Any:
         import gc
+        import sys
+
+        sys.setswitchinterval(self.switch_s)
 
         from flink_agents.runtime.flink.keyed_runs import KeyedRuns
 
@@ -697,10 +707,17 @@ def _source(env: Any, keys: int, hold_s: float, stop_file: str | None = None) ->
     return numbers.map(Holding(keys, stop_file)).filter(_is_input)
 
 
-def _trivial_function() -> Any:
+def _trivial_function(state: bool = False) -> Any:
+    """The `read` line's keyed function: a count per key, or with ``state`` (`read+state`)
+    the Java round trips the agent operator makes for an input whose run waits, and none of
+    its Python work: on the input, the current key, a read and a write of the key record, the
+    input put in a map, the end-of-input and poll timers registered; on the poll (1 ms later),
+    the key record read and written, the input read and removed from the map."""
     from pyflink.common import Types
-    from pyflink.datastream import KeyedProcessFunction, RuntimeContext
-    from pyflink.datastream.state import ValueStateDescriptor
+    from pyflink.datastream import KeyedProcessFunction, RuntimeContext, TimeDomain
+    from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor
+
+    from flink_agents.runtime.flink.keyed_runs import END_OF_INPUT_TIMER
 
     class CountPerKey(KeyedProcessFunction):
         def open(self, runtime_context: RuntimeContext) -> None:
@@ -711,7 +728,33 @@ def _trivial_function() -> Any:
             self.count.update(count)
             yield value
 
-    return CountPerKey()
+    class OperatorStateCalls(KeyedProcessFunction):
+        def open(self, runtime_context: RuntimeContext) -> None:
+            self.record = runtime_context.get_state(ValueStateDescriptor("key", Types.STRING()))
+            self.inputs = runtime_context.get_map_state(
+                MapStateDescriptor("inputs", Types.LONG(), Types.STRING())
+            )
+
+        def process_element(self, value: dict[str, Any], ctx: Any) -> Any:
+            ctx.get_current_key()
+            self.record.value()
+            self.inputs.put(0, json.dumps(value))
+            self.record.update('{"head":0,"tail":1}')
+            timers = ctx.timer_service()
+            timers.register_event_time_timer(END_OF_INPUT_TIMER)
+            timers.register_processing_time_timer(int(time.time() * 1000) + 1)
+            yield value
+
+        def on_timer(self, timestamp: int, ctx: Any) -> Any:
+            self.record.value()
+            if ctx.time_domain() == TimeDomain.PROCESSING_TIME:
+                ctx.get_current_key()
+                self.inputs.get(0)
+                self.inputs.remove(0)
+                self.record.update('{"head":1,"tail":1}')
+            return iter(())
+
+    return OperatorStateCalls() if state else CountPerKey()
 
 
 def _jvm() -> tuple[int, Any]:
@@ -721,7 +764,7 @@ def _jvm() -> tuple[int, Any]:
     return int(jvm.java.lang.ProcessHandle.current().pid()), jvm
 
 
-_FIXES = ("gc", "cache", "poll5s", "adaptive", "fixed", "tool", "count1000")
+_FIXES = ("gc", "cache", "poll5s", "adaptive", "fixed", "tool", "count1000", "state", "switch")
 
 
 @dataclass(frozen=True)
@@ -734,7 +777,9 @@ class LineSpec:
     of a real provider's connection); `fixed`, its `max_concurrent_requests` at the number
     of keys (a fixed limit: no slow start); `tool`, half of the keys make a tool round
     trip (two model calls and a plain `def` tool); `count1000`, the defaults before runs
-    were bounded by memory (`max-in-flight-runs: 1000`, `max-buffered-inputs: 10000`)."""
+    were bounded by memory (`max-in-flight-runs: 1000`, `max-buffered-inputs: 10000`);
+    `state`, on the read line only: the agent operator's keyed-state and timer calls;
+    `switch`, the worker interpreter's switch interval at 0.5 ms (Python's default: 5 ms)."""
 
     name: str
     latency_s: float
@@ -746,6 +791,8 @@ class LineSpec:
         name, _, latency = name.partition("@")
         if name not in ("read", "tuned", "config", "defaults") or set(fixes) - set(_FIXES):
             raise ValueError(f"unknown line {text!r}")
+        if ("state" in fixes) != (name == "read" and bool(fixes)):
+            raise ValueError(f"unknown line {text!r}: +state goes with read, and only it")
         return cls(name, float(latency) if latency else latency_s, tuple(fixes))
 
     def label(self, latency_s: float | None = None) -> str:
@@ -777,7 +824,7 @@ def run_line(spec: LineSpec, settings: JobSettings, tmp: Path) -> LineResult:
     trace, gc_prototype = settings.trace, spec.gc_prototype
     stop_file = str(tmp / f"answered-{uuid.uuid4().hex}")
     hold_s = settings.hold_s if settings.hold_s is not None else HOLD_MAX_S
-    if name == "read":
+    if name == "read":  # `read`, `read+state`
         hold_s = 0.0
     from pyflink.common import Types
 
@@ -791,7 +838,7 @@ def run_line(spec: LineSpec, settings: JobSettings, tmp: Path) -> LineResult:
     if name == "read":
         FlinkAgentsExecutionEnvironment(env, execution_mode="thread")  # same worker options
         keyed = _source(env, keys, 0.0).key_by(lambda r: r["key"], key_type=Types.STRING())
-        out: Any = keyed.process(_trivial_function()).map(stamp)
+        out: Any = keyed.process(_trivial_function("state" in spec.fixes)).map(stamp)
     else:
         options = None
         if name == "tuned":
@@ -817,9 +864,10 @@ def run_line(spec: LineSpec, settings: JobSettings, tmp: Path) -> LineResult:
             max_concurrent_requests=keys if "fixed" in spec.fixes else None,
             half_with_tool="tool" in spec.fixes,
         )
-        if trace or gc_prototype:
+        if trace or gc_prototype or "switch" in spec.fixes:
             inner = agents_env.engine_factory_for(agent, name="scale-agent")
-            agent = BenchEngineFactory(inner, str(tmp) if trace else None, gc_prototype)
+            switch_s = 0.0005 if "switch" in spec.fixes else 0.005
+            agent = BenchEngineFactory(inner, str(tmp) if trace else None, gc_prototype, switch_s)
         out = (
             agents_env.from_datastream(
                 _source(env, keys, hold_s, stop_file), key_selector=lambda r: r["key"]
@@ -865,12 +913,17 @@ def run_line(spec: LineSpec, settings: JobSettings, tmp: Path) -> LineResult:
 # ------------------------------------------------------------------ the report
 
 
+def _is_read(label: str) -> bool:
+    """Whether a line's label names a `read` line (`read`, `read+state`): no agent."""
+    return label.partition("+")[0] == "read"
+
+
 def check_answers(result: LineResult) -> None:
     outputs = result.outputs
     keys = sorted(o["key"] for o in outputs)
     if len(outputs) != result.keys or len(set(keys)) != result.keys:
         raise AssertionError(f"{result.name}: {len(outputs)} outputs for {result.keys} keys")
-    if result.name != "read":
+    if not _is_read(result.name):
         wrong = [o for o in outputs if o.get("answer") != o["key"]]
         if wrong:
             raise AssertionError(f"{result.name}: {len(wrong)} wrong answers, e.g. {wrong[0]}")
@@ -1003,7 +1056,7 @@ def print_line(r: LineResult, latency_s: float, read_span: float | None) -> None
         f"{r.name}: {r.keys:,} keys, all answered; model {latency_s} s; job {r.job_s:.1f} s "
         f"with start-up; read {span:.2f} s ({r.keys / max(span, 1e-9):,.0f} inputs/s)"
     )
-    if r.name == "read":
+    if _is_read(r.name):
         return
     ideal = span + latency_s
     print(
@@ -1096,6 +1149,12 @@ def report_against_small_jobs(results: list[LineResult], small: list[LineResult]
     )
     for full, few in zip(results, small, strict=True):
         if full.name == "read":
+            continue
+        if _is_read(full.name):  # `read+state`
+            print(
+                f"    {full.name}: job {full.job_s:.1f} s for {full.keys:,} keys, "
+                f"{few.job_s:.1f} s for {few.keys:,}: {full.job_s - few.job_s:.1f} s more"
+            )
             continue
         check_answers(few)
         ideal = few.job_s + extra_read
@@ -1204,7 +1263,9 @@ def main() -> None:
         help="comma-separated NAME[@LATENCY_S][+gc]: names read, tuned, config, defaults; "
         "@30: a model of 30 s for this line; +gc: with the GC prototype (BenchEngineFactory); "
         "+cache: max_cached_keys above the keys; +poll5s: polls every 5 s at most; +adaptive: "
-        "the connection's adaptive limit; +fixed: its max_concurrent_requests at the keys",
+        "the connection's adaptive limit; +fixed: its max_concurrent_requests at the keys; "
+        "read+state: the read line with the agent operator's state and timer calls; +switch: "
+        "the worker's switch interval at 0.5 ms",
     )
     parser.add_argument("--no-probe", action="store_true", help="skip the in-process probe")
     parser.add_argument(
