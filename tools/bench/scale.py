@@ -792,7 +792,7 @@ class LineSpec:
         if name not in ("read", "tuned", "config", "defaults") or set(fixes) - set(_FIXES):
             raise ValueError(f"unknown line {text!r}")
         if ("state" in fixes) != (name == "read" and bool(fixes)):
-            raise ValueError(f"unknown line {text!r}: +state goes with read, and only it")
+            raise ValueError(f"unknown line {text!r}: read takes +state only, +state read only")
         return cls(name, float(latency) if latency else latency_s, tuple(fixes))
 
     def label(self, latency_s: float | None = None) -> str:
