@@ -412,11 +412,11 @@ class BenchEngineFactory:
       collections in the worker's interpreter (`gc.set_threshold(700, 10, 1_000_000)`;
       young collections as before);
     - `switch_s`: the interpreter's switch interval (`sys.setswitchinterval`; the `switch`
-      fix tries 0.5 ms).
+      fix tries 0.5 ms), or None to leave Python's own.
     """
 
     def __init__(
-        self, inner: Any, trace_dir: str | None, gc_prototype: bool, switch_s: float = 0.005
+        self, inner: Any, trace_dir: str | None, gc_prototype: bool, switch_s: float | None = None
     ) -> None:
         self.inner = inner
         self.trace_dir = trace_dir
@@ -427,7 +427,8 @@ class BenchEngineFactory:
         import gc
         import sys
 
-        sys.setswitchinterval(self.switch_s)
+        if self.switch_s is not None:
+            sys.setswitchinterval(self.switch_s)
 
         from flink_agents.runtime.flink.keyed_runs import KeyedRuns
 
@@ -866,7 +867,7 @@ def run_line(spec: LineSpec, settings: JobSettings, tmp: Path) -> LineResult:
         )
         if trace or gc_prototype or "switch" in spec.fixes:
             inner = agents_env.engine_factory_for(agent, name="scale-agent")
-            switch_s = 0.0005 if "switch" in spec.fixes else 0.005
+            switch_s = 0.0005 if "switch" in spec.fixes else None
             agent = BenchEngineFactory(inner, str(tmp) if trace else None, gc_prototype, switch_s)
         out = (
             agents_env.from_datastream(
